@@ -1,0 +1,133 @@
+# cmfs - plain, non-recursive GNU make.
+#
+#   make                       build ./cmfs
+#   make check                 unit tests, then integration tests (root, FUSE)
+#   make SANITIZE=address,undefined check
+#   make deps                  install the Debian packages (root)
+#   make install PREFIX=/usr DESTDIR=...
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+CC      ?= cc
+PKG_CONFIG ?= pkg-config
+VERSION := 0.1.0
+
+CORE_PKGS := sqlite3 libzip inih libcrypto
+FS_PKGS   := fuse3
+
+BUILD := build$(if $(SANITIZE),-san)
+
+WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wold-style-definition -Wwrite-strings \
+	-Wformat=2 -Wvla -Wpointer-arith -Werror
+OPT  ?= -O2 -g
+SANFLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all)
+CFLAGS_ALL := -std=c11 -D_XOPEN_SOURCE=700 -DCMFS_VERSION='"$(VERSION)"' \
+	-MMD -MP $(OPT) $(WARN) $(SANFLAGS) $(CFLAGS)
+CORE_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CORE_PKGS))
+CORE_LIBS   := $(shell $(PKG_CONFIG) --libs $(CORE_PKGS)) -lpthread
+FS_CFLAGS   := $(shell $(PKG_CONFIG) --cflags $(FS_PKGS)) -DFUSE_USE_VERSION=31
+FS_LIBS     := $(shell $(PKG_CONFIG) --libs $(FS_PKGS))
+LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
+
+CORE_SRC := $(wildcard core/*.c)
+FS_SRC   := $(wildcard fs/*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+TOOL_SRC := $(wildcard tests/tools/*.c)
+
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
+FS_OBJ   := $(FS_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
+CORE_LIB := $(BUILD)/libcmfscore.a
+
+.PHONY: all check check-unit check-integ clean install uninstall deps bench fuzz
+
+all: cmfs
+
+cmfs: $(BUILD)/cmfs
+	cp $< $@
+
+$(BUILD)/cmfs: $(FS_OBJ) $(CORE_LIB)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(FS_OBJ) $(CORE_LIB) $(FS_LIBS) $(CORE_LIBS)
+
+$(CORE_LIB): $(CORE_OBJ)
+	$(AR) rcs $@ $^
+
+$(BUILD)/core/%.o: core/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(CORE_CFLAGS) -c -o $@ $<
+
+$(BUILD)/fs/%.o: fs/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(CORE_CFLAGS) $(FS_CFLAGS) -Icore -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(CORE_CFLAGS) -Icore -o $@ $< $(CORE_LIB) \
+		$(LDFLAGS_ALL) $(CORE_LIBS)
+
+$(BUILD)/tools/%: tests/tools/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
+
+check: check-unit check-integ
+
+# Each unit binary prints "<file>: N passed, N failed"; the last line sums them.
+check-unit: $(UNIT_BIN)
+	@p=0; f=0; for t in $(UNIT_BIN); do \
+		out=$$(cd tests && ../$$t 2>&1); rc=$$?; printf '%s\n' "$$out"; \
+		line=$$(printf '%s\n' "$$out" | tail -n 1); \
+		np=$$(printf '%s' "$$line" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p'); \
+		nf=$$(printf '%s' "$$line" | sed -n 's/.* \([0-9]*\) failed.*/\1/p'); \
+		p=$$((p + $${np:-0})); f=$$((f + $${nf:-1})); \
+		[ $$rc -eq 0 ] || [ "$${nf:-1}" -gt 0 ] || f=$$((f + 1)); \
+	done; echo "unit: $$p passed, $$f failed"; [ $$f -eq 0 ]
+
+check-integ: cmfs $(TOOL_BIN)
+	CMFS_BUILD=$(BUILD) sh tests/integ/run.sh
+
+bench: cmfs
+	sh bench/run.sh
+
+deps:
+	sh .ci/deps
+
+# libFuzzer targets: tests/fuzz/fuzz_<name>.c, seeded from
+# tests/fuzz/corpus/<name>/ (a scratch copy, so the tree stays clean).
+# Each runs for FUZZ_SECONDS; a crash fails the target and leaves the input
+# in build-fuzz/.
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
+FUZZ_SECONDS ?= 60
+build-fuzz/%: tests/fuzz/%.c $(CORE_SRC)
+	@mkdir -p $(@D)
+	clang -std=c11 -D_XOPEN_SOURCE=700 -g -O1 \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		$(CORE_CFLAGS) -Icore -o $@ $< $(CORE_SRC) $(CORE_LIBS)
+
+fuzz: $(FUZZ_BIN)
+	@for f in $(FUZZ_BIN); do n=$${f#build-fuzz/fuzz_}; \
+		rm -rf build-fuzz/corpus-$$n; mkdir -p build-fuzz/corpus-$$n; \
+		cp -r tests/fuzz/corpus/$$n/. build-fuzz/corpus-$$n/ 2>/dev/null; \
+		echo "fuzz $$n: $(FUZZ_SECONDS)s"; \
+		(cd build-fuzz && ./fuzz_$$n -max_total_time=$(FUZZ_SECONDS) \
+			-rss_limit_mb=2048 -timeout=10 corpus-$$n >fuzz_$$n.log 2>&1) \
+		|| { tail -n 30 build-fuzz/fuzz_$$n.log; exit 1; }; \
+		grep -E '^Done|stat::number_of_executed_units' build-fuzz/fuzz_$$n.log | tail -n 1; \
+	done
+
+install: cmfs
+	install -D -m 0755 cmfs $(DESTDIR)$(PREFIX)/bin/cmfs
+	install -D -m 0644 cmfs.ini.example \
+		$(DESTDIR)$(PREFIX)/share/doc/cmfs/cmfs.ini.example
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/cmfs
+	rm -rf $(DESTDIR)$(PREFIX)/share/doc/cmfs
+
+clean:
+	rm -rf build build-san build-fuzz cmfs
+
+-include $(shell find build build-san -name '*.d' 2>/dev/null)

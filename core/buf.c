@@ -1,0 +1,122 @@
+/*
+ * buf.c - capped growable buffer.  Every append goes through grow(), which
+ * is the one place that enforces the cap and doubles the allocation.
+ */
+#include "buf.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void buf_init(struct buf *b, size_t cap)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->alloc = 0;
+	b->cap = cap;
+}
+
+void buf_release(struct buf *b)
+{
+	free(b->data);
+	buf_init(b, b->cap);
+}
+
+void buf_reset(struct buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+/* Make room for `extra` more bytes plus the NUL. */
+static int grow(struct buf *b, size_t extra)
+{
+	size_t need, n;
+	char *p;
+
+	if (extra > b->cap || b->len > b->cap - extra)
+		return -EFBIG;
+	need = b->len + extra + 1;
+	if (need <= b->alloc)
+		return 0;
+	n = b->alloc ? b->alloc : 64;
+	while (n < need)
+		n = n > (size_t)-1 / 2 ? need : n * 2;
+	p = realloc(b->data, n);
+	if (!p)
+		return -ENOMEM;
+	b->data = p;
+	b->alloc = n;
+	return 0;
+}
+
+int buf_add(struct buf *b, const void *data, size_t len)
+{
+	int rc = grow(b, len);
+
+	if (rc)
+		return rc;
+	if (len)
+		memcpy(b->data + b->len, data, len);
+	b->len += len;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int buf_adds(struct buf *b, const char *s)
+{
+	return buf_add(b, s, strlen(s));
+}
+
+int buf_addc(struct buf *b, char c)
+{
+	return buf_add(b, &c, 1);
+}
+
+int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
+{
+	va_list ap2;
+	int n, rc;
+
+	va_copy(ap2, ap);
+	n = vsnprintf(NULL, 0, fmt, ap2);
+	va_end(ap2);
+	if (n < 0)
+		return -EINVAL;
+	rc = grow(b, (size_t)n);
+	if (rc)
+		return rc;
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+int buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = buf_vprintf(b, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+char *buf_take(struct buf *b, size_t *len)
+{
+	char *p = b->data;
+
+	if (len)
+		*len = b->len;
+	if (!p)
+		p = calloc(1, 1);
+	buf_init(b, b->cap);
+	return p;
+}
+
+const char *buf_str(const struct buf *b)
+{
+	return b->data ? b->data : "";
+}

@@ -1,0 +1,44 @@
+/*
+ * err.c - the first-error-wins message slot that core/ reports through.
+ */
+#include "err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int cmfs_err_set(struct cmfs_err *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	if (!err || err->code)
+		return code;
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	for (p = err->msg; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	return code;
+}
+
+void cmfs_err_clear(struct cmfs_err *err)
+{
+	if (err) {
+		err->code = 0;
+		err->msg[0] = '\0';
+	}
+}
+
+const char *cmfs_err_msg(const struct cmfs_err *err)
+{
+	if (!err)
+		return "";
+	if (err->msg[0])
+		return err->msg;
+	if (err->code)
+		return strerror(-err->code);
+	return "";
+}

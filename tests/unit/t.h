@@ -1,0 +1,34 @@
+/*
+ * t.h - the unit-test harness: checks that print file:line on failure and
+ * a closing "<file>: N passed, N failed" line.  Each test binary defines
+ * its tests as functions and calls T_RUN(fn) for each from main(), then
+ * returns T_DONE().
+ */
+#ifndef CMFS_T_H
+#define CMFS_T_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int t_pass, t_fail;
+
+#define T_CHECK(c) do { if (c) t_pass++; else { t_fail++; \
+	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); } } while (0)
+#define T_STREQ(a, b) do { const char *t_a = (a), *t_b = (b); \
+	if (t_a && t_b && !strcmp(t_a, t_b)) t_pass++; else { t_fail++; \
+	fprintf(stderr, "%s:%d: \"%s\" != \"%s\"\n", __FILE__, __LINE__, \
+		t_a ? t_a : "(null)", t_b ? t_b : "(null)"); } } while (0)
+#define T_INTEQ(a, b) do { long long t_a = (a), t_b = (b); \
+	if (t_a == t_b) t_pass++; else { t_fail++; fprintf(stderr, \
+	"%s:%d: %s = %lld, expected %lld\n", __FILE__, __LINE__, #a, t_a, t_b); } } while (0)
+#define T_ERRNO(rc, e) T_INTEQ((rc), -(e))
+#define T_CONTAINS(s, sub) do { const char *t_s = (s); \
+	if (t_s && strstr(t_s, (sub))) t_pass++; else { t_fail++; \
+	fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\"\n", __FILE__, __LINE__, \
+		t_s ? t_s : "(null)", (sub)); } } while (0)
+#define T_RUN(fn) do { int t_f = t_fail; fn(); \
+	if (t_fail != t_f) fprintf(stderr, "  in %s\n", #fn); } while (0)
+#define T_DONE() (printf("%s: %d passed, %d failed\n", __FILE__, t_pass, \
+	t_fail), t_fail ? 1 : 0)
+
+#endif
