@@ -1,0 +1,110 @@
+/*
+ * config.h - cmfs.ini: the store location, limits, SQL resolution settings,
+ * mount tuning and access rules.
+ *
+ * config_defaults() fills the embedded default (a store in ./cmfs-data,
+ * the built-ins of a stock Flink distribution, its class allowlist).
+ * config_load() reads an ini file over it.  An unknown section or key, or a
+ * value that does not parse, stops the load with "file:line: reason".
+ * The struct is plain data: fields may be read directly.
+ */
+#ifndef CMFS_CONFIG_H
+#define CMFS_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+/* The four rights of the access rules. */
+enum config_right {
+	CONFIG_READ,
+	CONFIG_UPLOAD,
+	CONFIG_WRITE_TABLES,
+	CONFIG_ADMIN,
+	CONFIG_NRIGHTS
+};
+
+/*
+ * One rule list: who holds a right.  Each entry is "*", a decimal uid,
+ * a user name, or "@group"; names are checked to exist at load time.
+ * `set` tells an empty list given in the ini from one not given at all.
+ */
+struct config_who {
+	int set;
+	size_t n;
+	char **v;
+};
+
+/* The rules of one scope: [access] or [env.<name>]. */
+struct config_scope {
+	char *env;	/* NULL for [access] */
+	struct config_who who[CONFIG_NRIGHTS];
+};
+
+struct config_limits {
+	uint64_t artifact_size;		/* bytes of one version */
+	uint64_t store_size;		/* bytes of all blobs, 0 = no limit */
+	uint64_t artifacts_per_env;
+	uint64_t tables_per_env;
+	uint64_t ddl_size;		/* bytes of one table's text */
+	uint64_t labels;		/* labels on one artifact */
+	uint64_t xattr_size;		/* bytes of one xattr value */
+	uint64_t scratch_size;		/* bytes of one scratch file */
+};
+
+struct config_sql {
+	char *builtin_connectors;	/* comma-separated identifiers */
+	char *builtin_formats;
+	char *class_allowlist;		/* comma-separated, trailing * */
+	char *jar_path_prefix;		/* NULL = the mount point */
+};
+
+struct config_mount {
+	double entry_timeout;		/* seconds */
+	double attr_timeout;
+	double negative_timeout;
+};
+
+struct config {
+	char *file;			/* NULL for the embedded default */
+	char *store_path;
+	struct config_limits limits;
+	struct config_sql sql;
+	struct config_mount mount;
+	int log_level;			/* LOG_ERR .. LOG_DEBUG (syslog.h) */
+	size_t nscopes;
+	struct config_scope *scopes;	/* [access] first when given */
+};
+
+/* Fill `c` with the embedded default.  Free with config_release(). */
+int config_defaults(struct config *c);
+
+/*
+ * Read `file` over the values already in `c` (normally the defaults).
+ * -EINVAL with "file:line: reason" for a bad line, -ENOENT/-EACCES when
+ * the file cannot be read.  On failure `c` is unchanged.
+ */
+int config_load(struct config *c, const char *file, struct cmfs_err *err);
+
+void config_release(struct config *c);
+
+/* The scope of [env.<env>], or NULL. */
+const struct config_scope *config_scope_env(const struct config *c,
+					    const char *env);
+/* The scope of [access], or NULL. */
+const struct config_scope *config_scope_global(const struct config *c);
+
+/* Name of a right as it appears in the ini ("read", "upload", ...). */
+const char *config_right_name(enum config_right r);
+
+/*
+ * Parse a size: digits with an optional K, M, G or T suffix (powers of
+ * 1024).  0 or -EINVAL.
+ */
+int config_parse_size(uint64_t *out, const char *s);
+
+/* 1 if `id` is one of the comma-separated identifiers in `list`. */
+int config_list_has(const char *list, const char *id);
+
+#endif
