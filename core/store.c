@@ -1,0 +1,520 @@
+/*
+ * store.c - blobs, staging and scratch files on the local file system.
+ *
+ * Layout under the store directory:
+ *   blobs/<first two hex digits>/<sha256>   immutable content
+ *   staging/                                named staging files (fallback
+ *                                           where O_TMPFILE is missing)
+ *   scratch/<env>/{a,t}/<name>              editors' and rsync's temp files
+ * Every path is opened relative to a directory fd held from store_open(),
+ * so a name is never re-resolved through the mount's own tree.
+ */
+#define _GNU_SOURCE
+#include "store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define IO_CHUNK (1 << 20)
+
+struct store {
+	char *path;		/* absolute store directory */
+	int root_fd;
+	int blobs_fd;
+	int staging_fd;
+	int scratch_fd;
+	int no_tmpfile;		/* the file system refused O_TMPFILE */
+};
+
+struct store_hash {
+	EVP_MD_CTX *ctx;
+};
+
+/* mkdirat that accepts an existing directory. */
+static int ensure_dir(int dirfd, const char *name)
+{
+	if (mkdirat(dirfd, name, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int open_dir(int dirfd, const char *name, int *out)
+{
+	int rc = ensure_dir(dirfd, name);
+
+	if (rc)
+		return rc;
+	*out = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return *out < 0 ? -errno : 0;
+}
+
+/* mkdir -p for the store path itself. */
+static int mkdir_p(const char *path)
+{
+	char tmp[PATH_MAX];
+	size_t n = strlen(path), i;
+
+	if (n >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	memcpy(tmp, path, n + 1);
+	for (i = 1; i <= n; i++) {
+		if (tmp[i] != '/' && tmp[i] != '\0')
+			continue;
+		tmp[i] = '\0';
+		if (mkdir(tmp, 0700) && errno != EEXIST)
+			return -errno;
+		tmp[i] = path[i];
+	}
+	return 0;
+}
+
+/* Remove the named staging files that a crash left behind. */
+static void sweep_staging(int fd)
+{
+	int dfd = dup(fd);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dirent *e;
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return;
+	}
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			unlinkat(fd, e->d_name, 0);
+	closedir(d);
+}
+
+int store_open(struct store **out, const char *path, struct cmfs_err *err)
+{
+	struct store *s;
+	char real[PATH_MAX];
+	int rc;
+
+	*out = NULL;
+	rc = mkdir_p(path);
+	if (rc)
+		return cmfs_err_set(err, rc, "store %s: %s", path,
+				    strerror(-rc));
+	if (!realpath(path, real))
+		return cmfs_err_set(err, -errno, "store %s: %s", path,
+				    strerror(errno));
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	s->blobs_fd = s->staging_fd = s->scratch_fd = -1;
+	s->path = strdup(real);
+	s->root_fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!s->path || s->root_fd < 0) {
+		rc = s->path ? -errno : -ENOMEM;
+		goto fail;
+	}
+	if ((rc = open_dir(s->root_fd, "blobs", &s->blobs_fd)) ||
+	    (rc = open_dir(s->root_fd, "staging", &s->staging_fd)) ||
+	    (rc = open_dir(s->root_fd, "scratch", &s->scratch_fd)))
+		goto fail;
+	sweep_staging(s->staging_fd);
+	*out = s;
+	return 0;
+fail:
+	store_close(s);
+	return cmfs_err_set(err, rc, "store %s: %s", real, strerror(-rc));
+}
+
+void store_close(struct store *s)
+{
+	if (!s)
+		return;
+	if (s->root_fd >= 0)
+		close(s->root_fd);
+	if (s->blobs_fd >= 0)
+		close(s->blobs_fd);
+	if (s->staging_fd >= 0)
+		close(s->staging_fd);
+	if (s->scratch_fd >= 0)
+		close(s->scratch_fd);
+	free(s->path);
+	free(s);
+}
+
+const char *store_path(const struct store *s)
+{
+	return s->path;
+}
+
+int store_hash_new(struct store_hash **out)
+{
+	struct store_hash *h = calloc(1, sizeof(*h));
+
+	*out = NULL;
+	if (!h)
+		return -ENOMEM;
+	h->ctx = EVP_MD_CTX_new();
+	if (!h->ctx || !EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL)) {
+		store_hash_free(h);
+		return -ENOMEM;
+	}
+	*out = h;
+	return 0;
+}
+
+void store_hash_update(struct store_hash *h, const void *data, size_t len)
+{
+	EVP_DigestUpdate(h->ctx, data, len);
+}
+
+void store_hash_final(struct store_hash *h, char hex[STORE_SHA_HEX])
+{
+	unsigned char md[32];
+	unsigned int n = 0, i;
+
+	EVP_DigestFinal_ex(h->ctx, md, &n);
+	for (i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL);
+}
+
+void store_hash_free(struct store_hash *h)
+{
+	if (!h)
+		return;
+	EVP_MD_CTX_free(h->ctx);
+	free(h);
+}
+
+int store_hash_fd(char hex[STORE_SHA_HEX], int fd, uint64_t size,
+		  struct cmfs_err *err)
+{
+	struct store_hash *h;
+	char *b = malloc(IO_CHUNK);
+	uint64_t off = 0;
+	int rc = store_hash_new(&h);
+
+	if (rc || !b) {
+		free(b);
+		store_hash_free(h);
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	}
+	while (off < size) {
+		size_t want = size - off < IO_CHUNK ? size - off : IO_CHUNK;
+		ssize_t n = pread(fd, b, want, (off_t)off);
+
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -EIO;
+			cmfs_err_set(err, rc, "reading staged bytes: %s",
+				     n < 0 ? strerror(errno) : "short file");
+			goto out;
+		}
+		store_hash_update(h, b, (size_t)n);
+		off += (uint64_t)n;
+	}
+	store_hash_final(h, hex);
+out:
+	free(b);
+	store_hash_free(h);
+	return rc;
+}
+
+int store_stage(struct store *s, int *out, struct cmfs_err *err)
+{
+	static unsigned long counter;
+	char name[64];
+	int fd = -1;
+
+	if (!__atomic_load_n(&s->no_tmpfile, __ATOMIC_RELAXED)) {
+		fd = openat(s->staging_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC,
+			    0600);
+		if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR ||
+			       errno == EINVAL))
+			__atomic_store_n(&s->no_tmpfile, 1, __ATOMIC_RELAXED);
+	}
+	if (fd < 0 && __atomic_load_n(&s->no_tmpfile, __ATOMIC_RELAXED)) {
+		snprintf(name, sizeof(name), "stage-%ld-%lu", (long)getpid(),
+			 __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
+		fd = openat(s->staging_fd, name,
+			    O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	}
+	if (fd < 0)
+		return cmfs_err_set(err, -errno, "staging file: %s",
+				    strerror(errno));
+	*out = fd;
+	return 0;
+}
+
+/* "ab/abcdef..." for blob `sha` into `out` (at least 68 bytes). */
+static void blob_rel(char *out, size_t n, const char *sha)
+{
+	snprintf(out, n, "%.2s/%s", sha, sha);
+}
+
+int store_blob_open(struct store *s, const char *sha, int *out,
+		    struct cmfs_err *err)
+{
+	char rel[80];
+	int fd;
+
+	blob_rel(rel, sizeof(rel), sha);
+	fd = openat(s->blobs_fd, rel, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cmfs_err_set(err, -errno, "blob %s: %s", sha,
+				    strerror(errno));
+	*out = fd;
+	return 0;
+}
+
+int store_copy_fd(int src, int dst, uint64_t size, struct cmfs_err *err)
+{
+	off_t in_off = 0, out_off = 0;
+	char b[65536];
+	ssize_t n;
+
+	while ((uint64_t)in_off < size) {
+		n = copy_file_range(src, &in_off, dst, &out_off,
+				    (size_t)(size - (uint64_t)in_off), 0);
+		if (n < 0 && (errno == EXDEV || errno == ENOSYS ||
+			      errno == EOPNOTSUPP || errno == EINVAL)) {
+			/* No in-kernel copy here: read and write. */
+			n = pread(src, b, sizeof(b), in_off);
+			if (n > 0 && pwrite(dst, b, (size_t)n, out_off) != n)
+				n = -1;
+			if (n > 0) {
+				in_off += n;
+				out_off += n;
+			}
+		}
+		if (n <= 0)
+			return cmfs_err_set(err, n < 0 ? -errno : -EIO,
+					    "copying: %s",
+					    n < 0 ? strerror(errno)
+						  : "file shrank");
+	}
+	return 0;
+}
+
+int store_blob_copy(struct store *s, const char *sha, int fd,
+		    struct cmfs_err *err)
+{
+	struct stat st;
+	int src, rc = store_blob_open(s, sha, &src, err);
+
+	if (rc)
+		return rc;
+	if (fstat(src, &st))
+		rc = cmfs_err_set(err, -errno, "blob %s: %s", sha,
+				  strerror(errno));
+	else
+		rc = store_copy_fd(src, fd, (uint64_t)st.st_size, err);
+	close(src);
+	return rc;
+}
+
+int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
+		      struct cmfs_err *err)
+{
+	char rel[80], proc[64], dir[3];
+	int dfd, rc = 0;
+
+	if (ftruncate(fd, (off_t)size) || fsync(fd))
+		return cmfs_err_set(err, -errno, "staging file: %s",
+				    strerror(errno));
+	memcpy(dir, sha, 2);
+	dir[2] = '\0';
+	if ((rc = open_dir(s->blobs_fd, dir, &dfd)))
+		return cmfs_err_set(err, rc, "blob directory %s: %s", dir,
+				    strerror(-rc));
+	blob_rel(rel, sizeof(rel), sha);
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (linkat(AT_FDCWD, proc, s->blobs_fd, rel, AT_SYMLINK_FOLLOW) &&
+	    errno != EEXIST) {
+		rc = -errno;
+		cmfs_err_set(err, rc, "blob %s: %s", sha, strerror(errno));
+	} else if (fsync(dfd)) {
+		rc = -errno;
+		cmfs_err_set(err, rc, "blob directory %s: %s", dir,
+			     strerror(errno));
+	}
+	close(dfd);
+	return rc;
+}
+
+int store_blob_unlink(struct store *s, const char *sha)
+{
+	char rel[80];
+
+	blob_rel(rel, sizeof(rel), sha);
+	if (unlinkat(s->blobs_fd, rel, 0) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+/* Open directory `name` under `dirfd` as a DIR stream. */
+static DIR *opendir_at(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d;
+
+	if (fd < 0)
+		return NULL;
+	d = fdopendir(fd);
+	if (!d)
+		close(fd);
+	return d;
+}
+
+int store_blob_walk(struct store *s,
+		    int (*fn)(void *arg, const char *sha, uint64_t size),
+		    void *arg)
+{
+	DIR *top = opendir_at(s->blobs_fd, "."), *sub;
+	struct dirent *e, *f;
+	struct stat st;
+	int rc = 0;
+
+	if (!top)
+		return -errno;
+	while (!rc && (e = readdir(top))) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) != 2)
+			continue;
+		sub = opendir_at(s->blobs_fd, e->d_name);
+		if (!sub)
+			continue;
+		while (!rc && (f = readdir(sub))) {
+			if (f->d_name[0] == '.')
+				continue;
+			if (fstatat(dirfd(sub), f->d_name, &st, 0))
+				continue;
+			rc = fn(arg, f->d_name, (uint64_t)st.st_size);
+		}
+		closedir(sub);
+	}
+	closedir(top);
+	return rc;
+}
+
+/* "<env>/<dir>/<name>" relative to scratch/. */
+static int scratch_rel(char *out, size_t n, const char *env, char dir,
+		       const char *name)
+{
+	int len = snprintf(out, n, "%s/%c/%s", env, dir, name);
+
+	return len < 0 || (size_t)len >= n ? -ENAMETOOLONG : 0;
+}
+
+int store_scratch_open(struct store *s, const char *env, char dir,
+		       const char *name, int flags, mode_t mode, int *out)
+{
+	char rel[PATH_MAX], sub[80];
+	int fd, rc = scratch_rel(rel, sizeof(rel), env, dir, name);
+
+	if (rc)
+		return rc;
+	if (flags & O_CREAT) {
+		snprintf(sub, sizeof(sub), "%s/%c", env, dir);
+		if ((rc = ensure_dir(s->scratch_fd, env)) ||
+		    (rc = ensure_dir(s->scratch_fd, sub)))
+			return rc;
+	}
+	fd = openat(s->scratch_fd, rel, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+	if (fd < 0)
+		return -errno;
+	*out = fd;
+	return 0;
+}
+
+int store_scratch_stat(struct store *s, const char *env, char dir,
+		       const char *name, struct stat *st)
+{
+	char rel[PATH_MAX];
+	int rc = scratch_rel(rel, sizeof(rel), env, dir, name);
+
+	if (rc)
+		return rc;
+	return fstatat(s->scratch_fd, rel, st, AT_SYMLINK_NOFOLLOW) ? -errno
+								    : 0;
+}
+
+int store_scratch_unlink(struct store *s, const char *env, char dir,
+			 const char *name)
+{
+	char rel[PATH_MAX];
+	int rc = scratch_rel(rel, sizeof(rel), env, dir, name);
+
+	if (rc)
+		return rc;
+	return unlinkat(s->scratch_fd, rel, 0) ? -errno : 0;
+}
+
+int store_scratch_rename(struct store *s, const char *env, char dir,
+			 const char *from, const char *to)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	int rc;
+
+	if ((rc = scratch_rel(a, sizeof(a), env, dir, from)) ||
+	    (rc = scratch_rel(b, sizeof(b), env, dir, to)))
+		return rc;
+	return renameat(s->scratch_fd, a, s->scratch_fd, b) ? -errno : 0;
+}
+
+int store_scratch_truncate(struct store *s, const char *env, char dir,
+			   const char *name, off_t size)
+{
+	int fd, rc = store_scratch_open(s, env, dir, name, O_WRONLY, 0, &fd);
+
+	if (rc)
+		return rc;
+	rc = ftruncate(fd, size) ? -errno : 0;
+	close(fd);
+	return rc;
+}
+
+int store_scratch_list(struct store *s, const char *env, char dir,
+		       int (*fn)(void *arg, const char *name), void *arg)
+{
+	char sub[80];
+	DIR *d;
+	struct dirent *e;
+	int rc = 0;
+
+	snprintf(sub, sizeof(sub), "%s/%c", env, dir);
+	d = opendir_at(s->scratch_fd, sub);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (!rc && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			rc = fn(arg, e->d_name);
+	closedir(d);
+	return rc;
+}
+
+/* Remove everything in directory `rel` under `dirfd`, then `rel` itself. */
+static int remove_tree(int at, const char *rel)
+{
+	DIR *d = opendir_at(at, rel);
+	struct dirent *e;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (unlinkat(dirfd(d), e->d_name, 0) && errno == EISDIR)
+			remove_tree(dirfd(d), e->d_name);
+	}
+	closedir(d);
+	return unlinkat(at, rel, AT_REMOVEDIR) && errno != ENOENT ? -errno : 0;
+}
+
+int store_scratch_drop_env(struct store *s, const char *env)
+{
+	return remove_tree(s->scratch_fd, env);
+}

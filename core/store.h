@@ -1,0 +1,114 @@
+/*
+ * store.h - the blob store: content-addressed files under <store>/blobs,
+ * staging files for uploads in flight, and scratch files (the temp files of
+ * editors and rsync) under <store>/scratch.
+ *
+ * A blob is named by the SHA-256 of its bytes and never changes once in
+ * place.  An upload's bytes go to an anonymous staging file (O_TMPFILE where
+ * the file system has it, else a named file in <store>/staging that the
+ * next start removes); store_blob_commit() fsyncs it and links it into
+ * place before the catalog transaction that refers to it commits.  So a
+ * crash leaves at worst a blob that nothing refers to, which the start-up
+ * sweep (or `cmfs fsck --repair`) frees; never a referenced blob that is
+ * missing or partial.
+ *
+ * Thread safety: a struct store is read-only after store_open(); every
+ * function may be called from any thread.
+ */
+#ifndef CMFS_STORE_H
+#define CMFS_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+#define STORE_SHA_HEX 65	/* 64 hex digits and a NUL */
+
+struct store;
+
+/*
+ * Open (creating as needed) the store directory `path`, and remove stale
+ * named staging files left by a crash.  *out is freed with store_close().
+ */
+int store_open(struct store **out, const char *path, struct cmfs_err *err);
+void store_close(struct store *s);
+
+/* The store directory, absolute.  Valid while the store is open. */
+const char *store_path(const struct store *s);
+
+/* A streaming SHA-256 (OpenSSL EVP). */
+struct store_hash;
+int store_hash_new(struct store_hash **out);
+void store_hash_update(struct store_hash *h, const void *data, size_t len);
+/* Write 64 hex digits and a NUL into `hex`; the hash can be reused. */
+void store_hash_final(struct store_hash *h, char hex[STORE_SHA_HEX]);
+void store_hash_free(struct store_hash *h);
+
+/* SHA-256 of the first `size` bytes of `fd`, read with pread. */
+int store_hash_fd(char hex[STORE_SHA_HEX], int fd, uint64_t size,
+		  struct cmfs_err *err);
+
+/*
+ * A new, empty staging file open O_RDWR.  The caller closes it (and, for a
+ * named one, nothing else: stale names are swept at the next start).
+ */
+int store_stage(struct store *s, int *out, struct cmfs_err *err);
+
+/* Copy the first `size` bytes of `src` to `dst` (copy_file_range). */
+int store_copy_fd(int src, int dst, uint64_t size, struct cmfs_err *err);
+
+/*
+ * Copy the blob `sha` into the staging file `fd` (copy-on-write for an
+ * upload that does not truncate).  Uses copy_file_range where it can.
+ */
+int store_blob_copy(struct store *s, const char *sha, int fd,
+		    struct cmfs_err *err);
+
+/*
+ * Make the first `size` bytes of staging file `fd` the blob `sha`: fsync,
+ * then link into blobs/ (an existing blob of that name is the same bytes
+ * and is kept), then fsync the directory.  `fd` stays open; it must not be
+ * written afterwards, since it may now be the blob itself.
+ */
+int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
+		      struct cmfs_err *err);
+
+/* Open blob `sha` read-only.  -ENOENT when it is missing. */
+int store_blob_open(struct store *s, const char *sha, int *out,
+		    struct cmfs_err *err);
+
+/* Remove blob `sha`; a missing blob is not an error. */
+int store_blob_unlink(struct store *s, const char *sha);
+
+/*
+ * Call `fn` for every blob in the store with its name and size; a non-zero
+ * return from `fn` stops the walk and is returned.
+ */
+int store_blob_walk(struct store *s,
+		    int (*fn)(void *arg, const char *sha, uint64_t size),
+		    void *arg);
+
+/* Scratch files: `dir` is 'a' (artifacts/) or 't' (tables/). */
+
+/* openat(2) of a scratch file, O_CLOEXEC added; -errno. */
+int store_scratch_open(struct store *s, const char *env, char dir,
+		       const char *name, int flags, mode_t mode, int *out);
+int store_scratch_stat(struct store *s, const char *env, char dir,
+		       const char *name, struct stat *st);
+int store_scratch_unlink(struct store *s, const char *env, char dir,
+			 const char *name);
+int store_scratch_rename(struct store *s, const char *env, char dir,
+			 const char *from, const char *to);
+/* Truncate a scratch file to `size`. */
+int store_scratch_truncate(struct store *s, const char *env, char dir,
+			   const char *name, off_t size);
+/* List the scratch names of one directory; `fn` as in store_blob_walk. */
+int store_scratch_list(struct store *s, const char *env, char dir,
+		       int (*fn)(void *arg, const char *name), void *arg);
+/* Remove an environment's scratch directories and all they hold. */
+int store_scratch_drop_env(struct store *s, const char *env);
+
+#endif
