@@ -1,0 +1,273 @@
+/*
+ * catalog.c - the catalog interface: picks a backend from the URI and
+ * forwards each call to it.  Nothing here knows how rows are kept.
+ */
+#include "catalog.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct catalog {
+	const struct catalog_backend *be;
+	void *impl;
+};
+
+void catalog_table_def_release(struct catalog_table_def *d)
+{
+	size_t i;
+
+	free(d->ddl);
+	free(d->like_ddl);
+	for (i = 0; i < d->nopts; i++) {
+		free(d->keys[i]);
+		free(d->values[i]);
+	}
+	free(d->keys);
+	free(d->values);
+	memset(d, 0, sizeof(*d));
+}
+
+int catalog_open(struct catalog **out, const char *uri, struct cmfs_err *err)
+{
+	struct catalog *c;
+	int rc;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	c->be = &catalog_sqlite_backend;
+	if (!strncmp(uri, "sqlite:", 7))
+		uri += 7;
+	rc = c->be->open(&c->impl, uri, err);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+void catalog_close(struct catalog *c)
+{
+	if (!c)
+		return;
+	c->be->close(c->impl);
+	free(c);
+}
+
+int catalog_begin(struct catalog *c, struct cmfs_err *err)
+{
+	return c->be->begin(c->impl, err);
+}
+
+int catalog_end(struct catalog *c, int rc, struct cmfs_err *err)
+{
+	return c->be->end(c->impl, rc, err);
+}
+
+int catalog_check(struct catalog *c, char **out, struct cmfs_err *err)
+{
+	return c->be->check(c->impl, out, err);
+}
+
+int catalog_env_add(struct catalog *c, const char *name, uint32_t uid,
+		    int64_t now, struct catalog_env *out, struct cmfs_err *err)
+{
+	return c->be->env_add(c->impl, name, uid, now, out, err);
+}
+
+int catalog_env_get(struct catalog *c, const char *name,
+		    struct catalog_env *out, struct cmfs_err *err)
+{
+	return c->be->env_get(c->impl, name, out, err);
+}
+
+int catalog_env_del(struct catalog *c, int64_t env_id, struct cmfs_err *err)
+{
+	return c->be->env_del(c->impl, env_id, err);
+}
+
+int catalog_env_list(struct catalog *c,
+		     int (*fn)(void *arg, const struct catalog_env *e),
+		     void *arg, struct cmfs_err *err)
+{
+	return c->be->env_list(c->impl, fn, arg, err);
+}
+
+int catalog_art_get(struct catalog *c, int64_t env_id, const char *name,
+		    struct catalog_artifact *out, struct cmfs_err *err)
+{
+	return c->be->art_get(c->impl, env_id, name, out, err);
+}
+
+int catalog_art_add(struct catalog *c, int64_t env_id, const char *name,
+		    int64_t *out, struct cmfs_err *err)
+{
+	return c->be->art_add(c->impl, env_id, name, out, err);
+}
+
+int catalog_art_del(struct catalog *c, int64_t art_id, struct cmfs_err *err)
+{
+	return c->be->art_del(c->impl, art_id, err);
+}
+
+int catalog_art_rename(struct catalog *c, int64_t art_id, const char *name,
+		       struct cmfs_err *err)
+{
+	return c->be->art_rename(c->impl, art_id, name, err);
+}
+
+int catalog_art_count(struct catalog *c, int64_t env_id, uint64_t *out,
+		      struct cmfs_err *err)
+{
+	return c->be->art_count(c->impl, env_id, out, err);
+}
+
+int catalog_art_list(struct catalog *c, int64_t env_id,
+		     int (*fn)(void *arg, const struct catalog_artifact *a),
+		     void *arg, struct cmfs_err *err)
+{
+	return c->be->art_list(c->impl, env_id, fn, arg, err);
+}
+
+int catalog_art_by_label(struct catalog *c, int64_t env_id, const char *key,
+			 const char *value,
+			 int (*fn)(void *arg, const struct catalog_artifact *a),
+			 void *arg, struct cmfs_err *err)
+{
+	return c->be->art_by_label(c->impl, env_id, key, value, fn, arg, err);
+}
+
+int catalog_ver_add(struct catalog *c, int64_t art_id, const char *sha256,
+		    uint64_t size, int64_t mtime, uint32_t uid,
+		    struct catalog_version *out, struct cmfs_err *err)
+{
+	return c->be->ver_add(c->impl, art_id, sha256, size, mtime, uid, out,
+			      err);
+}
+
+int catalog_ver_get(struct catalog *c, int64_t art_id, int64_t n,
+		    struct catalog_version *out, struct cmfs_err *err)
+{
+	return c->be->ver_get(c->impl, art_id, n, out, err);
+}
+
+int catalog_ver_del(struct catalog *c, int64_t art_id, int64_t n,
+		    struct cmfs_err *err)
+{
+	return c->be->ver_del(c->impl, art_id, n, err);
+}
+
+int catalog_ver_list(struct catalog *c, int64_t art_id,
+		     int (*fn)(void *arg, const struct catalog_version *v),
+		     void *arg, struct cmfs_err *err)
+{
+	return c->be->ver_list(c->impl, art_id, fn, arg, err);
+}
+
+int catalog_blob_refs(struct catalog *c, const char *sha256, uint64_t *out,
+		      struct cmfs_err *err)
+{
+	return c->be->blob_refs(c->impl, sha256, out, err);
+}
+
+int catalog_blob_total(struct catalog *c, uint64_t *out, struct cmfs_err *err)
+{
+	return c->be->blob_total(c->impl, out, err);
+}
+
+int catalog_label_set(struct catalog *c, int64_t art_id, const char *key,
+		      const char *value, struct cmfs_err *err)
+{
+	return c->be->label_set(c->impl, art_id, key, value, err);
+}
+
+int catalog_label_del(struct catalog *c, int64_t art_id, const char *key,
+		      struct cmfs_err *err)
+{
+	return c->be->label_del(c->impl, art_id, key, err);
+}
+
+int catalog_label_get(struct catalog *c, int64_t art_id, const char *key,
+		      char **out, struct cmfs_err *err)
+{
+	return c->be->label_get(c->impl, art_id, key, out, err);
+}
+
+int catalog_label_list(struct catalog *c, int64_t art_id,
+		       int (*fn)(void *arg, const char *key, const char *value),
+		       void *arg, struct cmfs_err *err)
+{
+	return c->be->label_list(c->impl, art_id, fn, arg, err);
+}
+
+int catalog_insp_put(struct catalog *c, const char *sha256,
+		     const struct jar_report *r, struct cmfs_err *err)
+{
+	return c->be->insp_put(c->impl, sha256, r, err);
+}
+
+int catalog_insp_get(struct catalog *c, const char *sha256,
+		     struct jar_report **out, struct cmfs_err *err)
+{
+	return c->be->insp_get(c->impl, sha256, out, err);
+}
+
+int catalog_table_get(struct catalog *c, int64_t env_id, const char *name,
+		      struct catalog_table *out, struct cmfs_err *err)
+{
+	return c->be->table_get(c->impl, env_id, name, out, err);
+}
+
+int catalog_table_def(struct catalog *c, int64_t id,
+		      struct catalog_table_def *out, struct cmfs_err *err)
+{
+	return c->be->table_def(c->impl, id, out, err);
+}
+
+int catalog_table_put(struct catalog *c, int64_t env_id, const char *name,
+		      const struct catalog_table_def *def, int64_t mtime,
+		      uint32_t uid, struct catalog_table *out,
+		      struct cmfs_err *err)
+{
+	return c->be->table_put(c->impl, env_id, name, def, mtime, uid, out,
+				err);
+}
+
+int catalog_table_del(struct catalog *c, int64_t id, struct cmfs_err *err)
+{
+	return c->be->table_del(c->impl, id, err);
+}
+
+int catalog_table_count(struct catalog *c, int64_t env_id, uint64_t *out,
+			struct cmfs_err *err)
+{
+	return c->be->table_count(c->impl, env_id, out, err);
+}
+
+int catalog_table_list(struct catalog *c, int64_t env_id,
+		       int (*fn)(void *arg, const struct catalog_table *t),
+		       void *arg, struct cmfs_err *err)
+{
+	return c->be->table_list(c->impl, env_id, fn, arg, err);
+}
+
+int catalog_event_add(struct catalog *c, const char *env, const char *line,
+		      struct cmfs_err *err)
+{
+	return c->be->event_add(c->impl, env, line, err);
+}
+
+int catalog_event_size(struct catalog *c, const char *env, uint64_t *out,
+		       struct cmfs_err *err)
+{
+	return c->be->event_size(c->impl, env, out, err);
+}
+
+int catalog_event_read(struct catalog *c, const char *env, uint64_t off,
+		       size_t size, struct buf *out, struct cmfs_err *err)
+{
+	return c->be->event_read(c->impl, env, off, size, out, err);
+}

@@ -1,0 +1,287 @@
+/*
+ * catalog.h - the catalog: environments, artifacts, versions, labels,
+ * inspections, tables and events, behind one interface.
+ *
+ * Every function here dispatches to a backend (struct catalog_backend).
+ * The one backend today is SQLite (catalog_sqlite.c, WAL mode, foreign
+ * keys, schema version with migrations).  A second backend - a database
+ * server that several hosts mount - implements the same table of functions
+ * and nothing else in core/ or fs/ changes.
+ *
+ * Transactions: catalog_begin() starts a write transaction that belongs to
+ * the calling thread until catalog_end(); calls made in between by that
+ * thread are part of it.  A call outside a transaction is its own
+ * transaction.  Other threads wait while one holds a transaction.
+ *
+ * Rows are plain structs filled by the callee; strings in them are owned
+ * by the row (fixed arrays) unless a comment says otherwise.  Errors:
+ * -ENOENT (no such row), -EEXIST, -ENOTEMPTY, -ENOSPC (disk full), -EIO.
+ */
+#ifndef CMFS_CATALOG_H
+#define CMFS_CATALOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "err.h"
+
+struct catalog;
+struct jar_report;
+
+struct catalog_env {
+	int64_t id;
+	char name[64];
+	int64_t ctime;		/* ns since the epoch */
+	uint32_t uid;
+};
+
+struct catalog_version {
+	int64_t artifact_id;
+	int64_t n;		/* 1, 2, ... per artifact, never reused */
+	char sha256[65];
+	uint64_t size;
+	int64_t mtime;		/* ns, the upload's commit time */
+	uint32_t uid;		/* who uploaded it */
+};
+
+struct catalog_artifact {
+	int64_t id;
+	int64_t env_id;
+	char name[254];
+	int64_t nversions;
+	struct catalog_version latest;
+};
+
+struct catalog_table {
+	int64_t id;
+	int64_t env_id;
+	char name[129];
+	uint64_t size;		/* bytes of the text as written */
+	int64_t mtime;		/* ns */
+	uint32_t uid;
+};
+
+/*
+ * A table's stored definition.  `ddl` is the text as written; `like_ddl`
+ * the text of its LIKE sources at write time (NULL without LIKE); `opts`
+ * the merged WITH options, key/value pairs in order.  Owned by the struct:
+ * free with catalog_table_def_release().
+ */
+struct catalog_table_def {
+	char *ddl;
+	char *like_ddl;
+	size_t nopts;
+	char **keys;
+	char **values;
+};
+
+void catalog_table_def_release(struct catalog_table_def *d);
+
+/*
+ * Open the catalog at `uri`: a file path (SQLite) or "sqlite:<path>".
+ * Creates and migrates the schema.  Free with catalog_close().
+ */
+int catalog_open(struct catalog **out, const char *uri, struct cmfs_err *err);
+void catalog_close(struct catalog *c);
+
+/* Start a write transaction (see above); 0 or -errno. */
+int catalog_begin(struct catalog *c, struct cmfs_err *err);
+/* Commit when rc == 0, else roll back.  Returns rc, or the commit's error. */
+int catalog_end(struct catalog *c, int rc, struct cmfs_err *err);
+
+/* SQLite's integrity check (or the backend's); "ok" when it passes.
+ * *out is the caller's to free. */
+int catalog_check(struct catalog *c, char **out, struct cmfs_err *err);
+
+/* Environments. */
+int catalog_env_add(struct catalog *c, const char *name, uint32_t uid,
+		    int64_t now, struct catalog_env *out, struct cmfs_err *err);
+int catalog_env_get(struct catalog *c, const char *name,
+		    struct catalog_env *out, struct cmfs_err *err);
+/* -ENOTEMPTY while the environment holds artifacts or tables. */
+int catalog_env_del(struct catalog *c, int64_t env_id, struct cmfs_err *err);
+int catalog_env_list(struct catalog *c,
+		     int (*fn)(void *arg, const struct catalog_env *e),
+		     void *arg, struct cmfs_err *err);
+
+/* Artifacts: `out` includes the latest version. */
+int catalog_art_get(struct catalog *c, int64_t env_id, const char *name,
+		    struct catalog_artifact *out, struct cmfs_err *err);
+int catalog_art_add(struct catalog *c, int64_t env_id, const char *name,
+		    int64_t *out, struct cmfs_err *err);
+/* Delete an artifact with its versions and labels. */
+int catalog_art_del(struct catalog *c, int64_t art_id, struct cmfs_err *err);
+int catalog_art_rename(struct catalog *c, int64_t art_id, const char *name,
+		       struct cmfs_err *err);
+int catalog_art_count(struct catalog *c, int64_t env_id, uint64_t *out,
+		      struct cmfs_err *err);
+/* In name order; artifacts without versions are skipped. */
+int catalog_art_list(struct catalog *c, int64_t env_id,
+		     int (*fn)(void *arg, const struct catalog_artifact *a),
+		     void *arg, struct cmfs_err *err);
+/* Artifacts of `env_id` whose label `key` has value `value`, name order. */
+int catalog_art_by_label(struct catalog *c, int64_t env_id, const char *key,
+			 const char *value,
+			 int (*fn)(void *arg, const struct catalog_artifact *a),
+			 void *arg, struct cmfs_err *err);
+
+/* Versions. */
+int catalog_ver_add(struct catalog *c, int64_t art_id, const char *sha256,
+		    uint64_t size, int64_t mtime, uint32_t uid,
+		    struct catalog_version *out, struct cmfs_err *err);
+int catalog_ver_get(struct catalog *c, int64_t art_id, int64_t n,
+		    struct catalog_version *out, struct cmfs_err *err);
+int catalog_ver_del(struct catalog *c, int64_t art_id, int64_t n,
+		    struct cmfs_err *err);
+int catalog_ver_list(struct catalog *c, int64_t art_id,
+		     int (*fn)(void *arg, const struct catalog_version *v),
+		     void *arg, struct cmfs_err *err);
+/* How many versions (in any artifact) refer to blob `sha256`. */
+int catalog_blob_refs(struct catalog *c, const char *sha256, uint64_t *out,
+		      struct cmfs_err *err);
+/* Sum of the sizes of distinct blobs. */
+int catalog_blob_total(struct catalog *c, uint64_t *out,
+		       struct cmfs_err *err);
+
+/* Labels: key without the "user." prefix, value as bytes. */
+int catalog_label_set(struct catalog *c, int64_t art_id, const char *key,
+		      const char *value, struct cmfs_err *err);
+/* -ENODATA when the label is not set. */
+int catalog_label_del(struct catalog *c, int64_t art_id, const char *key,
+		      struct cmfs_err *err);
+/* *out is the caller's to free; -ENODATA when not set. */
+int catalog_label_get(struct catalog *c, int64_t art_id, const char *key,
+		      char **out, struct cmfs_err *err);
+/* In key order. */
+int catalog_label_list(struct catalog *c, int64_t art_id,
+		       int (*fn)(void *arg, const char *key, const char *value),
+		       void *arg, struct cmfs_err *err);
+
+/* Inspections, cached by blob: what jar_inspect() found. */
+int catalog_insp_put(struct catalog *c, const char *sha256,
+		     const struct jar_report *r, struct cmfs_err *err);
+/* *out freed with jar_report_free(); -ENOENT when not inspected. */
+int catalog_insp_get(struct catalog *c, const char *sha256,
+		     struct jar_report **out, struct cmfs_err *err);
+
+/* Tables. */
+int catalog_table_get(struct catalog *c, int64_t env_id, const char *name,
+		      struct catalog_table *out, struct cmfs_err *err);
+/* The stored definition of table `id`. */
+int catalog_table_def(struct catalog *c, int64_t id,
+		      struct catalog_table_def *out, struct cmfs_err *err);
+/* Create or replace table `name`. */
+int catalog_table_put(struct catalog *c, int64_t env_id, const char *name,
+		      const struct catalog_table_def *def, int64_t mtime,
+		      uint32_t uid, struct catalog_table *out,
+		      struct cmfs_err *err);
+int catalog_table_del(struct catalog *c, int64_t id, struct cmfs_err *err);
+int catalog_table_count(struct catalog *c, int64_t env_id, uint64_t *out,
+			struct cmfs_err *err);
+/* In name order. */
+int catalog_table_list(struct catalog *c, int64_t env_id,
+		       int (*fn)(void *arg, const struct catalog_table *t),
+		       void *arg, struct cmfs_err *err);
+
+/*
+ * Events: each environment's log is the concatenation of its lines (each
+ * ending in '\n').  Kept by environment name, so the trail outlives an
+ * environment that is removed.
+ */
+int catalog_event_add(struct catalog *c, const char *env, const char *line,
+		      struct cmfs_err *err);
+int catalog_event_size(struct catalog *c, const char *env, uint64_t *out,
+		       struct cmfs_err *err);
+/* Append to `out` (a struct buf) the bytes [off, off + size) of the log. */
+struct buf;
+int catalog_event_read(struct catalog *c, const char *env, uint64_t off,
+		       size_t size, struct buf *out, struct cmfs_err *err);
+
+/*
+ * The backend table.  Each entry has the signature of the public function
+ * of the same name, with `void *impl` in place of `struct catalog *`.
+ */
+struct catalog_backend {
+	const char *name;
+	int (*open)(void **impl, const char *uri, struct cmfs_err *err);
+	void (*close)(void *impl);
+	int (*begin)(void *impl, struct cmfs_err *err);
+	int (*end)(void *impl, int rc, struct cmfs_err *err);
+	int (*check)(void *impl, char **out, struct cmfs_err *err);
+	int (*env_add)(void *impl, const char *name, uint32_t uid, int64_t now,
+		       struct catalog_env *out, struct cmfs_err *err);
+	int (*env_get)(void *impl, const char *name, struct catalog_env *out,
+		       struct cmfs_err *err);
+	int (*env_del)(void *impl, int64_t env_id, struct cmfs_err *err);
+	int (*env_list)(void *impl,
+			int (*fn)(void *arg, const struct catalog_env *e),
+			void *arg, struct cmfs_err *err);
+	int (*art_get)(void *impl, int64_t env_id, const char *name,
+		       struct catalog_artifact *out, struct cmfs_err *err);
+	int (*art_add)(void *impl, int64_t env_id, const char *name,
+		       int64_t *out, struct cmfs_err *err);
+	int (*art_del)(void *impl, int64_t art_id, struct cmfs_err *err);
+	int (*art_rename)(void *impl, int64_t art_id, const char *name,
+			  struct cmfs_err *err);
+	int (*art_count)(void *impl, int64_t env_id, uint64_t *out,
+			 struct cmfs_err *err);
+	int (*art_list)(void *impl, int64_t env_id,
+			int (*fn)(void *arg, const struct catalog_artifact *a),
+			void *arg, struct cmfs_err *err);
+	int (*art_by_label)(void *impl, int64_t env_id, const char *key,
+			    const char *value,
+			    int (*fn)(void *arg,
+				      const struct catalog_artifact *a),
+			    void *arg, struct cmfs_err *err);
+	int (*ver_add)(void *impl, int64_t art_id, const char *sha256,
+		       uint64_t size, int64_t mtime, uint32_t uid,
+		       struct catalog_version *out, struct cmfs_err *err);
+	int (*ver_get)(void *impl, int64_t art_id, int64_t n,
+		       struct catalog_version *out, struct cmfs_err *err);
+	int (*ver_del)(void *impl, int64_t art_id, int64_t n,
+		       struct cmfs_err *err);
+	int (*ver_list)(void *impl, int64_t art_id,
+			int (*fn)(void *arg, const struct catalog_version *v),
+			void *arg, struct cmfs_err *err);
+	int (*blob_refs)(void *impl, const char *sha256, uint64_t *out,
+			 struct cmfs_err *err);
+	int (*blob_total)(void *impl, uint64_t *out, struct cmfs_err *err);
+	int (*label_set)(void *impl, int64_t art_id, const char *key,
+			 const char *value, struct cmfs_err *err);
+	int (*label_del)(void *impl, int64_t art_id, const char *key,
+			 struct cmfs_err *err);
+	int (*label_get)(void *impl, int64_t art_id, const char *key,
+			 char **out, struct cmfs_err *err);
+	int (*label_list)(void *impl, int64_t art_id,
+			  int (*fn)(void *arg, const char *key,
+				    const char *value),
+			  void *arg, struct cmfs_err *err);
+	int (*insp_put)(void *impl, const char *sha256,
+			const struct jar_report *r, struct cmfs_err *err);
+	int (*insp_get)(void *impl, const char *sha256,
+			struct jar_report **out, struct cmfs_err *err);
+	int (*table_get)(void *impl, int64_t env_id, const char *name,
+			 struct catalog_table *out, struct cmfs_err *err);
+	int (*table_def)(void *impl, int64_t id, struct catalog_table_def *out,
+			 struct cmfs_err *err);
+	int (*table_put)(void *impl, int64_t env_id, const char *name,
+			 const struct catalog_table_def *def, int64_t mtime,
+			 uint32_t uid, struct catalog_table *out,
+			 struct cmfs_err *err);
+	int (*table_del)(void *impl, int64_t id, struct cmfs_err *err);
+	int (*table_count)(void *impl, int64_t env_id, uint64_t *out,
+			   struct cmfs_err *err);
+	int (*table_list)(void *impl, int64_t env_id,
+			  int (*fn)(void *arg, const struct catalog_table *t),
+			  void *arg, struct cmfs_err *err);
+	int (*event_add)(void *impl, const char *env, const char *line,
+			 struct cmfs_err *err);
+	int (*event_size)(void *impl, const char *env, uint64_t *out,
+			  struct cmfs_err *err);
+	int (*event_read)(void *impl, const char *env, uint64_t off,
+			  size_t size, struct buf *out, struct cmfs_err *err);
+};
+
+extern const struct catalog_backend catalog_sqlite_backend;
+
+#endif

@@ -1,0 +1,1421 @@
+/*
+ * catalog_sqlite.c - the SQLite backend of the catalog.
+ *
+ * One database file in WAL mode with foreign keys on.  The schema carries
+ * its version in PRAGMA user_version; migrate() brings an older file up to
+ * date in one transaction, step by step, and refuses a newer one.
+ *
+ * Concurrency: one connection guarded by a recursive mutex.  A transaction
+ * holds the mutex from catalog_begin() to catalog_end(), so the calls a
+ * thread makes inside it are serialised with everybody else's.  Statements
+ * are prepared once and kept (stmts[]), reset after each use.
+ *
+ * SQLite result codes become errnos here and nowhere else: SQLITE_FULL is
+ * -ENOSPC, a UNIQUE violation -EEXIST, SQLITE_NOMEM -ENOMEM, the rest -EIO.
+ */
+#include "catalog.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "jar.h"
+
+#define SCHEMA_VERSION 1
+
+static const char *const schema_v1[] = {
+	"CREATE TABLE envs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
+	" ctime INTEGER NOT NULL, uid INTEGER NOT NULL)",
+	"CREATE TABLE artifacts(id INTEGER PRIMARY KEY,"
+	" env_id INTEGER NOT NULL REFERENCES envs(id),"
+	" name TEXT NOT NULL, next_n INTEGER NOT NULL DEFAULT 1,"
+	" UNIQUE(env_id, name))",
+	"CREATE TABLE versions(artifact_id INTEGER NOT NULL"
+	" REFERENCES artifacts(id) ON DELETE CASCADE, n INTEGER NOT NULL,"
+	" sha256 TEXT NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,"
+	" uid INTEGER NOT NULL, PRIMARY KEY(artifact_id, n)) WITHOUT ROWID",
+	"CREATE INDEX versions_sha ON versions(sha256)",
+	"CREATE TABLE labels(artifact_id INTEGER NOT NULL"
+	" REFERENCES artifacts(id) ON DELETE CASCADE, key TEXT NOT NULL,"
+	" value TEXT NOT NULL, PRIMARY KEY(artifact_id, key)) WITHOUT ROWID",
+	"CREATE INDEX labels_kv ON labels(key, value)",
+	"CREATE TABLE inspections(sha256 TEXT PRIMARY KEY, error TEXT,"
+	" external TEXT NOT NULL) WITHOUT ROWID",
+	"CREATE TABLE factories(sha256 TEXT NOT NULL"
+	" REFERENCES inspections(sha256) ON DELETE CASCADE,"
+	" seq INTEGER NOT NULL, kind TEXT NOT NULL, identifier TEXT,"
+	" class TEXT NOT NULL, PRIMARY KEY(sha256, seq)) WITHOUT ROWID",
+	"CREATE TABLE tables(id INTEGER PRIMARY KEY,"
+	" env_id INTEGER NOT NULL REFERENCES envs(id), name TEXT NOT NULL,"
+	" ddl TEXT NOT NULL, like_ddl TEXT, size INTEGER NOT NULL,"
+	" mtime INTEGER NOT NULL, uid INTEGER NOT NULL, UNIQUE(env_id, name))",
+	"CREATE TABLE table_options(table_id INTEGER NOT NULL"
+	" REFERENCES tables(id) ON DELETE CASCADE, seq INTEGER NOT NULL,"
+	" key TEXT NOT NULL, value TEXT NOT NULL,"
+	" PRIMARY KEY(table_id, seq)) WITHOUT ROWID",
+	"CREATE TABLE events(id INTEGER PRIMARY KEY, env TEXT NOT NULL,"
+	" off INTEGER NOT NULL, len INTEGER NOT NULL, line BLOB NOT NULL)",
+	"CREATE UNIQUE INDEX events_env_off ON events(env, off)",
+	NULL
+};
+
+/* The prepared statements, by index into sql[]. */
+enum {
+	S_ENV_ADD, S_ENV_GET, S_ENV_DEL, S_ENV_LIST, S_ENV_BUSY,
+	S_ART_GET, S_ART_ADD, S_ART_DEL, S_ART_RENAME, S_ART_COUNT,
+	S_ART_LIST, S_ART_BY_LABEL,
+	S_VER_NEXT, S_VER_BUMP, S_VER_ADD, S_VER_GET, S_VER_DEL, S_VER_LIST,
+	S_BLOB_REFS, S_BLOB_TOTAL,
+	S_LABEL_SET, S_LABEL_DEL, S_LABEL_GET, S_LABEL_LIST,
+	S_INSP_PUT, S_FACT_PUT, S_INSP_GET, S_FACT_GET,
+	S_TABLE_GET, S_TABLE_DEF, S_TABLE_OPTS, S_TABLE_PUT, S_TABLE_OPTS_DEL,
+	S_TABLE_OPT_ADD, S_TABLE_DEL, S_TABLE_COUNT, S_TABLE_LIST,
+	S_EVENT_ADD, S_EVENT_SIZE, S_EVENT_READ,
+	S_BEGIN, S_COMMIT, S_ROLLBACK,
+	S_COUNT
+};
+
+/* The columns of an artifact row with its latest version. */
+#define ART_COLS                                                             \
+	"a.id, a.env_id, a.name, v.n, v.sha256, v.size, v.mtime, v.uid,"     \
+	" (SELECT count(*) FROM versions WHERE artifact_id = a.id)"
+#define ART_LATEST                                                           \
+	" JOIN versions v ON v.artifact_id = a.id AND v.n ="                 \
+	" (SELECT max(n) FROM versions WHERE artifact_id = a.id)"
+
+static const char *const sql[S_COUNT] = {
+	[S_ENV_ADD] = "INSERT INTO envs(name, ctime, uid) VALUES(?, ?, ?)",
+	[S_ENV_GET] = "SELECT id, name, ctime, uid FROM envs WHERE name = ?",
+	[S_ENV_DEL] = "DELETE FROM envs WHERE id = ?",
+	[S_ENV_LIST] = "SELECT id, name, ctime, uid FROM envs ORDER BY name",
+	[S_ENV_BUSY] = "SELECT EXISTS(SELECT 1 FROM artifacts WHERE env_id = ?1)"
+		       " OR EXISTS(SELECT 1 FROM tables WHERE env_id = ?1)",
+	[S_ART_GET] = "SELECT " ART_COLS " FROM artifacts a" ART_LATEST
+		      " WHERE a.env_id = ? AND a.name = ?",
+	[S_ART_ADD] = "INSERT INTO artifacts(env_id, name) VALUES(?, ?)",
+	[S_ART_DEL] = "DELETE FROM artifacts WHERE id = ?",
+	[S_ART_RENAME] = "UPDATE artifacts SET name = ? WHERE id = ?",
+	[S_ART_COUNT] = "SELECT count(*) FROM artifacts WHERE env_id = ?",
+	[S_ART_LIST] = "SELECT " ART_COLS " FROM artifacts a" ART_LATEST
+		       " WHERE a.env_id = ? ORDER BY a.name",
+	[S_ART_BY_LABEL] = "SELECT " ART_COLS " FROM labels l"
+			   " JOIN artifacts a ON a.id = l.artifact_id"
+			   ART_LATEST " WHERE l.key = ? AND l.value = ?"
+			   " AND a.env_id = ? ORDER BY a.name",
+	[S_VER_NEXT] = "SELECT next_n FROM artifacts WHERE id = ?",
+	[S_VER_BUMP] = "UPDATE artifacts SET next_n = next_n + 1 WHERE id = ?",
+	[S_VER_ADD] = "INSERT INTO versions(artifact_id, n, sha256, size, mtime,"
+		      " uid) VALUES(?, ?, ?, ?, ?, ?)",
+	[S_VER_GET] = "SELECT artifact_id, n, sha256, size, mtime, uid"
+		      " FROM versions WHERE artifact_id = ? AND n = ?",
+	[S_VER_DEL] = "DELETE FROM versions WHERE artifact_id = ? AND n = ?",
+	[S_VER_LIST] = "SELECT artifact_id, n, sha256, size, mtime, uid"
+		       " FROM versions WHERE artifact_id = ? ORDER BY n",
+	[S_BLOB_REFS] = "SELECT count(*) FROM versions WHERE sha256 = ?",
+	[S_BLOB_TOTAL] = "SELECT COALESCE(sum(size), 0) FROM (SELECT"
+			 " DISTINCT sha256, size FROM versions)",
+	[S_LABEL_SET] = "INSERT INTO labels(artifact_id, key, value)"
+			" VALUES(?, ?, ?) ON CONFLICT(artifact_id, key)"
+			" DO UPDATE SET value = excluded.value",
+	[S_LABEL_DEL] = "DELETE FROM labels WHERE artifact_id = ? AND key = ?",
+	[S_LABEL_GET] = "SELECT value FROM labels WHERE artifact_id = ?"
+			" AND key = ?",
+	[S_LABEL_LIST] = "SELECT key, value FROM labels WHERE artifact_id = ?"
+			 " ORDER BY key",
+	[S_INSP_PUT] = "INSERT OR REPLACE INTO inspections(sha256, error,"
+		       " external) VALUES(?, ?, ?)",
+	[S_FACT_PUT] = "INSERT INTO factories(sha256, seq, kind, identifier,"
+		       " class) VALUES(?, ?, ?, ?, ?)",
+	[S_INSP_GET] = "SELECT error, external FROM inspections"
+		       " WHERE sha256 = ?",
+	[S_FACT_GET] = "SELECT kind, identifier, class FROM factories"
+		       " WHERE sha256 = ? ORDER BY seq",
+	[S_TABLE_GET] = "SELECT id, env_id, name, size, mtime, uid FROM tables"
+			" WHERE env_id = ? AND name = ?",
+	[S_TABLE_DEF] = "SELECT ddl, like_ddl FROM tables WHERE id = ?",
+	[S_TABLE_OPTS] = "SELECT key, value FROM table_options"
+			 " WHERE table_id = ? ORDER BY seq",
+	[S_TABLE_PUT] = "INSERT INTO tables(env_id, name, ddl, like_ddl, size,"
+			" mtime, uid) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+			" ON CONFLICT(env_id, name) DO UPDATE SET"
+			" ddl = ?3, like_ddl = ?4, size = ?5, mtime = ?6,"
+			" uid = ?7 RETURNING id",
+	[S_TABLE_OPTS_DEL] = "DELETE FROM table_options WHERE table_id = ?",
+	[S_TABLE_OPT_ADD] = "INSERT INTO table_options(table_id, seq, key,"
+			    " value) VALUES(?, ?, ?, ?)",
+	[S_TABLE_DEL] = "DELETE FROM tables WHERE id = ?",
+	[S_TABLE_COUNT] = "SELECT count(*) FROM tables WHERE env_id = ?",
+	[S_TABLE_LIST] = "SELECT id, env_id, name, size, mtime, uid"
+			 " FROM tables WHERE env_id = ? ORDER BY name",
+	[S_EVENT_ADD] = "INSERT INTO events(env, off, len, line) VALUES(?1,"
+			" COALESCE((SELECT off + len FROM events WHERE env = ?1"
+			" ORDER BY off DESC LIMIT 1), 0), ?2, ?3)",
+	[S_EVENT_SIZE] = "SELECT COALESCE((SELECT off + len FROM events"
+			 " WHERE env = ? ORDER BY off DESC LIMIT 1), 0)",
+	[S_EVENT_READ] = "SELECT off, line FROM events WHERE env = ?1 AND"
+			 " off >= COALESCE((SELECT max(off) FROM events"
+			 " WHERE env = ?1 AND off <= ?2), 0) ORDER BY off",
+	[S_BEGIN] = "BEGIN IMMEDIATE",
+	[S_COMMIT] = "COMMIT",
+	[S_ROLLBACK] = "ROLLBACK",
+};
+
+struct sq {
+	sqlite3 *db;
+	pthread_mutex_t lock;	/* guards db, stmts and depth */
+	sqlite3_stmt *stmts[S_COUNT];
+	int depth;		/* catalog_begin() nesting of the owner */
+};
+
+/* Map a SQLite result code to an errno and record the message. */
+static int fail(struct sq *q, int src, struct cmfs_err *err)
+{
+	int code;
+
+	switch (src & 0xff) {
+	case SQLITE_FULL:
+		code = -ENOSPC;
+		break;
+	case SQLITE_NOMEM:
+		code = -ENOMEM;
+		break;
+	case SQLITE_CONSTRAINT:
+		code = src == SQLITE_CONSTRAINT_UNIQUE ||
+				       src == SQLITE_CONSTRAINT_PRIMARYKEY
+			       ? -EEXIST
+			       : -EINVAL;
+		break;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		code = -EAGAIN;
+		break;
+	case SQLITE_READONLY:
+		code = -EROFS;
+		break;
+	default:
+		code = -EIO;
+	}
+	return cmfs_err_set(err, code, "catalog: %s", sqlite3_errmsg(q->db));
+}
+
+/* The prepared statement `id`, reset and with bindings cleared. */
+static sqlite3_stmt *st(struct sq *q, int id)
+{
+	sqlite3_stmt *s = q->stmts[id];
+
+	if (!s) {
+		if (sqlite3_prepare_v3(q->db, sql[id], -1,
+				       SQLITE_PREPARE_PERSISTENT, &s, NULL))
+			return NULL;
+		q->stmts[id] = s;
+	}
+	return s;
+}
+
+/* Finish with a statement: reset it so it holds no read lock. */
+static void done(sqlite3_stmt *s)
+{
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+}
+
+static void lock(struct sq *q)
+{
+	pthread_mutex_lock(&q->lock);
+}
+
+static void unlock(struct sq *q)
+{
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* Run a statement that returns no rows.  0 or -errno. */
+static int exec_stmt(struct sq *q, sqlite3_stmt *s, struct cmfs_err *err)
+{
+	int rc = sqlite3_step(s);
+
+	done(s);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return fail(q, sqlite3_extended_errcode(q->db), err);
+	return 0;
+}
+
+/* Run a statement returning one integer (count, sum).  0 or -errno. */
+static int scalar(struct sq *q, sqlite3_stmt *s, uint64_t *out,
+		  struct cmfs_err *err)
+{
+	int rc = sqlite3_step(s);
+
+	if (rc == SQLITE_ROW)
+		*out = (uint64_t)sqlite3_column_int64(s, 0);
+	done(s);
+	if (rc != SQLITE_ROW)
+		return fail(q, sqlite3_extended_errcode(q->db), err);
+	return 0;
+}
+
+static int migrate(struct sq *q, struct cmfs_err *err)
+{
+	sqlite3_stmt *s;
+	int version = 0, i, rc;
+
+	if (sqlite3_prepare_v2(q->db, "PRAGMA user_version", -1, &s, NULL))
+		return fail(q, sqlite3_errcode(q->db), err);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		version = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	if (version > SCHEMA_VERSION)
+		return cmfs_err_set(err, -EPROTO,
+				    "catalog schema %d is newer than this "
+				    "cmfs (%d): upgrade cmfs", version,
+				    SCHEMA_VERSION);
+	if (version == SCHEMA_VERSION)
+		return 0;
+	if (sqlite3_exec(q->db, "BEGIN IMMEDIATE", NULL, NULL, NULL))
+		return fail(q, sqlite3_errcode(q->db), err);
+	/* Version 0 -> 1: the first schema.  Later steps go below it. */
+	for (i = 0; version < 1 && schema_v1[i]; i++)
+		if ((rc = sqlite3_exec(q->db, schema_v1[i], NULL, NULL, NULL)))
+			goto bad;
+	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 1", NULL, NULL,
+			       NULL)) ||
+	    (rc = sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL)))
+		goto bad;
+	return 0;
+bad:
+	rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+static void sq_close(void *impl)
+{
+	struct sq *q = impl;
+	int i;
+
+	if (!q)
+		return;
+	for (i = 0; i < S_COUNT; i++)
+		sqlite3_finalize(q->stmts[i]);
+	sqlite3_close(q->db);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+}
+
+static int sq_open(void **impl, const char *uri, struct cmfs_err *err)
+{
+	static const char *const pragmas =
+		"PRAGMA journal_mode = WAL;"
+		"PRAGMA synchronous = FULL;"
+		"PRAGMA foreign_keys = ON;";
+	pthread_mutexattr_t a;
+	struct sq *q;
+	int rc;
+
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&q->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	rc = sqlite3_open_v2(uri, &q->db,
+			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+				     SQLITE_OPEN_NOMUTEX,
+			     NULL);
+	if (rc) {
+		rc = cmfs_err_set(err, rc == SQLITE_CANTOPEN ? -ENOENT : -EIO,
+				  "catalog %s: %s", uri,
+				  q->db ? sqlite3_errmsg(q->db)
+					: "cannot open");
+		goto bad;
+	}
+	sqlite3_busy_timeout(q->db, 10000);
+	sqlite3_extended_result_codes(q->db, 1);
+	if (sqlite3_exec(q->db, pragmas, NULL, NULL, NULL)) {
+		rc = fail(q, sqlite3_errcode(q->db), err);
+		goto bad;
+	}
+	if ((rc = migrate(q, err)))
+		goto bad;
+	*impl = q;
+	return 0;
+bad:
+	sq_close(q);
+	return rc;
+}
+
+static int sq_begin(void *impl, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	int rc = 0;
+
+	lock(q);
+	if (q->depth++ == 0)
+		rc = exec_stmt(q, st(q, S_BEGIN), err);
+	if (rc) {
+		q->depth--;
+		unlock(q);
+	}
+	return rc;
+}
+
+static int sq_end(void *impl, int rc, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+
+	if (--q->depth == 0) {
+		if (rc == 0)
+			rc = exec_stmt(q, st(q, S_COMMIT), err);
+		if (rc)
+			exec_stmt(q, st(q, S_ROLLBACK), NULL);
+	}
+	unlock(q);
+	return rc;
+}
+
+static int sq_check(void *impl, char **out, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	struct buf b = BUF_INIT(1 << 20);
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	rc = sqlite3_prepare_v2(q->db, "PRAGMA integrity_check", -1, &s, NULL);
+	if (rc) {
+		rc = fail(q, rc, err);
+		goto out;
+	}
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (b.len)
+			buf_addc(&b, '\n');
+		buf_adds(&b, (const char *)sqlite3_column_text(s, 0));
+	}
+	sqlite3_finalize(s);
+	*out = buf_take(&b, NULL);
+	rc = *out ? 0 : -ENOMEM;
+out:
+	unlock(q);
+	buf_release(&b);
+	return rc;
+}
+
+/* Copy column `i` into a fixed array of `n` bytes. */
+static void col_str(char *dst, size_t n, sqlite3_stmt *s, int i)
+{
+	const char *v = (const char *)sqlite3_column_text(s, i);
+
+	snprintf(dst, n, "%s", v ? v : "");
+}
+
+static void row_env(struct catalog_env *e, sqlite3_stmt *s)
+{
+	e->id = sqlite3_column_int64(s, 0);
+	col_str(e->name, sizeof(e->name), s, 1);
+	e->ctime = sqlite3_column_int64(s, 2);
+	e->uid = (uint32_t)sqlite3_column_int64(s, 3);
+}
+
+static void row_version(struct catalog_version *v, sqlite3_stmt *s, int i)
+{
+	v->artifact_id = sqlite3_column_int64(s, i);
+	v->n = sqlite3_column_int64(s, i + 1);
+	col_str(v->sha256, sizeof(v->sha256), s, i + 2);
+	v->size = (uint64_t)sqlite3_column_int64(s, i + 3);
+	v->mtime = sqlite3_column_int64(s, i + 4);
+	v->uid = (uint32_t)sqlite3_column_int64(s, i + 5);
+}
+
+/* An ART_COLS row. */
+static void row_artifact(struct catalog_artifact *a, sqlite3_stmt *s)
+{
+	a->id = sqlite3_column_int64(s, 0);
+	a->env_id = sqlite3_column_int64(s, 1);
+	col_str(a->name, sizeof(a->name), s, 2);
+	a->latest.artifact_id = a->id;
+	a->latest.n = sqlite3_column_int64(s, 3);
+	col_str(a->latest.sha256, sizeof(a->latest.sha256), s, 4);
+	a->latest.size = (uint64_t)sqlite3_column_int64(s, 5);
+	a->latest.mtime = sqlite3_column_int64(s, 6);
+	a->latest.uid = (uint32_t)sqlite3_column_int64(s, 7);
+	a->nversions = sqlite3_column_int64(s, 8);
+}
+
+static void row_table(struct catalog_table *t, sqlite3_stmt *s)
+{
+	t->id = sqlite3_column_int64(s, 0);
+	t->env_id = sqlite3_column_int64(s, 1);
+	col_str(t->name, sizeof(t->name), s, 2);
+	t->size = (uint64_t)sqlite3_column_int64(s, 3);
+	t->mtime = sqlite3_column_int64(s, 4);
+	t->uid = (uint32_t)sqlite3_column_int64(s, 5);
+}
+
+/*
+ * Step `s` expecting at most one row; call `row` on it.  -ENOENT when
+ * there is none.  The statement is reset.
+ */
+static int one(struct sq *q, sqlite3_stmt *s,
+	       void (*row)(void *out, sqlite3_stmt *s), void *out,
+	       struct cmfs_err *err)
+{
+	int rc = sqlite3_step(s);
+
+	if (rc == SQLITE_ROW) {
+		row(out, s);
+		rc = 0;
+	} else if (rc == SQLITE_DONE) {
+		rc = -ENOENT;
+	} else {
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	}
+	done(s);
+	return rc;
+}
+
+/* Adapters so the row readers fit one()'s callback type. */
+static void rd_env(void *o, sqlite3_stmt *s) { row_env(o, s); }
+static void rd_art(void *o, sqlite3_stmt *s) { row_artifact(o, s); }
+static void rd_ver(void *o, sqlite3_stmt *s) { row_version(o, s, 0); }
+static void rd_table(void *o, sqlite3_stmt *s) { row_table(o, s); }
+
+/* The prepared statement `id` into *s; 0, or the error of preparing it. */
+static int prep(struct sq *q, int id, sqlite3_stmt **s, struct cmfs_err *err)
+{
+	*s = st(q, id);
+	return *s ? 0 : fail(q, sqlite3_errcode(q->db), err);
+}
+
+static int sq_env_add(void *impl, const char *name, uint32_t uid, int64_t now,
+		      struct catalog_env *out, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_ENV_ADD, &s, err)))
+		goto out;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, now);
+	sqlite3_bind_int64(s, 3, uid);
+	rc = exec_stmt(q, s, err);
+	if (!rc && out) {
+		memset(out, 0, sizeof(*out));
+		out->id = sqlite3_last_insert_rowid(q->db);
+		snprintf(out->name, sizeof(out->name), "%s", name);
+		out->ctime = now;
+		out->uid = uid;
+	}
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_env_get(void *impl, const char *name, struct catalog_env *out,
+		      struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_ENV_GET, &s, err)))
+		goto out;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	rc = one(q, s, rd_env, out, err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_env_del(void *impl, int64_t env_id, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	uint64_t busy = 0;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_ENV_BUSY, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, env_id);
+	rc = scalar(q, s, &busy, err);
+	if (!rc && busy)
+		rc = -ENOTEMPTY;
+	if (!rc) {
+		if ((rc = prep(q, S_ENV_DEL, &s, err)))
+			goto out;
+		sqlite3_bind_int64(s, 1, env_id);
+		rc = exec_stmt(q, s, err);
+	}
+out:
+	unlock(q);
+	return rc;
+}
+
+/*
+ * Walk the rows of `s`, reading each with `row` into `tmp` and passing it
+ * to `fn`.  A non-zero return of `fn` stops the walk and is returned.
+ */
+static int walk(struct sq *q, sqlite3_stmt *s,
+		void (*row)(void *out, sqlite3_stmt *s), void *tmp,
+		int (*fn)(void *arg, const void *row), void *arg,
+		struct cmfs_err *err)
+{
+	int rc;
+
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		row(tmp, s);
+		if ((rc = fn(arg, tmp)))
+			break;
+	}
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	done(s);
+	return rc;
+}
+
+static int sq_env_list(void *impl,
+		       int (*fn)(void *arg, const struct catalog_env *e),
+		       void *arg, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	struct catalog_env e;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_ENV_LIST, &s, err)))
+		goto out;
+	rc = walk(q, s, rd_env, &e, (int (*)(void *, const void *))fn, arg,
+		  err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_art_get(void *impl, int64_t env_id, const char *name,
+		      struct catalog_artifact *out, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_ART_GET, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, env_id);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	rc = one(q, s, rd_art, out, err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_art_add(void *impl, int64_t env_id, const char *name,
+		      int64_t *out, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_ART_ADD, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, env_id);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	rc = exec_stmt(q, s, err);
+	if (!rc)
+		*out = sqlite3_last_insert_rowid(q->db);
+out:
+	unlock(q);
+	return rc;
+}
+
+/* Run statement `id` with one integer parameter. */
+static int exec_id(struct sq *q, int id, int64_t v, struct cmfs_err *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, id, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, v);
+	rc = exec_stmt(q, s, err);
+out:
+	unlock(q);
+	return rc;
+}
+
+/* Statement `id` with one integer parameter, returning one integer. */
+static int scalar_id(struct sq *q, int id, int64_t v, uint64_t *out,
+		     struct cmfs_err *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, id, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, v);
+	rc = scalar(q, s, out, err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_art_del(void *impl, int64_t art_id, struct cmfs_err *err)
+{
+	return exec_id(impl, S_ART_DEL, art_id, err);
+}
+
+static int sq_art_rename(void *impl, int64_t art_id, const char *name,
+			 struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_ART_RENAME, &s, err)))
+		goto out;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, art_id);
+	rc = exec_stmt(q, s, err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_art_count(void *impl, int64_t env_id, uint64_t *out,
+			struct cmfs_err *err)
+{
+	return scalar_id(impl, S_ART_COUNT, env_id, out, err);
+}
+
+static int sq_art_list(void *impl, int64_t env_id,
+		       int (*fn)(void *arg, const struct catalog_artifact *a),
+		       void *arg, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	struct catalog_artifact a;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_ART_LIST, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, env_id);
+	rc = walk(q, s, rd_art, &a, (int (*)(void *, const void *))fn, arg,
+		  err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_art_by_label(void *impl, int64_t env_id, const char *key,
+			   const char *value,
+			   int (*fn)(void *arg,
+				     const struct catalog_artifact *a),
+			   void *arg, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	struct catalog_artifact a;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_ART_BY_LABEL, &s, err)))
+		goto out;
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, env_id);
+	rc = walk(q, s, rd_art, &a, (int (*)(void *, const void *))fn, arg,
+		  err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_ver_add(void *impl, int64_t art_id, const char *sha256,
+		      uint64_t size, int64_t mtime, uint32_t uid,
+		      struct catalog_version *out, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	uint64_t n = 0;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_VER_NEXT, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, art_id);
+	rc = scalar(q, s, &n, err);
+	if (!rc)
+		rc = exec_id(q, S_VER_BUMP, art_id, err);
+	if (rc)
+		goto out;
+	if ((rc = prep(q, S_VER_ADD, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, art_id);
+	sqlite3_bind_int64(s, 2, (int64_t)n);
+	sqlite3_bind_text(s, 3, sha256, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 4, (int64_t)size);
+	sqlite3_bind_int64(s, 5, mtime);
+	sqlite3_bind_int64(s, 6, uid);
+	rc = exec_stmt(q, s, err);
+	if (!rc && out) {
+		out->artifact_id = art_id;
+		out->n = (int64_t)n;
+		snprintf(out->sha256, sizeof(out->sha256), "%s", sha256);
+		out->size = size;
+		out->mtime = mtime;
+		out->uid = uid;
+	}
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_ver_get(void *impl, int64_t art_id, int64_t n,
+		      struct catalog_version *out, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_VER_GET, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, art_id);
+	sqlite3_bind_int64(s, 2, n);
+	rc = one(q, s, rd_ver, out, err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_ver_del(void *impl, int64_t art_id, int64_t n,
+		      struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_VER_DEL, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, art_id);
+	sqlite3_bind_int64(s, 2, n);
+	rc = exec_stmt(q, s, err);
+	if (!rc && sqlite3_changes(q->db) == 0)
+		rc = -ENOENT;
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_ver_list(void *impl, int64_t art_id,
+		       int (*fn)(void *arg, const struct catalog_version *v),
+		       void *arg, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	struct catalog_version v;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_VER_LIST, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, art_id);
+	rc = walk(q, s, rd_ver, &v, (int (*)(void *, const void *))fn, arg,
+		  err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_blob_refs(void *impl, const char *sha256, uint64_t *out,
+			struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_BLOB_REFS, &s, err)))
+		goto out;
+	sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+	rc = scalar(q, s, out, err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_blob_total(void *impl, uint64_t *out, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_BLOB_TOTAL, &s, err)))
+		goto out;
+	rc = scalar(q, s, out, err);
+out:
+	unlock(q);
+	return rc;
+}
+
+/* Statement `id` bound to (art_id, key[, value]). */
+static sqlite3_stmt *bind_label(struct sq *q, int id, int64_t art_id,
+				const char *key, const char *value)
+{
+	sqlite3_stmt *s = st(q, id);
+
+	if (!s)
+		return NULL;
+	sqlite3_bind_int64(s, 1, art_id);
+	sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
+	if (value)
+		sqlite3_bind_text(s, 3, value, -1, SQLITE_STATIC);
+	return s;
+}
+
+static int sq_label_set(void *impl, int64_t art_id, const char *key,
+			const char *value, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	s = bind_label(q, S_LABEL_SET, art_id, key, value);
+	rc = s ? exec_stmt(q, s, err) : fail(q, sqlite3_errcode(q->db), err);
+	unlock(q);
+	return rc;
+}
+
+static int sq_label_del(void *impl, int64_t art_id, const char *key,
+			struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	s = bind_label(q, S_LABEL_DEL, art_id, key, NULL);
+	rc = s ? exec_stmt(q, s, err) : fail(q, sqlite3_errcode(q->db), err);
+	if (!rc && sqlite3_changes(q->db) == 0)
+		rc = -ENODATA;
+	unlock(q);
+	return rc;
+}
+
+static int sq_label_get(void *impl, int64_t art_id, const char *key,
+			char **out, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	s = bind_label(q, S_LABEL_GET, art_id, key, NULL);
+	if (!s) {
+		rc = fail(q, sqlite3_errcode(q->db), err);
+		goto out;
+	}
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*out = strdup((const char *)sqlite3_column_text(s, 0));
+		rc = *out ? 0 : -ENOMEM;
+	} else if (rc == SQLITE_DONE) {
+		rc = -ENODATA;
+	} else {
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	}
+	done(s);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_label_list(void *impl, int64_t art_id,
+			 int (*fn)(void *arg, const char *key,
+				   const char *value),
+			 void *arg, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_LABEL_LIST, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, art_id);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if ((rc = fn(arg, (const char *)sqlite3_column_text(s, 0),
+			     (const char *)sqlite3_column_text(s, 1))))
+			break;
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	done(s);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_insp_put(void *impl, const char *sha256,
+		       const struct jar_report *r, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	struct buf ext = BUF_INIT((size_t)1 << 30);
+	sqlite3_stmt *s;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; !rc && i < r->nexternal; i++)
+		rc = buf_printf(&ext, "%s\n", r->external[i]);
+	if (rc)
+		return cmfs_err_set(err, rc, "out of memory");
+	lock(q);
+	rc = sq_begin(q, err);
+	if (rc)
+		goto out;
+	rc = prep(q, S_INSP_PUT, &s, err);
+	if (!rc) {
+		sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+		if (r->error)
+			sqlite3_bind_text(s, 2, r->error, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, buf_str(&ext), -1, SQLITE_STATIC);
+		rc = exec_stmt(q, s, err);
+	}
+	for (i = 0; !rc && i < r->nfactories; i++) {
+		const struct jar_factory *f = &r->factories[i];
+
+		if ((rc = prep(q, S_FACT_PUT, &s, err)))
+			break;
+		sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, (int64_t)i);
+		sqlite3_bind_text(s, 3, jar_kind_name(f->kind), -1,
+				  SQLITE_STATIC);
+		if (f->identifier)
+			sqlite3_bind_text(s, 4, f->identifier, -1,
+					  SQLITE_STATIC);
+		sqlite3_bind_text(s, 5, f->cls, -1, SQLITE_STATIC);
+		rc = exec_stmt(q, s, err);
+	}
+	rc = sq_end(q, rc, err);
+out:
+	unlock(q);
+	buf_release(&ext);
+	return rc;
+}
+
+/* Split newline-terminated `text` into r->external. */
+static int split_external(struct jar_report *r, const char *text)
+{
+	const char *p, *e;
+	size_t n = 0;
+
+	for (p = text; *p; p++)
+		n += *p == '\n';
+	if (!n)
+		return 0;
+	r->external = calloc(n, sizeof(char *));
+	if (!r->external)
+		return -ENOMEM;
+	for (p = text; *p && (e = strchr(p, '\n')); p = e + 1) {
+		r->external[r->nexternal] = strndup(p, (size_t)(e - p));
+		if (!r->external[r->nexternal])
+			return -ENOMEM;
+		r->nexternal++;
+	}
+	return 0;
+}
+
+/* Read the factories of `sha256` into r. */
+static int read_factories(struct sq *q, const char *sha256,
+			  struct jar_report *r, struct cmfs_err *err)
+{
+	sqlite3_stmt *s = st(q, S_FACT_GET);
+	int rc;
+
+	if (!s)
+		return fail(q, sqlite3_errcode(q->db), err);
+	sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct jar_factory *f;
+		const char *id = (const char *)sqlite3_column_text(s, 1);
+
+		f = realloc(r->factories, (r->nfactories + 1) * sizeof(*f));
+		if (!f) {
+			rc = -ENOMEM;
+			break;
+		}
+		r->factories = f;
+		f = &r->factories[r->nfactories];
+		memset(f, 0, sizeof(*f));
+		r->nfactories++;
+		if (jar_kind_parse(&f->kind,
+				   (const char *)sqlite3_column_text(s, 0)))
+			f->kind = JAR_KIND_OTHER;
+		f->identifier = id ? strdup(id) : NULL;
+		f->cls = strdup((const char *)sqlite3_column_text(s, 2));
+		if ((id && !f->identifier) || !f->cls) {
+			rc = -ENOMEM;
+			break;
+		}
+	}
+	done(s);
+	if (rc == SQLITE_DONE)
+		return 0;
+	if (rc < 0)
+		return cmfs_err_set(err, rc, "out of memory");
+	return fail(q, sqlite3_extended_errcode(q->db), err);
+}
+
+static int sq_insp_get(void *impl, const char *sha256,
+		       struct jar_report **out, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	struct jar_report *r;
+	sqlite3_stmt *s;
+	int rc;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	lock(q);
+	s = st(q, S_INSP_GET);
+	if (!s) {
+		rc = fail(q, sqlite3_errcode(q->db), err);
+		goto out;
+	}
+	sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		const char *e = (const char *)sqlite3_column_text(s, 0);
+
+		rc = 0;
+		if (e && !(r->error = strdup(e)))
+			rc = -ENOMEM;
+		if (!rc)
+			rc = split_external(
+				r, (const char *)sqlite3_column_text(s, 1));
+		if (rc)
+			cmfs_err_set(err, rc, "out of memory");
+	} else if (rc == SQLITE_DONE) {
+		rc = -ENOENT;
+	} else {
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	}
+	done(s);
+	if (!rc)
+		rc = read_factories(q, sha256, r, err);
+out:
+	unlock(q);
+	if (rc) {
+		jar_report_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+static int sq_table_get(void *impl, int64_t env_id, const char *name,
+			struct catalog_table *out, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_TABLE_GET, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, env_id);
+	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+	rc = one(q, s, rd_table, out, err);
+out:
+	unlock(q);
+	return rc;
+}
+
+/* Append one option to a definition being read. */
+static int def_add_opt(struct catalog_table_def *d, const char *k,
+		       const char *v)
+{
+	char **keys = realloc(d->keys, (d->nopts + 1) * sizeof(char *));
+	char **values;
+
+	if (!keys)
+		return -ENOMEM;
+	d->keys = keys;
+	values = realloc(d->values, (d->nopts + 1) * sizeof(char *));
+	if (!values)
+		return -ENOMEM;
+	d->values = values;
+	d->keys[d->nopts] = strdup(k);
+	d->values[d->nopts] = strdup(v);
+	d->nopts++;
+	return d->keys[d->nopts - 1] && d->values[d->nopts - 1] ? 0 : -ENOMEM;
+}
+
+static int sq_table_def(void *impl, int64_t id, struct catalog_table_def *out,
+			struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	struct catalog_table_def d;
+	sqlite3_stmt *s;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	lock(q);
+	if ((rc = prep(q, S_TABLE_DEF, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		const char *like = (const char *)sqlite3_column_text(s, 1);
+
+		d.ddl = strdup((const char *)sqlite3_column_text(s, 0));
+		d.like_ddl = like ? strdup(like) : NULL;
+		rc = d.ddl && (!like || d.like_ddl) ? 0 : -ENOMEM;
+	} else {
+		rc = rc == SQLITE_DONE
+			     ? -ENOENT
+			     : fail(q, sqlite3_extended_errcode(q->db), err);
+	}
+	done(s);
+	if (rc)
+		goto out;
+	if ((rc = prep(q, S_TABLE_OPTS, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, id);
+	while (!rc && sqlite3_step(s) == SQLITE_ROW)
+		rc = def_add_opt(&d, (const char *)sqlite3_column_text(s, 0),
+				 (const char *)sqlite3_column_text(s, 1));
+	done(s);
+out:
+	unlock(q);
+	if (rc) {
+		catalog_table_def_release(&d);
+		return rc == -ENOMEM ? cmfs_err_set(err, rc, "out of memory")
+				     : rc;
+	}
+	*out = d;
+	return 0;
+}
+
+static int sq_table_put(void *impl, int64_t env_id, const char *name,
+			const struct catalog_table_def *def, int64_t mtime,
+			uint32_t uid, struct catalog_table *out,
+			struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int64_t id = 0;
+	size_t i, len = strlen(def->ddl);
+	int rc;
+
+	lock(q);
+	rc = sq_begin(q, err);
+	if (rc)
+		goto out;
+	rc = prep(q, S_TABLE_PUT, &s, err);
+	if (!rc) {
+		sqlite3_bind_int64(s, 1, env_id);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, def->ddl, (int)len, SQLITE_STATIC);
+		if (def->like_ddl)
+			sqlite3_bind_text(s, 4, def->like_ddl, -1,
+					  SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, (int64_t)len);
+		sqlite3_bind_int64(s, 6, mtime);
+		sqlite3_bind_int64(s, 7, uid);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			id = sqlite3_column_int64(s, 0);
+		else
+			rc = fail(q, sqlite3_extended_errcode(q->db), err);
+		done(s);
+	}
+	if (!rc)
+		rc = exec_id(q, S_TABLE_OPTS_DEL, id, err);
+	for (i = 0; !rc && i < def->nopts; i++) {
+		if ((rc = prep(q, S_TABLE_OPT_ADD, &s, err)))
+			break;
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_int64(s, 2, (int64_t)i);
+		sqlite3_bind_text(s, 3, def->keys[i], -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, def->values[i], -1, SQLITE_STATIC);
+		rc = exec_stmt(q, s, err);
+	}
+	rc = sq_end(q, rc, err);
+	if (!rc && out) {
+		out->id = id;
+		out->env_id = env_id;
+		snprintf(out->name, sizeof(out->name), "%s", name);
+		out->size = len;
+		out->mtime = mtime;
+		out->uid = uid;
+	}
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_table_del(void *impl, int64_t id, struct cmfs_err *err)
+{
+	return exec_id(impl, S_TABLE_DEL, id, err);
+}
+
+static int sq_table_count(void *impl, int64_t env_id, uint64_t *out,
+			  struct cmfs_err *err)
+{
+	return scalar_id(impl, S_TABLE_COUNT, env_id, out, err);
+}
+
+static int sq_table_list(void *impl, int64_t env_id,
+			 int (*fn)(void *arg, const struct catalog_table *t),
+			 void *arg, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	struct catalog_table t;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_TABLE_LIST, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, env_id);
+	rc = walk(q, s, rd_table, &t, (int (*)(void *, const void *))fn, arg,
+		  err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_event_add(void *impl, const char *env, const char *line,
+			struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	size_t len = strlen(line);
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_EVENT_ADD, &s, err)))
+		goto out;
+	sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, (int64_t)len);
+	sqlite3_bind_blob(s, 3, line, (int)len, SQLITE_STATIC);
+	rc = exec_stmt(q, s, err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_event_size(void *impl, const char *env, uint64_t *out,
+			 struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_EVENT_SIZE, &s, err)))
+		goto out;
+	sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
+	rc = scalar(q, s, out, err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_event_read(void *impl, const char *env, uint64_t off,
+			 size_t size, struct buf *out, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_EVENT_READ, &s, err)))
+		goto out;
+	sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, (int64_t)off);
+	while (size && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		uint64_t at = (uint64_t)sqlite3_column_int64(s, 0);
+		const char *line = sqlite3_column_blob(s, 1);
+		size_t len = (size_t)sqlite3_column_bytes(s, 1), skip, take;
+
+		if (at + len <= off)
+			continue;
+		skip = off > at ? (size_t)(off - at) : 0;
+		take = len - skip < size ? len - skip : size;
+		if ((rc = buf_add(out, line + skip, take)))
+			break;
+		size -= take;
+		off += take;
+	}
+	if (!size || rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	done(s);
+out:
+	unlock(q);
+	return rc;
+}
+
+const struct catalog_backend catalog_sqlite_backend = {
+	.name = "sqlite",
+	.open = sq_open,
+	.close = sq_close,
+	.begin = sq_begin,
+	.end = sq_end,
+	.check = sq_check,
+	.env_add = sq_env_add,
+	.env_get = sq_env_get,
+	.env_del = sq_env_del,
+	.env_list = sq_env_list,
+	.art_get = sq_art_get,
+	.art_add = sq_art_add,
+	.art_del = sq_art_del,
+	.art_rename = sq_art_rename,
+	.art_count = sq_art_count,
+	.art_list = sq_art_list,
+	.art_by_label = sq_art_by_label,
+	.ver_add = sq_ver_add,
+	.ver_get = sq_ver_get,
+	.ver_del = sq_ver_del,
+	.ver_list = sq_ver_list,
+	.blob_refs = sq_blob_refs,
+	.blob_total = sq_blob_total,
+	.label_set = sq_label_set,
+	.label_del = sq_label_del,
+	.label_get = sq_label_get,
+	.label_list = sq_label_list,
+	.insp_put = sq_insp_put,
+	.insp_get = sq_insp_get,
+	.table_get = sq_table_get,
+	.table_def = sq_table_def,
+	.table_put = sq_table_put,
+	.table_del = sq_table_del,
+	.table_count = sq_table_count,
+	.table_list = sq_table_list,
+	.event_add = sq_event_add,
+	.event_size = sq_event_size,
+	.event_read = sq_event_read,
+};
