@@ -1,0 +1,1566 @@
+/*
+ * repo.c - the rules of DESIGN.md over the catalog and the blob store.
+ *
+ * Every change follows one pattern: check names and limits, then one
+ * catalog transaction that makes the change and appends its `events` line,
+ * then (for deletions) free the blobs nothing refers to any more.  A
+ * refusal appends its own line after the rollback.  Both lines also go to
+ * the daemon's log.
+ *
+ * Blob lifetime: an upload links its blob into the store before the
+ * transaction that refers to it commits, and a deletion unlinks a blob
+ * after the transaction that dropped the last reference.  gc_lock is held
+ * across both, so a deletion never frees a blob that an upload is about to
+ * refer to.
+ */
+#include "repo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ddl.h"
+#include "events.h"
+#include "jar.h"
+#include "name.h"
+#include "store.h"
+
+#define LABEL_TYPE "cmf.confluent.io/sql-artifact-type"
+#define LABEL_IDENT "cmf.confluent.io/sql-artifact-identifier"
+
+/* A label of a scratch file, or a label change pending in an upload. */
+struct label {
+	struct label *next;
+	char *env;		/* scratch labels only */
+	char *file;		/* scratch labels only */
+	char *key;
+	char *value;		/* NULL: remove (pending changes only) */
+};
+
+struct repo {
+	const struct config *cfg;	/* swapped whole on SIGHUP */
+	char *mountpoint;
+	struct store *store;
+	struct catalog *cat;
+	repo_log_fn log;
+	void *log_arg;
+	pthread_mutex_t gc_lock;	/* blob link/commit vs. unlink */
+	pthread_mutex_t scratch_lock;	/* guards scratch */
+	struct label *scratch;
+};
+
+struct repo_upload {
+	struct repo *r;
+	char env[64];
+	char name[254];
+	int fd;			/* staging file, -1 until needed */
+	char base[STORE_SHA_HEX]; /* blob to copy when staging, "" = empty */
+	uint64_t size;
+	struct store_hash *hash; /* over [0, hashed) of the staged bytes */
+	uint64_t hashed;
+	int hash_broken;	/* a write out of order: hash at commit */
+	int dirty;
+	struct label *pending;	/* label changes for the commit */
+};
+
+int64_t repo_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void repo_log(struct repo *r, int level, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	if (!r->log || level > r->cfg->log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	r->log(r->log_arg, level, line);
+}
+
+/*
+ * Finish event `e` with `rc` and store it: inside the caller's
+ * transaction when `in_txn`, else on its own.  Also logs it.
+ */
+static void record(struct repo *r, struct event *e, const char *env, int rc,
+		   const struct cmfs_err *err, int in_txn)
+{
+	const char *line = event_finish(e, rc, err ? cmfs_err_msg(err) : NULL);
+	struct cmfs_err e2 = CMFS_ERR_INIT;
+
+	if (!line)
+		return;
+	if (r->log && (rc ? LOG_NOTICE : LOG_INFO) <= r->cfg->log_level) {
+		size_t n = strlen(line);
+		char *copy = strndup(line, n ? n - 1 : 0);
+
+		if (copy)
+			r->log(r->log_arg, rc ? LOG_NOTICE : LOG_INFO, copy);
+		free(copy);
+	}
+	(void)in_txn;
+	if (env && catalog_event_add(r->cat, env, line, &e2))
+		repo_log(r, LOG_ERR, "events of %s: %s", env,
+			 cmfs_err_msg(&e2));
+}
+
+void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
+		  const char *action, const char *object, int rc,
+		  const char *reason)
+{
+	struct event e;
+	struct cmfs_err err = CMFS_ERR_INIT;
+
+	cmfs_err_set(&err, rc, "%s", reason ? reason : "");
+	event_init(&e, repo_now(), who->uid, env, action);
+	if (object)
+		event_add(&e, "object", object);
+	record(r, &e, env, rc, &err, 0);
+	event_release(&e);
+}
+
+/* Free the blobs in `shas` (n of them) that no version refers to now. */
+static void free_blobs(struct repo *r, char (*shas)[STORE_SHA_HEX], size_t n)
+{
+	size_t i;
+	uint64_t refs;
+
+	pthread_mutex_lock(&r->gc_lock);
+	for (i = 0; i < n; i++)
+		if (!catalog_blob_refs(r->cat, shas[i], &refs, NULL) && !refs)
+			store_blob_unlink(r->store, shas[i]);
+	pthread_mutex_unlock(&r->gc_lock);
+}
+
+/* Start-up sweep: unlink every blob that no version refers to. */
+static int sweep_blob(void *arg, const char *sha, uint64_t size)
+{
+	struct repo *r = arg;
+	uint64_t refs;
+
+	(void)size;
+	if (strlen(sha) == 64 && !catalog_blob_refs(r->cat, sha, &refs, NULL) &&
+	    !refs) {
+		store_blob_unlink(r->store, sha);
+		repo_log(r, LOG_NOTICE, "freed orphan blob %s", sha);
+	}
+	return 0;
+}
+
+int repo_open(struct repo **out, const struct config *cfg,
+	      const char *mountpoint, repo_log_fn log, void *log_arg,
+	      struct cmfs_err *err)
+{
+	struct repo *r;
+	char db[4096];
+	int rc;
+
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	r->cfg = cfg;
+	r->log = log;
+	r->log_arg = log_arg;
+	pthread_mutex_init(&r->gc_lock, NULL);
+	pthread_mutex_init(&r->scratch_lock, NULL);
+	if (mountpoint && !(r->mountpoint = strdup(mountpoint))) {
+		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+		goto fail;
+	}
+	if ((rc = store_open(&r->store, cfg->store_path, err)))
+		goto fail;
+	if ((size_t)snprintf(db, sizeof(db), "%s/catalog.db",
+			     store_path(r->store)) >= sizeof(db)) {
+		rc = cmfs_err_set(err, -ENAMETOOLONG, "store path too long");
+		goto fail;
+	}
+	if ((rc = catalog_open(&r->cat, db, err)))
+		goto fail;
+	store_blob_walk(r->store, sweep_blob, r);
+	*out = r;
+	return 0;
+fail:
+	repo_close(r);
+	return rc;
+}
+
+void repo_close(struct repo *r)
+{
+	struct label *l, *next;
+
+	if (!r)
+		return;
+	catalog_close(r->cat);
+	store_close(r->store);
+	for (l = r->scratch; l; l = next) {
+		next = l->next;
+		free(l->env);
+		free(l->file);
+		free(l->key);
+		free(l->value);
+		free(l);
+	}
+	pthread_mutex_destroy(&r->gc_lock);
+	pthread_mutex_destroy(&r->scratch_lock);
+	free(r->mountpoint);
+	free(r);
+}
+
+void repo_set_config(struct repo *r, const struct config *cfg)
+{
+	__atomic_store_n(&r->cfg, cfg, __ATOMIC_RELEASE);
+}
+
+const struct config *repo_config(const struct repo *r)
+{
+	return __atomic_load_n(&r->cfg, __ATOMIC_ACQUIRE);
+}
+
+struct catalog *repo_catalog(struct repo *r)
+{
+	return r->cat;
+}
+
+struct store *repo_store(struct repo *r)
+{
+	return r->store;
+}
+
+/* Look up environment `name`, with a message when it is missing. */
+static int env_get(struct repo *r, const char *name, struct catalog_env *out,
+		   struct cmfs_err *err)
+{
+	int rc = catalog_env_get(r->cat, name, out, err);
+
+	if (rc == -ENOENT)
+		return cmfs_err_set(err, rc, "environment %s does not exist",
+				    name);
+	return rc;
+}
+
+int repo_env_create(struct repo *r, const struct repo_who *who,
+		    const char *name, struct cmfs_err *err)
+{
+	struct event e;
+	int rc;
+
+	event_init(&e, repo_now(), who->uid, name, "mkdir");
+	rc = name_env_check(name, err);
+	if (!rc) {
+		rc = catalog_begin(r->cat, err);
+		if (!rc) {
+			rc = catalog_env_add(r->cat, name, who->uid,
+					     repo_now(), NULL, err);
+			if (rc == -EEXIST)
+				cmfs_err_set(err, rc,
+					     "environment %s exists", name);
+			if (!rc)
+				record(r, &e, name, 0, NULL, 1);
+			rc = catalog_end(r->cat, rc, err);
+		}
+	}
+	/* A bad name has no events file to go to: the daemon log only. */
+	if (rc)
+		record(r, &e, rc == -EINVAL ? NULL : name, rc, err, 0);
+	event_release(&e);
+	return rc;
+}
+
+int repo_env_remove(struct repo *r, const struct repo_who *who,
+		    const char *name, struct cmfs_err *err)
+{
+	struct catalog_env env;
+	struct event e;
+	int rc;
+
+	event_init(&e, repo_now(), who->uid, name, "rmdir");
+	rc = catalog_begin(r->cat, err);
+	if (!rc) {
+		rc = env_get(r, name, &env, err);
+		if (!rc)
+			rc = catalog_env_del(r->cat, env.id, err);
+		if (rc == -ENOTEMPTY)
+			cmfs_err_set(err, rc,
+				     "environment %s holds artifacts or "
+				     "tables: remove them first", name);
+		if (!rc)
+			record(r, &e, name, 0, NULL, 1);
+		rc = catalog_end(r->cat, rc, err);
+	}
+	if (!rc) {
+		store_scratch_drop_env(r->store, name);
+		repo_scratch_label_move(r, name, NULL, NULL);
+	} else if (rc != -ENOENT) {
+		record(r, &e, name, rc, err, 0);
+	}
+	event_release(&e);
+	return rc;
+}
+
+/* Collect the blob of each version of an artifact before deleting it. */
+struct blob_list {
+	char (*sha)[STORE_SHA_HEX];
+	size_t n;
+};
+
+static int collect_blob(void *arg, const struct catalog_version *v)
+{
+	struct blob_list *l = arg;
+	char(*p)[STORE_SHA_HEX] = realloc(l->sha, (l->n + 1) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	l->sha = p;
+	memcpy(l->sha[l->n++], v->sha256, STORE_SHA_HEX);
+	return 0;
+}
+
+/* Look up artifact `name` of `env` inside a transaction. */
+static int art_get(struct repo *r, const char *env, const char *name,
+		   struct catalog_env *e, struct catalog_artifact *a,
+		   struct cmfs_err *err)
+{
+	int rc = env_get(r, env, e, err);
+
+	if (rc)
+		return rc;
+	rc = catalog_art_get(r->cat, e->id, name, a, err);
+	if (rc == -ENOENT)
+		return cmfs_err_set(err, rc, "%s: no such artifact", name);
+	return rc;
+}
+
+int repo_art_remove(struct repo *r, const struct repo_who *who,
+		    const char *env, const char *name, struct cmfs_err *err)
+{
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct blob_list blobs = { NULL, 0 };
+	struct event ev;
+	int rc;
+
+	event_init(&ev, repo_now(), who->uid, env, "delete");
+	event_add(&ev, "artifact", name);
+	rc = catalog_begin(r->cat, err);
+	if (!rc) {
+		rc = art_get(r, env, name, &e, &a, err);
+		if (!rc)
+			rc = catalog_ver_list(r->cat, a.id, collect_blob,
+					      &blobs, err);
+		if (!rc)
+			rc = catalog_art_del(r->cat, a.id, err);
+		if (!rc) {
+			event_addf(&ev, "versions", "%lld",
+				   (long long)a.nversions);
+			record(r, &ev, env, 0, NULL, 1);
+		}
+		rc = catalog_end(r->cat, rc, err);
+	}
+	if (!rc)
+		free_blobs(r, blobs.sha, blobs.n);
+	else if (rc != -ENOENT)
+		record(r, &ev, env, rc, err, 0);
+	free(blobs.sha);
+	event_release(&ev);
+	return rc;
+}
+
+int repo_ver_remove(struct repo *r, const struct repo_who *who,
+		    const char *env, const char *name, int64_t n,
+		    struct cmfs_err *err)
+{
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct catalog_version v;
+	struct event ev;
+	int rc;
+
+	event_init(&ev, repo_now(), who->uid, env, "delete-version");
+	event_add(&ev, "artifact", name);
+	event_addf(&ev, "version", "%lld", (long long)n);
+	rc = catalog_begin(r->cat, err);
+	if (!rc) {
+		rc = art_get(r, env, name, &e, &a, err);
+		if (!rc)
+			rc = catalog_ver_get(r->cat, a.id, n, &v, err);
+		if (!rc)
+			rc = a.nversions == 1
+				     ? catalog_art_del(r->cat, a.id, err)
+				     : catalog_ver_del(r->cat, a.id, n, err);
+		if (!rc) {
+			if (a.nversions == 1)
+				event_add(&ev, "artifact-removed", "yes");
+			record(r, &ev, env, 0, NULL, 1);
+		}
+		rc = catalog_end(r->cat, rc, err);
+	}
+	if (!rc)
+		free_blobs(r, &v.sha256, 1);
+	else if (rc != -ENOENT)
+		record(r, &ev, env, rc, err, 0);
+	event_release(&ev);
+	return rc;
+}
+
+/* Check that every version of artifact `id` is a zip archive. */
+static int all_zip(void *arg, const struct catalog_version *v)
+{
+	struct repo *r = arg;
+	struct jar_report *rep = NULL;
+	int rc = catalog_insp_get(r->cat, v->sha256, &rep, NULL);
+
+	jar_report_free(rep);
+	return rc ? -EINVAL : 0;
+}
+
+int repo_art_rename(struct repo *r, const struct repo_who *who,
+		    const char *env, const char *from, const char *to,
+		    struct cmfs_err *err)
+{
+	struct catalog_env e;
+	struct catalog_artifact a, old;
+	struct blob_list blobs = { NULL, 0 };
+	struct event ev;
+	int rc, replaced = 0;
+
+	event_init(&ev, repo_now(), who->uid, env, "rename");
+	event_add(&ev, "artifact", from);
+	event_add(&ev, "to", to);
+	rc = name_artifact_check(to, err);
+	if (!rc)
+		rc = catalog_begin(r->cat, err);
+	if (rc)
+		goto out;
+	rc = art_get(r, env, from, &e, &a, err);
+	if (!rc && name_is_jar(to) &&
+	    catalog_ver_list(r->cat, a.id, all_zip, r, NULL))
+		rc = cmfs_err_set(err, -EINVAL,
+				  "%s: not every version is a zip archive, so "
+				  "it cannot be named %s", from, to);
+	if (!rc && !catalog_art_get(r->cat, e.id, to, &old, NULL)) {
+		rc = catalog_ver_list(r->cat, old.id, collect_blob, &blobs,
+				      err);
+		if (!rc)
+			rc = catalog_art_del(r->cat, old.id, err);
+		replaced = 1;
+	}
+	if (!rc)
+		rc = catalog_art_rename(r->cat, a.id, to, err);
+	if (!rc) {
+		if (replaced)
+			event_add(&ev, "replaced", "yes");
+		record(r, &ev, env, 0, NULL, 1);
+	}
+	rc = catalog_end(r->cat, rc, err);
+out:
+	if (!rc)
+		free_blobs(r, blobs.sha, blobs.n);
+	else
+		record(r, &ev, env, rc, err, 0);
+	free(blobs.sha);
+	event_release(&ev);
+	return rc;
+}
+
+/* ---- labels and what a JAR offers ---- */
+
+static void label_free(struct label *l)
+{
+	while (l) {
+		struct label *next = l->next;
+
+		free(l->env);
+		free(l->file);
+		free(l->key);
+		free(l->value);
+		free(l);
+		l = next;
+	}
+}
+
+/*
+ * Check that the factories of `rep` offer a factory of kind `type` (may be
+ * NULL) with identifier `ident` (may be NULL; an unknown identifier
+ * matches).  -EINVAL naming what the JAR does offer.
+ */
+static int check_offer(const char *art, const struct jar_report *rep,
+		       const char *type, const char *ident,
+		       struct cmfs_err *err)
+{
+	struct buf offers = BUF_INIT(200);
+	size_t i;
+	int rc;
+
+	if (!type && !ident)
+		return 0;
+	for (i = 0; i < rep->nfactories; i++) {
+		const struct jar_factory *f = &rep->factories[i];
+
+		if (type && strcmp(jar_kind_name(f->kind), type))
+			continue;
+		if (ident && f->identifier && strcmp(f->identifier, ident))
+			continue;
+		return 0;
+	}
+	for (i = 0; i < rep->nfactories; i++)
+		buf_printf(&offers, "%s%s '%s'", i ? ", " : "",
+			   jar_kind_name(rep->factories[i].kind),
+			   rep->factories[i].identifier
+				   ? rep->factories[i].identifier
+				   : "unknown");
+	if (!rep->nfactories)
+		rc = cmfs_err_set(err, -EINVAL,
+				  "%s offers no factory (%s); no %s factory "
+				  "'%s'", art,
+				  rep->error ? rep->error : "none listed",
+				  type ? type : "", ident ? ident : "");
+	else
+		rc = cmfs_err_set(err, -EINVAL,
+				  "%s offers %s; no %s factory '%s'", art,
+				  buf_str(&offers), type ? type : "any",
+				  ident ? ident : "");
+	buf_release(&offers);
+	return rc;
+}
+
+/* Syntax and value rules of one label. */
+static int label_check(const struct config *cfg, const char *key,
+		       const char *value, size_t len, struct cmfs_err *err)
+{
+	int rc = name_label_key_check(key, err);
+
+	if (rc)
+		return rc;
+	if (len > cfg->limits.xattr_size)
+		return cmfs_err_set(err, -EFBIG,
+				    "label %s: value of %zu bytes is over the "
+				    "limit of %llu", key, len,
+				    (unsigned long long)cfg->limits.xattr_size);
+	if ((rc = name_label_value_check(key, value, len, err)))
+		return rc;
+	if (!strcmp(key, LABEL_TYPE) && strcmp(value, "connector") &&
+	    strcmp(value, "format"))
+		return cmfs_err_set(err, -EINVAL,
+				    "label %s takes connector or format, not "
+				    "'%.64s'", key, value);
+	return 0;
+}
+
+/* The current value of label `key` of artifact `art_id`, or NULL. */
+static char *label_now(struct repo *r, int64_t art_id, const char *key)
+{
+	char *v = NULL;
+
+	if (art_id && catalog_label_get(r->cat, art_id, key, &v, NULL))
+		return NULL;
+	return v;
+}
+
+/* The value label `key` will have after `pending`: 1 if it is changed. */
+static int label_pending(const struct label *pending, const char *key,
+			 const char **out)
+{
+	const struct label *l;
+	int found = 0;
+
+	for (l = pending; l; l = l->next)
+		if (!strcmp(l->key, key)) {
+			*out = l->value;
+			found = 1;
+		}
+	return found;
+}
+
+/*
+ * Check the sql-artifact labels that artifact `art_id` (0: new) will carry
+ * after `pending` against inspection `rep` (NULL: not a JAR, no check).
+ */
+static int check_labels(struct repo *r, const char *name, int64_t art_id,
+			const struct label *pending,
+			const struct jar_report *rep, struct cmfs_err *err)
+{
+	char *type = label_now(r, art_id, LABEL_TYPE);
+	char *ident = label_now(r, art_id, LABEL_IDENT);
+	const char *t = type, *i = ident;
+	int rc = 0;
+
+	label_pending(pending, LABEL_TYPE, &t);
+	label_pending(pending, LABEL_IDENT, &i);
+	if (rep)
+		rc = check_offer(name, rep, t, i, err);
+	free(type);
+	free(ident);
+	return rc;
+}
+
+/* Count the labels artifact `art_id` will carry after `pending`. */
+static int count_label(void *arg, const char *key, const char *value)
+{
+	(void)key;
+	(void)value;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+static int check_label_count(struct repo *r, int64_t art_id,
+			     const struct label *pending, const char *name,
+			     struct cmfs_err *err)
+{
+	const struct label *l;
+	uint64_t n = 0;
+	char *v;
+
+	if (art_id)
+		catalog_label_list(r->cat, art_id, count_label, &n, NULL);
+	for (l = pending; l; l = l->next) {
+		v = label_now(r, art_id, l->key);
+		if (l->value && !v)
+			n++;
+		else if (!l->value && v && n)
+			n--;
+		free(v);
+	}
+	if (n > r->cfg->limits.labels)
+		return cmfs_err_set(err, -EDQUOT,
+				    "%s: %llu labels is over the limit of %llu",
+				    name, (unsigned long long)n,
+				    (unsigned long long)r->cfg->limits.labels);
+	return 0;
+}
+
+/* Apply `pending` to artifact `art_id`; adds "labels=..." to the event. */
+static int apply_labels(struct repo *r, int64_t art_id,
+			const struct label *pending, struct event *ev,
+			struct cmfs_err *err)
+{
+	const struct label *l;
+	int rc = 0;
+
+	for (l = pending; l && !rc; l = l->next) {
+		if (l->value)
+			rc = catalog_label_set(r->cat, art_id, l->key,
+					       l->value, err);
+		else if ((rc = catalog_label_del(r->cat, art_id, l->key,
+						 err)) == -ENODATA)
+			rc = 0;
+		if (!rc)
+			event_add(ev, l->value ? "label" : "unlabel",
+				  l->key);
+	}
+	return rc;
+}
+
+/* The inspection of blob `sha` staged in `fd`: cached or made now. */
+static int inspect(struct repo *r, const char *name, const char *sha, int fd,
+		   struct jar_report **out, int *fresh, struct cmfs_err *err)
+{
+	struct jar_limits lim;
+	struct cmfs_err e2 = CMFS_ERR_INIT;
+	int rc;
+
+	*fresh = 0;
+	if (!catalog_insp_get(r->cat, sha, out, NULL))
+		return 0;
+	jar_limits_default(&lim);
+	rc = jar_inspect_fd(out, fd, &lim, &e2);
+	if (rc == -EINVAL)
+		return cmfs_err_set(err, rc,
+				    "%s is not a valid JAR (zip archive): %s",
+				    name, cmfs_err_msg(&e2));
+	if (rc)
+		return cmfs_err_set(err, rc, "%s: %s", name,
+				    cmfs_err_msg(&e2));
+	*fresh = 1;
+	return 0;
+}
+
+/*
+ * The commit of every upload: bytes [0, size) of `fd` with SHA-256 `sha`
+ * become the next version of `name` in `env`, with label changes
+ * `pending`.  *out gets the latest version afterwards.
+ */
+static int commit_fd(struct repo *r, const struct repo_who *who,
+		     const char *env, const char *name, int fd, uint64_t size,
+		     const char *sha, const struct label *pending,
+		     const char *action, struct catalog_version *out,
+		     struct cmfs_err *err)
+{
+	const struct config *cfg = repo_config(r);
+	struct jar_report *rep = NULL;
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct catalog_version v;
+	struct event ev;
+	uint64_t n, total;
+	int64_t art_id = 0;
+	int rc, fresh = 0, same = 0;
+
+	event_init(&ev, repo_now(), who->uid, env, action);
+	event_add(&ev, "artifact", name);
+	rc = name_artifact_check(name, err);
+	if (!rc && size > cfg->limits.artifact_size)
+		rc = cmfs_err_set(err, -EFBIG,
+				  "%s: %llu bytes is over the artifact size "
+				  "limit of %llu", name,
+				  (unsigned long long)size,
+				  (unsigned long long)cfg->limits.artifact_size);
+	if (!rc && name_is_jar(name))
+		rc = inspect(r, name, sha, fd, &rep, &fresh, err);
+	if (rc)
+		goto refused;
+
+	pthread_mutex_lock(&r->gc_lock);
+	rc = store_blob_commit(r->store, fd, sha, size, err);
+	if (!rc)
+		rc = catalog_begin(r->cat, err);
+	if (rc) {
+		pthread_mutex_unlock(&r->gc_lock);
+		goto refused;
+	}
+	rc = env_get(r, env, &e, err);
+	if (!rc) {
+		rc = catalog_art_get(r->cat, e.id, name, &a, err);
+		if (rc == -ENOENT) {
+			rc = catalog_art_count(r->cat, e.id, &n, err);
+			if (!rc && n >= cfg->limits.artifacts_per_env)
+				rc = cmfs_err_set(
+					err, -EDQUOT,
+					"%s: environment %s holds %llu "
+					"artifacts, the limit", name, env,
+					(unsigned long long)n);
+		} else if (!rc) {
+			art_id = a.id;
+			same = !strcmp(a.latest.sha256, sha);
+		}
+	}
+	if (!rc && !same && cfg->limits.store_size &&
+	    !catalog_blob_refs(r->cat, sha, &n, err) && !n &&
+	    !(rc = catalog_blob_total(r->cat, &total, err)) &&
+	    total + size > cfg->limits.store_size)
+		rc = cmfs_err_set(err, -EDQUOT,
+				  "%s: the store holds %llu bytes; %llu more "
+				  "is over its limit of %llu", name,
+				  (unsigned long long)total,
+				  (unsigned long long)size,
+				  (unsigned long long)cfg->limits.store_size);
+	if (!rc)
+		rc = check_label_count(r, art_id, pending, name, err);
+	if (!rc)
+		rc = check_labels(r, name, art_id, pending, rep, err);
+	if (!rc && !art_id)
+		rc = catalog_art_add(r->cat, e.id, name, &art_id, err);
+	if (!rc && same)
+		v = a.latest;
+	else if (!rc)
+		rc = catalog_ver_add(r->cat, art_id, sha, size, repo_now(),
+				     who->uid, &v, err);
+	if (!rc && fresh)
+		rc = catalog_insp_put(r->cat, sha, rep, err);
+	if (!rc)
+		rc = apply_labels(r, art_id, pending, &ev, err);
+	if (!rc) {
+		event_addf(&ev, "version", "%lld", (long long)v.n);
+		event_addf(&ev, "size", "%llu", (unsigned long long)size);
+		event_add(&ev, "sha256", sha);
+		if (same)
+			event_add(&ev, "unchanged", "yes");
+		if (rep && rep->error)
+			event_add(&ev, "inspection", rep->error);
+		record(r, &ev, env, 0, NULL, 1);
+	}
+	rc = catalog_end(r->cat, rc, err);
+	if (rc) {
+		/* The blob may be one nothing refers to now. */
+		uint64_t refs;
+
+		if (!catalog_blob_refs(r->cat, sha, &refs, NULL) && !refs)
+			store_blob_unlink(r->store, sha);
+	}
+	pthread_mutex_unlock(&r->gc_lock);
+	if (!rc && out)
+		*out = v;
+refused:
+	if (rc)
+		record(r, &ev, rc == -ENOENT ? NULL : env, rc, err, 0);
+	jar_report_free(rep);
+	event_release(&ev);
+	return rc;
+}
+
+/* ---- uploads ---- */
+
+int repo_upload_begin(struct repo_upload **out, struct repo *r,
+		      const char *env, const char *name, int truncate,
+		      struct cmfs_err *err)
+{
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct repo_upload *u;
+	int rc;
+
+	*out = NULL;
+	u = calloc(1, sizeof(*u));
+	if (!u || store_hash_new(&u->hash)) {
+		free(u);
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	}
+	u->r = r;
+	u->fd = -1;
+	snprintf(u->env, sizeof(u->env), "%s", env);
+	snprintf(u->name, sizeof(u->name), "%s", name);
+	rc = env_get(r, env, &e, err);
+	if (!rc && !truncate &&
+	    !catalog_art_get(r->cat, e.id, name, &a, NULL)) {
+		memcpy(u->base, a.latest.sha256, STORE_SHA_HEX);
+		u->size = a.latest.size;
+		u->hash_broken = 1; /* the copied bytes are not hashed */
+	}
+	if (rc) {
+		repo_upload_free(u);
+		return rc;
+	}
+	if (truncate)
+		u->dirty = 1; /* O_TRUNC alone makes an empty version */
+	*out = u;
+	return 0;
+}
+
+/* Make sure the upload has a staging file holding its bytes. */
+static int stage(struct repo_upload *u)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int rc;
+
+	if (u->fd >= 0)
+		return 0;
+	rc = store_stage(u->r->store, &u->fd, &err);
+	if (!rc && u->base[0])
+		rc = store_blob_copy(u->r->store, u->base, u->fd, &err);
+	if (rc) {
+		repo_log(u->r, LOG_ERR, "upload of %s: %s", u->name,
+			 cmfs_err_msg(&err));
+		if (u->fd >= 0)
+			close(u->fd);
+		u->fd = -1;
+		return rc;
+	}
+	return 0;
+}
+
+ssize_t repo_upload_write(struct repo_upload *u, const void *data,
+			  size_t size, off_t off)
+{
+	uint64_t end = (uint64_t)off + size;
+	ssize_t n;
+	int rc;
+
+	if (off < 0)
+		return -EINVAL;
+	if (end > u->r->cfg->limits.artifact_size)
+		return -EFBIG;
+	if ((rc = stage(u)))
+		return rc;
+	n = pwrite(u->fd, data, size, off);
+	if (n < 0)
+		return -errno;
+	if ((uint64_t)off == u->hashed && !u->hash_broken) {
+		store_hash_update(u->hash, data, (size_t)n);
+		u->hashed += (uint64_t)n;
+	} else if ((uint64_t)off < u->hashed || (uint64_t)off > u->hashed) {
+		u->hash_broken = 1;
+	}
+	if ((uint64_t)off + (uint64_t)n > u->size)
+		u->size = (uint64_t)off + (uint64_t)n;
+	u->dirty = 1;
+	return n;
+}
+
+ssize_t repo_upload_read(struct repo_upload *u, void *data, size_t size,
+			 off_t off)
+{
+	ssize_t n;
+	int rc;
+
+	if ((rc = stage(u)))
+		return rc;
+	if ((uint64_t)off >= u->size)
+		return 0;
+	if (size > u->size - (uint64_t)off)
+		size = (size_t)(u->size - (uint64_t)off);
+	n = pread(u->fd, data, size, off);
+	return n < 0 ? -errno : n;
+}
+
+int repo_upload_truncate(struct repo_upload *u, off_t size)
+{
+	int rc;
+
+	if (size < 0)
+		return -EINVAL;
+	if ((uint64_t)size > u->r->cfg->limits.artifact_size)
+		return -EFBIG;
+	if ((uint64_t)size == u->size && u->fd >= 0)
+		return 0;
+	if ((rc = stage(u)))
+		return rc;
+	if (ftruncate(u->fd, size))
+		return -errno;
+	if ((uint64_t)size < u->hashed || (uint64_t)size > u->size)
+		u->hash_broken = 1;
+	u->size = (uint64_t)size;
+	u->dirty = 1;
+	return 0;
+}
+
+uint64_t repo_upload_size(const struct repo_upload *u)
+{
+	return u->size;
+}
+
+int repo_upload_dirty(const struct repo_upload *u)
+{
+	return u->dirty;
+}
+
+/* Append a label change to a list (value NULL = remove). */
+static int label_push(struct label **list, const char *key,
+		      const char *value)
+{
+	struct label *l = calloc(1, sizeof(*l)), **tail;
+
+	if (!l)
+		return -ENOMEM;
+	l->key = strdup(key);
+	l->value = value ? strdup(value) : NULL;
+	if (!l->key || (value && !l->value)) {
+		label_free(l);
+		return -ENOMEM;
+	}
+	for (tail = list; *tail; tail = &(*tail)->next)
+		;
+	*tail = l;
+	return 0;
+}
+
+int repo_upload_label(struct repo_upload *u, const char *key,
+		      const char *value, struct cmfs_err *err)
+{
+	int rc = 0;
+
+	if (value)
+		rc = label_check(u->r->cfg, key, value, strlen(value), err);
+	if (!rc && label_push(&u->pending, key, value))
+		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+	if (!rc)
+		u->dirty = 1;
+	return rc;
+}
+
+int repo_upload_label_get(const struct repo_upload *u, const char *key,
+			  const char **out)
+{
+	return label_pending(u->pending, key, out);
+}
+
+int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
+		       struct catalog_version *out, struct cmfs_err *err)
+{
+	char sha[STORE_SHA_HEX];
+	int rc;
+
+	if (!u->dirty)
+		return 0;
+	if ((rc = stage(u)))
+		return cmfs_err_set(err, rc, "%s: staging failed: %s",
+				    u->name, strerror(-rc));
+	if (u->hash_broken || u->hashed != u->size) {
+		rc = store_hash_fd(sha, u->fd, u->size, err);
+		if (rc)
+			return rc;
+	} else {
+		store_hash_final(u->hash, sha);
+	}
+	rc = commit_fd(u->r, who, u->env, u->name, u->fd, u->size, sha,
+		       u->pending, "upload", out, err);
+	if (rc) {
+		/* The hash was consumed: recompute at the next commit. */
+		u->hash_broken = 1;
+		return rc;
+	}
+	/* The staging file may now be the blob: never write it again. */
+	close(u->fd);
+	u->fd = -1;
+	memcpy(u->base, sha, STORE_SHA_HEX);
+	u->hash_broken = 1;
+	u->dirty = 0;
+	label_free(u->pending);
+	u->pending = NULL;
+	return 0;
+}
+
+void repo_upload_free(struct repo_upload *u)
+{
+	if (!u)
+		return;
+	if (u->fd >= 0)
+		close(u->fd);
+	store_hash_free(u->hash);
+	label_free(u->pending);
+	free(u);
+}
+
+/* ---- scratch files ---- */
+
+/* The scratch labels of (env, file), in order, as a pending list. */
+static int scratch_pending(struct repo *r, const char *env, const char *file,
+			   struct label **out)
+{
+	struct label *l;
+	int rc = 0;
+
+	*out = NULL;
+	pthread_mutex_lock(&r->scratch_lock);
+	for (l = r->scratch; l && !rc; l = l->next)
+		if (!strcmp(l->env, env) && !strcmp(l->file, file))
+			rc = label_push(out, l->key, l->value);
+	pthread_mutex_unlock(&r->scratch_lock);
+	return rc;
+}
+
+int repo_scratch_commit(struct repo *r, const struct repo_who *who,
+			const char *env, const char *scratch,
+			const char *name, struct catalog_version *out,
+			struct cmfs_err *err)
+{
+	struct label *pending = NULL;
+	char sha[STORE_SHA_HEX];
+	struct stat st;
+	int src = -1, fd = -1, rc;
+
+	rc = store_scratch_open(r->store, env, 'a', scratch, O_RDONLY, 0,
+				&src);
+	if (rc)
+		return cmfs_err_set(err, rc, "%s: %s", scratch, strerror(-rc));
+	if (fstat(src, &st)) {
+		rc = cmfs_err_set(err, -errno, "%s: %s", scratch,
+				  strerror(errno));
+		goto out;
+	}
+	/* Copy, so that a writer still holding the scratch file open can
+	 * never change the blob. */
+	if ((rc = store_stage(r->store, &fd, err)) ||
+	    (rc = store_copy_fd(src, fd, (uint64_t)st.st_size, err)))
+		goto out;
+	if ((rc = store_hash_fd(sha, fd, (uint64_t)st.st_size, err)) ||
+	    (rc = scratch_pending(r, env, scratch, &pending)))
+		goto out;
+	rc = commit_fd(r, who, env, name, fd, (uint64_t)st.st_size, sha,
+		       pending, "upload", out, err);
+	if (!rc) {
+		store_scratch_unlink(r->store, env, 'a', scratch);
+		repo_scratch_label_move(r, env, scratch, NULL);
+	}
+out:
+	label_free(pending);
+	if (fd >= 0)
+		close(fd);
+	if (src >= 0)
+		close(src);
+	return rc;
+}
+
+int repo_scratch_label_set(struct repo *r, const char *env,
+			   const char *scratch, const char *key,
+			   const char *value, struct cmfs_err *err)
+{
+	struct label *l;
+	int rc = label_check(r->cfg, key, value, strlen(value), err);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&r->scratch_lock);
+	for (l = r->scratch; l; l = l->next)
+		if (!strcmp(l->env, env) && !strcmp(l->file, scratch) &&
+		    !strcmp(l->key, key))
+			break;
+	if (l) {
+		char *v = strdup(value);
+
+		if (v) {
+			free(l->value);
+			l->value = v;
+		} else {
+			rc = -ENOMEM;
+		}
+	} else if (!(l = calloc(1, sizeof(*l))) ||
+		   !(l->env = strdup(env)) || !(l->file = strdup(scratch)) ||
+		   !(l->key = strdup(key)) || !(l->value = strdup(value))) {
+		label_free(l);
+		rc = -ENOMEM;
+	} else {
+		l->next = r->scratch;
+		r->scratch = l;
+	}
+	pthread_mutex_unlock(&r->scratch_lock);
+	return rc ? cmfs_err_set(err, rc, "out of memory") : 0;
+}
+
+int repo_scratch_label_del(struct repo *r, const char *env,
+			   const char *scratch, const char *key)
+{
+	struct label **p, *l;
+	int rc = -ENODATA;
+
+	pthread_mutex_lock(&r->scratch_lock);
+	for (p = &r->scratch; (l = *p); p = &l->next)
+		if (!strcmp(l->env, env) && !strcmp(l->file, scratch) &&
+		    !strcmp(l->key, key)) {
+			*p = l->next;
+			l->next = NULL;
+			label_free(l);
+			rc = 0;
+			break;
+		}
+	pthread_mutex_unlock(&r->scratch_lock);
+	return rc;
+}
+
+int repo_scratch_label_get(struct repo *r, const char *env,
+			   const char *scratch, const char *key,
+			   struct buf *out)
+{
+	struct label *l;
+	int rc = -ENODATA;
+
+	pthread_mutex_lock(&r->scratch_lock);
+	for (l = r->scratch; l; l = l->next)
+		if (!strcmp(l->env, env) && !strcmp(l->file, scratch) &&
+		    !strcmp(l->key, key)) {
+			rc = buf_adds(out, l->value);
+			break;
+		}
+	pthread_mutex_unlock(&r->scratch_lock);
+	return rc;
+}
+
+int repo_scratch_label_list(struct repo *r, const char *env,
+			    const char *scratch, struct buf *out)
+{
+	struct label *l;
+	int rc = 0;
+
+	pthread_mutex_lock(&r->scratch_lock);
+	for (l = r->scratch; l && !rc; l = l->next)
+		if (!strcmp(l->env, env) && !strcmp(l->file, scratch))
+			rc = buf_printf(out, "user.%s%c", l->key, '\0');
+	pthread_mutex_unlock(&r->scratch_lock);
+	return rc;
+}
+
+void repo_scratch_label_move(struct repo *r, const char *env,
+			     const char *from, const char *to)
+{
+	struct label **p, *l;
+
+	pthread_mutex_lock(&r->scratch_lock);
+	for (p = &r->scratch; (l = *p);) {
+		if (strcmp(l->env, env) || (from && strcmp(l->file, from))) {
+			p = &l->next;
+			continue;
+		}
+		if (to) {
+			char *f = strdup(to);
+
+			if (f) {
+				free(l->file);
+				l->file = f;
+			}
+			p = &l->next;
+			continue;
+		}
+		*p = l->next;
+		l->next = NULL;
+		label_free(l);
+	}
+	pthread_mutex_unlock(&r->scratch_lock);
+}
+
+/* ---- labels of artifacts ---- */
+
+int repo_label_set(struct repo *r, const struct repo_who *who,
+		   const char *env, const char *name, const char *key,
+		   const char *value, size_t len, struct cmfs_err *err)
+{
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct jar_report *rep = NULL;
+	struct label *pending = NULL;
+	struct event ev;
+	char *v = strndup(value, len);
+	int rc;
+
+	event_init(&ev, repo_now(), who->uid, env, "label");
+	event_add(&ev, "artifact", name);
+	event_add(&ev, "key", key);
+	event_add(&ev, "value", v ? v : "");
+	if (!v) {
+		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+		goto out;
+	}
+	rc = strlen(v) != len
+		     ? cmfs_err_set(err, -EINVAL, "label %s: value holds a "
+						  "NUL byte", key)
+		     : label_check(r->cfg, key, v, len, err);
+	if (!rc)
+		rc = label_push(&pending, key, v);
+	if (!rc)
+		rc = catalog_begin(r->cat, err);
+	if (rc)
+		goto out;
+	rc = art_get(r, env, name, &e, &a, err);
+	if (!rc && name_is_jar(name) &&
+	    catalog_insp_get(r->cat, a.latest.sha256, &rep, err))
+		rc = cmfs_err_set(err, -EIO, "%s: no inspection recorded",
+				  name);
+	if (!rc)
+		rc = check_label_count(r, a.id, pending, name, err);
+	if (!rc)
+		rc = check_labels(r, name, a.id, pending, rep, err);
+	if (!rc)
+		rc = catalog_label_set(r->cat, a.id, key, v, err);
+	if (!rc)
+		record(r, &ev, env, 0, NULL, 1);
+	rc = catalog_end(r->cat, rc, err);
+out:
+	if (rc && rc != -ENOENT)
+		record(r, &ev, env, rc, err, 0);
+	jar_report_free(rep);
+	label_free(pending);
+	free(v);
+	event_release(&ev);
+	return rc;
+}
+
+int repo_label_remove(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *name, const char *key,
+		      struct cmfs_err *err)
+{
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct event ev;
+	int rc;
+
+	event_init(&ev, repo_now(), who->uid, env, "unlabel");
+	event_add(&ev, "artifact", name);
+	event_add(&ev, "key", key);
+	rc = catalog_begin(r->cat, err);
+	if (rc)
+		goto out;
+	rc = art_get(r, env, name, &e, &a, err);
+	if (!rc)
+		rc = catalog_label_del(r->cat, a.id, key, err);
+	if (!rc)
+		record(r, &ev, env, 0, NULL, 1);
+	rc = catalog_end(r->cat, rc, err);
+out:
+	if (rc && rc != -ENOENT && rc != -ENODATA)
+		record(r, &ev, env, rc, err, 0);
+	event_release(&ev);
+	return rc;
+}
+
+/* Look up artifact `name` of `env` outside a transaction. */
+static int art_find(struct repo *r, const char *env, const char *name,
+		    struct catalog_artifact *a)
+{
+	struct catalog_env e;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	return rc ? rc : catalog_art_get(r->cat, e.id, name, a, NULL);
+}
+
+int repo_label_get(struct repo *r, const char *env, const char *name,
+		   const char *key, struct buf *out)
+{
+	struct catalog_artifact a;
+	char *v = NULL;
+	int rc = art_find(r, env, name, &a);
+
+	if (!rc)
+		rc = catalog_label_get(r->cat, a.id, key, &v, NULL);
+	if (!rc)
+		rc = buf_adds(out, v);
+	free(v);
+	return rc;
+}
+
+/* catalog_label_list callback: "user.<key>\0" into a buf. */
+static int list_label(void *arg, const char *key, const char *value)
+{
+	(void)value;
+	return buf_printf(arg, "user.%s%c", key, '\0');
+}
+
+int repo_label_list(struct repo *r, const char *env, const char *name,
+		    struct buf *out)
+{
+	struct catalog_artifact a;
+	int rc = art_find(r, env, name, &a);
+
+	return rc ? rc : catalog_label_list(r->cat, a.id, list_label, out, NULL);
+}
+
+int repo_computed(struct repo *r, const char *env, const char *name,
+		  int64_t n, const char *attr, struct buf *out,
+		  struct cmfs_err *err)
+{
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct catalog_version v;
+	struct jar_report *rep = NULL;
+	size_t i;
+	int rc;
+
+	rc = env_get(r, env, &e, err);
+	if (!rc)
+		rc = catalog_art_get(r->cat, e.id, name, &a, err);
+	if (rc)
+		return rc;
+	v = a.latest;
+	if (n && (rc = catalog_ver_get(r->cat, a.id, n, &v, err)))
+		return rc;
+	if (!strcmp(attr, "version"))
+		return buf_printf(out, "%lld", (long long)v.n);
+	if (!strcmp(attr, "sha256"))
+		return buf_adds(out, v.sha256);
+	if (strcmp(attr, "factories") && strcmp(attr, "error"))
+		return -ENODATA;
+	if (!name_is_jar(name))
+		return strcmp(attr, "error")
+			       ? 0
+			       : buf_printf(out, "%s is not a JAR: resolution "
+						 "refuses it", name);
+	if (catalog_insp_get(r->cat, v.sha256, &rep, err))
+		return 0;
+	if (!strcmp(attr, "error")) {
+		rc = rep->error ? buf_adds(out, rep->error) : 0;
+	} else {
+		for (i = 0, rc = 0; !rc && i < rep->nfactories; i++)
+			rc = buf_printf(out, "%s %s %s\n",
+					jar_kind_name(rep->factories[i].kind),
+					rep->factories[i].identifier
+						? rep->factories[i].identifier
+						: "unknown",
+					rep->factories[i].cls);
+	}
+	jar_report_free(rep);
+	return rc;
+}
+
+int repo_events_size(struct repo *r, const char *env, uint64_t *out)
+{
+	return catalog_event_size(r->cat, env, out, NULL);
+}
+
+int repo_events_read(struct repo *r, const char *env, uint64_t off,
+		     size_t size, struct buf *out)
+{
+	return catalog_event_read(r->cat, env, off, size, out, NULL);
+}
+
+/* ---- tables ---- */
+
+/*
+ * The whole tree of stored table `t` of `env_id`: its text merged with its
+ * LIKE source as stored at write time.  *out freed with ddl_table_free().
+ */
+static int table_tree(struct repo *r, const struct catalog_table *t,
+		      struct ddl_table **out, struct cmfs_err *err)
+{
+	struct catalog_table_def d;
+	struct ddl_table *tree = NULL, *src = NULL;
+	int rc = catalog_table_def(r->cat, t->id, &d, err);
+
+	if (rc)
+		return rc;
+	rc = ddl_parse(&tree, d.ddl, strlen(d.ddl), err);
+	if (!rc && d.like_ddl)
+		rc = ddl_parse(&src, d.like_ddl, strlen(d.like_ddl), err);
+	if (!rc && src)
+		rc = ddl_merge_like(tree, src, err);
+	ddl_table_free(src);
+	catalog_table_def_release(&d);
+	if (rc) {
+		ddl_table_free(tree);
+		return rc;
+	}
+	*out = tree;
+	return 0;
+}
+
+/* Fill `d` with the options of `t`: the merged WITH clause. */
+static int def_options(struct catalog_table_def *d, const struct ddl_table *t)
+{
+	size_t i, n = ddl_option_count(t);
+
+	d->keys = calloc(n ? n : 1, sizeof(char *));
+	d->values = calloc(n ? n : 1, sizeof(char *));
+	if (!d->keys || !d->values)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		const char *k, *v;
+
+		ddl_option(t, i, &k, &v);
+		d->keys[i] = strdup(k);
+		d->values[i] = strdup(v);
+		d->nopts++;
+		if (!d->keys[i] || !d->values[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int repo_table_write(struct repo *r, const struct repo_who *who,
+		     const char *env, const char *name, const char *text,
+		     size_t len, struct cmfs_err *err)
+{
+	const struct config *cfg = repo_config(r);
+	struct catalog_table_def d;
+	struct catalog_table old, srct;
+	struct catalog_env e;
+	struct ddl_table *t = NULL, *src = NULL;
+	struct buf like = BUF_INIT((size_t)1 << 24);
+	struct event ev;
+	const char *like_name;
+	uint64_t n;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	event_init(&ev, repo_now(), who->uid, env, "table-write");
+	event_add(&ev, "table", name);
+	if (len > cfg->limits.ddl_size) {
+		rc = cmfs_err_set(err, -EFBIG,
+				  "%s.sql: %zu bytes is over the DDL size "
+				  "limit of %llu", name, len,
+				  (unsigned long long)cfg->limits.ddl_size);
+		goto refused;
+	}
+	if ((rc = ddl_parse(&t, text, len, err)) ||
+	    (rc = ddl_check_name(t, env, name, err)))
+		goto refused;
+	if ((rc = catalog_begin(r->cat, err)))
+		goto refused;
+	rc = env_get(r, env, &e, err);
+	like_name = t ? ddl_like_source(t) : NULL;
+	if (!rc && like_name) {
+		rc = catalog_table_get(r->cat, e.id, like_name, &srct, err);
+		if (rc == -ENOENT)
+			rc = cmfs_err_set(err, -EINVAL,
+					  "%s: LIKE source %s is not a table "
+					  "of environment %s", name, like_name,
+					  env);
+		if (!rc)
+			rc = table_tree(r, &srct, &src, err);
+		if (!rc)
+			rc = ddl_merge_like(t, src, err);
+		if (!rc)
+			rc = ddl_format(&like, src);
+		if (!rc)
+			event_add(&ev, "like", like_name);
+	}
+	if (!rc && catalog_table_get(r->cat, e.id, name, &old, NULL) == -ENOENT) {
+		rc = catalog_table_count(r->cat, e.id, &n, err);
+		if (!rc && n >= cfg->limits.tables_per_env)
+			rc = cmfs_err_set(err, -EDQUOT,
+					  "%s: environment %s holds %llu "
+					  "tables, the limit", name, env,
+					  (unsigned long long)n);
+	}
+	if (!rc) {
+		d.ddl = strndup(text, len);
+		d.like_ddl = like_name ? buf_take(&like, NULL) : NULL;
+		rc = d.ddl && (!like_name || d.like_ddl) ? def_options(&d, t)
+							 : -ENOMEM;
+	}
+	if (!rc)
+		rc = catalog_table_put(r->cat, e.id, name, &d, repo_now(),
+				       who->uid, NULL, err);
+	if (!rc) {
+		const char *conn = ddl_option_get(t, "connector");
+
+		event_add(&ev, "connector", conn ? conn : "");
+		record(r, &ev, env, 0, NULL, 1);
+	}
+	rc = catalog_end(r->cat, rc, err);
+refused:
+	if (rc)
+		record(r, &ev, rc == -ENOENT ? NULL : env, rc, err, 0);
+	catalog_table_def_release(&d);
+	ddl_table_free(t);
+	ddl_table_free(src);
+	buf_release(&like);
+	event_release(&ev);
+	return rc;
+}
+
+int repo_table_remove(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *name, struct cmfs_err *err)
+{
+	struct catalog_env e;
+	struct catalog_table t;
+	struct event ev;
+	int rc;
+
+	event_init(&ev, repo_now(), who->uid, env, "table-drop");
+	event_add(&ev, "table", name);
+	rc = catalog_begin(r->cat, err);
+	if (rc)
+		goto out;
+	rc = env_get(r, env, &e, err);
+	if (!rc)
+		rc = catalog_table_get(r->cat, e.id, name, &t, err);
+	if (!rc)
+		rc = catalog_table_del(r->cat, t.id, err);
+	if (!rc)
+		record(r, &ev, env, 0, NULL, 1);
+	rc = catalog_end(r->cat, rc, err);
+out:
+	if (rc && rc != -ENOENT)
+		record(r, &ev, env, rc, err, 0);
+	event_release(&ev);
+	return rc;
+}
+
+int repo_table_text(struct repo *r, const char *env, const char *name,
+		    struct buf *out, struct cmfs_err *err)
+{
+	struct catalog_env e;
+	struct catalog_table t;
+	struct catalog_table_def d;
+	int rc = catalog_env_get(r->cat, env, &e, err);
+
+	if (!rc)
+		rc = catalog_table_get(r->cat, e.id, name, &t, err);
+	if (!rc)
+		rc = catalog_table_def(r->cat, t.id, &d, err);
+	if (rc)
+		return rc;
+	rc = buf_adds(out, d.ddl);
+	catalog_table_def_release(&d);
+	return rc;
+}

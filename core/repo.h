@@ -1,0 +1,209 @@
+/*
+ * repo.h - the store as its users act on it: environments, uploads,
+ * versions, labels, scratch files, tables and the audit trail.
+ *
+ * This is the one interface fs/ calls.  Each function that changes
+ * something takes the caller (struct repo_who), applies the rules of
+ * DESIGN.md, changes the catalog in one transaction, and writes one line to
+ * the environment's `events` and to the daemon's log, whether it succeeded
+ * or was refused.  A refused change leaves everything as it was.
+ *
+ * Thread safety: every function may be called from any thread.  A struct
+ * repo_upload belongs to one open file; its callers serialise its use.
+ */
+#ifndef CMFS_REPO_H
+#define CMFS_REPO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "catalog.h"
+#include "config.h"
+#include "err.h"
+
+struct repo;
+struct repo_upload;
+
+/* Who is calling: from the FUSE request context. */
+struct repo_who {
+	uint32_t uid;
+	uint32_t gid;
+	pid_t pid;
+};
+
+/*
+ * The daemon's log: `level` is a syslog priority, `line` one line without
+ * its newline.  Called from any thread.
+ */
+typedef void (*repo_log_fn)(void *arg, int level, const char *line);
+
+/*
+ * Open the store of `cfg` (which must outlive the repo).  `mountpoint`
+ * (absolute, may be NULL) is the default jar_path_prefix.  Removes stale
+ * staging and frees blobs that no version refers to (what a crash leaves).
+ */
+int repo_open(struct repo **out, const struct config *cfg,
+	      const char *mountpoint, repo_log_fn log, void *log_arg,
+	      struct cmfs_err *err);
+void repo_close(struct repo *r);
+
+/* Replace the configuration (SIGHUP); `cfg` must outlive the repo. */
+void repo_set_config(struct repo *r, const struct config *cfg);
+const struct config *repo_config(const struct repo *r);
+
+/* The catalog, for reads that need no policy. */
+struct catalog *repo_catalog(struct repo *r);
+/* The blob store, for scratch files (plain storage, no policy). */
+struct store *repo_store(struct repo *r);
+
+/* Write a line to the daemon's log. */
+void repo_log(struct repo *r, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Record a refusal that happened before any repo call (a bad name at
+ * lookup or create): one events line with `action` and `object`.
+ */
+void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
+		  const char *action, const char *object, int rc,
+		  const char *reason);
+
+/* Environments. */
+int repo_env_create(struct repo *r, const struct repo_who *who,
+		    const char *name, struct cmfs_err *err);
+/* -ENOTEMPTY while it holds artifacts or tables; scratch files go with it. */
+int repo_env_remove(struct repo *r, const struct repo_who *who,
+		    const char *name, struct cmfs_err *err);
+
+/* Remove an artifact with all its versions and labels. */
+int repo_art_remove(struct repo *r, const struct repo_who *who,
+		    const char *env, const char *name, struct cmfs_err *err);
+/* Remove version `n`; the last one takes the artifact with it. */
+int repo_ver_remove(struct repo *r, const struct repo_who *who,
+		    const char *env, const char *name, int64_t n,
+		    struct cmfs_err *err);
+/* Rename artifact `from` to `to`, replacing an artifact named `to`. */
+int repo_art_rename(struct repo *r, const struct repo_who *who,
+		    const char *env, const char *from, const char *to,
+		    struct cmfs_err *err);
+
+/*
+ * Uploads.  repo_upload_begin() stages an upload of artifact `name`:
+ * empty when `truncate`, else a copy of the latest version
+ * (copy-on-write).  Writes go to the staging file; repo_upload_commit()
+ * makes them a version.  Free with repo_upload_free() (uncommitted bytes
+ * are dropped).
+ */
+int repo_upload_begin(struct repo_upload **out, struct repo *r,
+		      const char *env, const char *name, int truncate,
+		      struct cmfs_err *err);
+/* Bytes written, or -errno (-EFBIG past the size limit). */
+ssize_t repo_upload_write(struct repo_upload *u, const void *data,
+			  size_t size, off_t off);
+ssize_t repo_upload_read(struct repo_upload *u, void *data, size_t size,
+			 off_t off);
+int repo_upload_truncate(struct repo_upload *u, off_t size);
+uint64_t repo_upload_size(const struct repo_upload *u);
+/* 1 when there are bytes or labels not yet committed. */
+int repo_upload_dirty(const struct repo_upload *u);
+/*
+ * Set (value != NULL) or remove a label as part of the upload: applied,
+ * and checked against the new bytes, at commit.
+ */
+int repo_upload_label(struct repo_upload *u, const char *key,
+		      const char *value, struct cmfs_err *err);
+/* The pending value of label `key`: 1 and *out, 0 when not pending. */
+int repo_upload_label_get(const struct repo_upload *u, const char *key,
+			  const char **out);
+/*
+ * Commit: a new version unless the bytes equal the latest version's
+ * (then none).  *out (may be NULL) gets the version that is now latest.
+ * -EINVAL for a *.jar that is not a zip archive, or labels that the new
+ * bytes do not offer; -EFBIG/-EDQUOT for limits; -ENOSPC.  On failure the
+ * upload stays staged and dirty; nothing in the catalog changed.
+ */
+int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
+		       struct catalog_version *out, struct cmfs_err *err);
+void repo_upload_free(struct repo_upload *u);
+
+/*
+ * Commit scratch file `scratch` of artifacts/ as an upload of `name`
+ * (rsync's temp file renamed into place), with the labels set on it.
+ * On success the scratch file is gone.
+ */
+int repo_scratch_commit(struct repo *r, const struct repo_who *who,
+			const char *env, const char *scratch,
+			const char *name, struct catalog_version *out,
+			struct cmfs_err *err);
+
+/* Labels on a scratch file of artifacts/, kept in memory. */
+int repo_scratch_label_set(struct repo *r, const char *env,
+			   const char *scratch, const char *key,
+			   const char *value, struct cmfs_err *err);
+int repo_scratch_label_del(struct repo *r, const char *env,
+			   const char *scratch, const char *key);
+/* Append the value to `out`; -ENODATA when not set. */
+int repo_scratch_label_get(struct repo *r, const char *env,
+			   const char *scratch, const char *key,
+			   struct buf *out);
+/* Append each key, NUL-terminated, to `out`. */
+int repo_scratch_label_list(struct repo *r, const char *env,
+			    const char *scratch, struct buf *out);
+/* Forget (to == NULL) or move the labels of a scratch file. */
+void repo_scratch_label_move(struct repo *r, const char *env,
+			     const char *from, const char *to);
+
+/*
+ * Labels of artifact `name`: `key` is the label key (the xattr name
+ * without "user.").  Setting checks the syntax, the limits and, for the
+ * sql-artifact labels, what the latest version's factories offer.
+ */
+int repo_label_set(struct repo *r, const struct repo_who *who,
+		   const char *env, const char *name, const char *key,
+		   const char *value, size_t len, struct cmfs_err *err);
+int repo_label_remove(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *name, const char *key,
+		      struct cmfs_err *err);
+
+/* Append the value of label `key` of artifact `name`; -ENODATA. */
+int repo_label_get(struct repo *r, const char *env, const char *name,
+		   const char *key, struct buf *out);
+/* Append "user.<key>\0" for each label of artifact `name`. */
+int repo_label_list(struct repo *r, const char *env, const char *name,
+		    struct buf *out);
+
+/*
+ * Tables.  repo_table_write() parses `text` (the whole file) and, when it
+ * is one valid CREATE TABLE for `name`, stores it as written, with its
+ * LIKE source merged; -EINVAL/-EOPNOTSUPP/-EFBIG with the reason
+ * otherwise, and the previous definition stays.
+ */
+int repo_table_write(struct repo *r, const struct repo_who *who,
+		     const char *env, const char *name, const char *text,
+		     size_t len, struct cmfs_err *err);
+int repo_table_remove(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *name, struct cmfs_err *err);
+/* Append the text of table `name` as written; -ENOENT. */
+int repo_table_text(struct repo *r, const char *env, const char *name,
+		    struct buf *out, struct cmfs_err *err);
+
+/*
+ * A computed attribute (the part after "user.cmfs.": version, sha256,
+ * factories, used-by, error) of artifact `name` at version `n` (0 = the
+ * latest), appended to `out`.  -ENODATA for an unknown name.
+ */
+int repo_computed(struct repo *r, const char *env, const char *name,
+		  int64_t n, const char *attr, struct buf *out,
+		  struct cmfs_err *err);
+
+/* The audit trail of `env`. */
+int repo_events_size(struct repo *r, const char *env, uint64_t *out);
+int repo_events_read(struct repo *r, const char *env, uint64_t off,
+		     size_t size, struct buf *out);
+
+/* The current time in ns, as stamped on versions and events. */
+int64_t repo_now(void);
+
+#endif
