@@ -47,7 +47,7 @@ CORE_LIB := $(BUILD)/libcmfscore.a
 all: cmfs
 
 cmfs: $(BUILD)/cmfs
-	cp $< $@
+	cp $< $@.tmp && mv -f $@.tmp $@
 
 $(BUILD)/cmfs: $(FS_OBJ) $(CORE_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(FS_OBJ) $(CORE_LIB) $(FS_LIBS) $(CORE_LIBS)

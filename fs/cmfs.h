@@ -1,0 +1,51 @@
+/*
+ * cmfs.h - the state of one mount, shared by main.c and ops.c.
+ *
+ * Everything lives in one struct cmfs, handed to libfuse as the session's
+ * user data: there are no mutable globals.
+ */
+#ifndef CMFS_FS_CMFS_H
+#define CMFS_FS_CMFS_H
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "config.h"
+#include "path.h"
+#include "repo.h"
+
+/* A pending kernel cache invalidation (see ops.c, "Invalidation"). */
+struct inval {
+	struct inval *next;
+	uint64_t parent;	/* 0: invalidate inode `ino`'s data */
+	uint64_t ino;
+	char name[256];
+};
+
+struct cmfs {
+	struct config *cfg;		/* current configuration */
+	struct repo *repo;
+	struct paths *paths;
+	struct fuse_session *se;
+	char *mountpoint;		/* absolute */
+	uid_t owner;			/* the user who mounted */
+	gid_t owner_gid;
+	struct timespec started;	/* times of the fixed directories */
+
+	pthread_mutex_t qlock;		/* guards the queue below */
+	pthread_cond_t qcond;
+	struct inval *qhead, *qtail;
+	int qstop;
+	pthread_t qthread;
+};
+
+/* The operations table, from ops.c. */
+extern const struct fuse_lowlevel_ops cmfs_ops;
+
+/* Start and stop the invalidation thread (ops.c). */
+int cmfs_inval_start(struct cmfs *c);
+void cmfs_inval_stop(struct cmfs *c);
+
+#endif

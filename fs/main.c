@@ -1,0 +1,251 @@
+/*
+ * main.c - the cmfs command: mount (the default), and the commands that
+ * work beside a mount (inspect).
+ *
+ *   cmfs [-c cmfs.ini] <mountpoint> [-f] [-d] [-s] [-o opts]
+ *   cmfs inspect [--json] FILE.jar
+ *
+ * Mounting: read the configuration (embedded default without -c), open the
+ * store, mount with the low-level API and serve with worker threads until
+ * unmounted, SIGTERM or SIGINT.  A mount point left dead by a crash
+ * (ENOTCONN) is unmounted first.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "cmfs.h"
+#include "jar.h"
+
+static const char usage[] =
+	"usage: cmfs [-c cmfs.ini] <mountpoint> [options]\n"
+	"       cmfs inspect [--json] [-c cmfs.ini] FILE.jar\n"
+	"\n"
+	"cmfs is the artifact store and table catalog for Flink SQL custom\n"
+	"connectors and formats, as a file system.\n"
+	"\n"
+	"options:\n"
+	"    -c FILE            configuration (default: embedded, store in\n"
+	"                       ./cmfs-data)\n"
+	"    -f                 stay in the foreground, log to stderr\n"
+	"    -d                 FUSE debug output (implies -f)\n"
+	"    -s                 single-threaded\n"
+	"    -o OPT[,OPT...]    mount options (allow_other, auto_unmount, ...)\n"
+	"    -h, --help         this text\n"
+	"    -V, --version      the version\n";
+
+/* The daemon's log: stderr in the foreground, syslog when detached. */
+struct logger {
+	int foreground;
+};
+
+static void log_line(void *arg, int level, const char *line)
+{
+	struct logger *l = arg;
+
+	if (l->foreground)
+		fprintf(stderr, "cmfs: %s\n", line);
+	else
+		syslog(level, "%s", line);
+}
+
+/* A dead FUSE mount at `mnt` (the daemon was killed): unmount it. */
+static void clear_dead_mount(const char *mnt)
+{
+	struct stat st;
+	pid_t pid;
+
+	if (stat(mnt, &st) == 0 || errno != ENOTCONN)
+		return;
+	fprintf(stderr, "cmfs: %s: a dead mount; unmounting it first\n", mnt);
+	pid = fork();
+	if (pid == 0) {
+		execlp("fusermount3", "fusermount3", "-uz", mnt, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+static int cmd_inspect(int argc, char **argv)
+{
+	struct jar_limits lim;
+	struct jar_report *r = NULL;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct config cfg;
+	struct buf out = BUF_INIT((size_t)1 << 30);
+	const char *file = NULL, *ini = NULL;
+	int json = 0, i, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			json = 1;
+		else if (!strcmp(argv[i], "-c") && i + 1 < argc)
+			ini = argv[++i];
+		else if (argv[i][0] == '-' || file) {
+			fputs(usage, stderr);
+			return 2;
+		} else
+			file = argv[i];
+	}
+	if (!file) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (config_defaults(&cfg) ||
+	    (ini && config_load(&cfg, ini, &err))) {
+		fprintf(stderr, "cmfs: %s\n", cmfs_err_msg(&err));
+		return 2;
+	}
+	jar_limits_default(&lim);
+	rc = jar_inspect(&r, file, &lim, &err);
+	if (rc) {
+		if (json)
+			printf("{\"file\": \"%s\", \"valid_zip\": false, "
+			       "\"error\": \"%s\"}\n", file,
+			       cmfs_err_msg(&err));
+		else
+			printf("%s: not usable: %s\n", file,
+			       cmfs_err_msg(&err));
+		config_release(&cfg);
+		return 1;
+	}
+	rc = jar_report_format(&out, r, cfg.sql.class_allowlist, json);
+	fputs(buf_str(&out), stdout);
+	rc = rc || r->error || !r->nfactories;
+	for (i = 0; !rc && (size_t)i < r->nexternal; i++)
+		rc = !jar_class_allowed(r->external[i],
+					cfg.sql.class_allowlist);
+	jar_report_free(r);
+	buf_release(&out);
+	config_release(&cfg);
+	return rc ? 1 : 0;
+}
+
+/* Our own options, picked out before libfuse sees the rest. */
+struct opts {
+	const char *config;
+	int help;
+	int version;
+};
+
+static const struct fuse_opt opt_spec[] = {
+	{ "-c %s", offsetof(struct opts, config), 0 },
+	{ "--config=%s", offsetof(struct opts, config), 0 },
+	{ "-h", offsetof(struct opts, help), 1 },
+	{ "--help", offsetof(struct opts, help), 1 },
+	{ "-V", offsetof(struct opts, version), 1 },
+	{ "--version", offsetof(struct opts, version), 1 },
+	FUSE_OPT_END
+};
+
+int main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct fuse_cmdline_opts fo;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct opts o = { NULL, 0, 0 };
+	struct logger lg = { 1 };
+	struct config cfg;
+	struct cmfs c;
+	char mnt[PATH_MAX];
+	int rc = 1, mounted = 0, inval = 0;
+
+	if (argc > 1 && !strcmp(argv[1], "inspect"))
+		return cmd_inspect(argc - 1, argv + 1);
+	memset(&c, 0, sizeof(c));
+	memset(&fo, 0, sizeof(fo));
+	if (fuse_opt_parse(&args, &o, opt_spec, NULL) == -1)
+		return 2;
+	if (o.help) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (o.version) {
+		printf("cmfs %s (libfuse %s)\n", CMFS_VERSION,
+		       fuse_pkgversion());
+		return 0;
+	}
+	if (fuse_parse_cmdline(&args, &fo) != 0 || !fo.mountpoint) {
+		fputs(usage, stderr);
+		free(fo.mountpoint);
+		fuse_opt_free_args(&args);
+		return 2;
+	}
+	if (config_defaults(&cfg) ||
+	    (o.config && config_load(&cfg, o.config, &err))) {
+		fprintf(stderr, "cmfs: %s\n", cmfs_err_msg(&err));
+		goto out_args;
+	}
+	clear_dead_mount(fo.mountpoint);
+	if (!realpath(fo.mountpoint, mnt)) {
+		fprintf(stderr, "cmfs: %s: %s\n", fo.mountpoint,
+			strerror(errno));
+		goto out_cfg;
+	}
+	lg.foreground = fo.foreground;
+	if (!lg.foreground)
+		openlog("cmfs", LOG_PID, LOG_DAEMON);
+	c.cfg = &cfg;
+	c.mountpoint = mnt;
+	c.owner = getuid();
+	c.owner_gid = getgid();
+	clock_gettime(CLOCK_REALTIME, &c.started);
+	if (path_new(&c.paths)) {
+		fprintf(stderr, "cmfs: out of memory\n");
+		goto out_cfg;
+	}
+	if (repo_open(&c.repo, &cfg, mnt, log_line, &lg, &err)) {
+		fprintf(stderr, "cmfs: %s\n", cmfs_err_msg(&err));
+		goto out_paths;
+	}
+	fuse_opt_add_arg(&args, "-osubtype=cmfs,fsname=cmfs");
+	c.se = fuse_session_new(&args, &cmfs_ops, sizeof(cmfs_ops), &c);
+	if (!c.se)
+		goto out_repo;
+	if (fuse_set_signal_handlers(c.se))
+		goto out_session;
+	if (fuse_session_mount(c.se, mnt))
+		goto out_signals;
+	mounted = 1;
+	if (fuse_daemonize(fo.foreground))
+		goto out_unmount;
+	if (cmfs_inval_start(&c))
+		goto out_unmount;
+	inval = 1;
+	repo_log(c.repo, LOG_NOTICE, "mounted %s (store %s)", mnt,
+		 cfg.store_path);
+	if (fo.singlethread)
+		rc = fuse_session_loop(c.se);
+	else
+		rc = fuse_session_loop_mt(c.se, fo.clone_fd);
+	rc = rc ? 1 : 0;
+	repo_log(c.repo, LOG_NOTICE, "unmounted %s", mnt);
+out_unmount:
+	if (inval)
+		cmfs_inval_stop(&c);
+	if (mounted)
+		fuse_session_unmount(c.se);
+out_signals:
+	fuse_remove_signal_handlers(c.se);
+out_session:
+	fuse_session_destroy(c.se);
+out_repo:
+	repo_close(c.repo);
+out_paths:
+	path_free(c.paths);
+out_cfg:
+	config_release(&cfg);
+out_args:
+	free(fo.mountpoint);
+	fuse_opt_free_args(&args);
+	return rc;
+}

@@ -1,0 +1,1728 @@
+/*
+ * ops.c - the FUSE low-level operations: each handler maps an inode and
+ * a name onto a core call and replies.  No policy lives here: names,
+ * limits, labels and commits are repo.c's; this file knows only the shape
+ * of the tree (path.c) and what the kernel expects of a file system.
+ *
+ * File handles (struct fh) come in kinds:
+ *   FH_BLOB     a committed version, read from its blob (page cache kept)
+ *   FH_UPLOAD   an artifact opened for writing: a staged upload
+ *   FH_SCRATCH  a scratch file: its backing file in the store
+ *   FH_TEXT     a table opened for writing: the text, parsed at commit
+ *   FH_SNAP     a snapshot taken at open (events, a table's text)
+ *   FH_DIR      a directory listing taken at opendir
+ * Commits happen at flush (so close() reports a refusal), at fsync, and at
+ * release when no flush came.
+ *
+ * Invalidation: cmfs is the only writer of its tree, so the kernel may
+ * cache names and attributes for long; when a change made through one
+ * name shows at another (a new version appears in versions/, a table's
+ * resolution changes), the change is queued and a thread of its own tells
+ * the kernel, outside any request (a handler that did it itself could
+ * deadlock on the directory lock the kernel holds for it).
+ */
+#define _GNU_SOURCE
+#include "cmfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "name.h"
+#include "store.h"
+
+#define DIR_CAP ((size_t)1 << 30)
+
+enum fh_kind { FH_BLOB, FH_UPLOAD, FH_SCRATCH, FH_TEXT, FH_SNAP, FH_DIR };
+
+struct fh {
+	enum fh_kind kind;
+	struct node *node;
+	int fd;				/* FH_BLOB, FH_SCRATCH */
+	struct repo_upload *up;		/* FH_UPLOAD */
+	struct buf data;		/* FH_TEXT, FH_SNAP, FH_DIR */
+	int dirty;			/* FH_TEXT: not yet committed */
+	int wrote;			/* bytes written since open */
+	struct repo_who who;		/* who opened it: the uploader */
+	struct fh *wnext;		/* node's list of writers */
+	pthread_mutex_t lock;		/* serialises use of this handle */
+};
+
+static struct cmfs *cm(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct repo_who who_of(fuse_req_t req)
+{
+	const struct fuse_ctx *x = fuse_req_ctx(req);
+	struct repo_who w = { x->uid, x->gid, x->pid };
+
+	return w;
+}
+
+static struct node *nd(fuse_req_t req, fuse_ino_t ino)
+{
+	return path_node(cm(req)->paths, ino);
+}
+
+/* ---- Invalidation ---- */
+
+/* Queue an invalidation: of `name` in `parent`, or (parent 0) of `ino`. */
+static void inval_queue(struct cmfs *c, uint64_t parent, uint64_t ino,
+			const char *name)
+{
+	struct inval *v = calloc(1, sizeof(*v));
+
+	if (!v)
+		return;
+	v->parent = parent;
+	v->ino = ino;
+	if (name)
+		snprintf(v->name, sizeof(v->name), "%s", name);
+	pthread_mutex_lock(&c->qlock);
+	if (c->qtail)
+		c->qtail->next = v;
+	else
+		c->qhead = v;
+	c->qtail = v;
+	pthread_cond_signal(&c->qcond);
+	pthread_mutex_unlock(&c->qlock);
+}
+
+static void *inval_thread(void *arg)
+{
+	struct cmfs *c = arg;
+	struct inval *v;
+
+	pthread_mutex_lock(&c->qlock);
+	for (;;) {
+		while (!c->qhead && !c->qstop)
+			pthread_cond_wait(&c->qcond, &c->qlock);
+		if (!c->qhead)
+			break;
+		v = c->qhead;
+		c->qhead = v->next;
+		if (!c->qhead)
+			c->qtail = NULL;
+		pthread_mutex_unlock(&c->qlock);
+		if (c->se && v->parent)
+			fuse_lowlevel_notify_inval_entry(c->se, v->parent,
+							 v->name,
+							 strlen(v->name));
+		else if (c->se && v->ino)
+			fuse_lowlevel_notify_inval_inode(c->se, v->ino, 0, 0);
+		free(v);
+		pthread_mutex_lock(&c->qlock);
+	}
+	pthread_mutex_unlock(&c->qlock);
+	return NULL;
+}
+
+int cmfs_inval_start(struct cmfs *c)
+{
+	pthread_mutex_init(&c->qlock, NULL);
+	pthread_cond_init(&c->qcond, NULL);
+	return -pthread_create(&c->qthread, NULL, inval_thread, c);
+}
+
+void cmfs_inval_stop(struct cmfs *c)
+{
+	pthread_mutex_lock(&c->qlock);
+	c->qstop = 1;
+	pthread_cond_signal(&c->qcond);
+	pthread_mutex_unlock(&c->qlock);
+	pthread_join(c->qthread, NULL);
+}
+
+/*
+ * The node of a directory of `env` (kind `k` among its children), if the
+ * kernel knows it; no reference taken.
+ */
+static struct node *env_dir(struct cmfs *c, const char *env, const char *dir)
+{
+	struct node *n = path_find(c->paths, path_root(c->paths), "envs");
+
+	if (n)
+		n = path_find(c->paths, n, env);
+	if (n && dir)
+		n = path_find(c->paths, n, dir);
+	return n;
+}
+
+/*
+ * Artifact `name` of `env` changed (new latest version, or gone): drop
+ * what the kernel may cache about it and about its versions/ entries.
+ */
+static void inval_artifact(struct cmfs *c, const char *env, const char *name,
+			   int64_t newver)
+{
+	struct node *arts = env_dir(c, env, "artifacts");
+	struct node *vers = env_dir(c, env, "versions");
+	struct node *n;
+	char v[300];
+
+	if (arts && (n = path_find(c->paths, arts, name)))
+		inval_queue(c, 0, path_ino(n), NULL);
+	if (!vers)
+		return;
+	inval_queue(c, path_ino(vers), 0, name);
+	if (newver && (n = path_find(c->paths, vers, name))) {
+		snprintf(v, sizeof(v), "%lld%s", (long long)newver,
+			 name_ext(name));
+		inval_queue(c, path_ino(n), 0, v);
+	}
+}
+
+/* Table `name` of `env` changed: its resolved files are new or gone. */
+static void inval_table(struct cmfs *c, const char *env, const char *name)
+{
+	struct node *res = env_dir(c, env, "tables");
+	char n[300];
+
+	if (res)
+		res = path_find(c->paths, res, "resolved");
+	if (!res)
+		return;
+	snprintf(n, sizeof(n), "%s.jars", name);
+	inval_queue(c, path_ino(res), 0, n);
+	snprintf(n, sizeof(n), "%s.sql", name);
+	inval_queue(c, path_ino(res), 0, n);
+}
+
+/* ---- Attributes ---- */
+
+static double timeout_of(struct cmfs *c, enum node_kind k)
+{
+	/* Computed files change without a write through their own name. */
+	if (k == N_EVENTS || k == N_RJARS || k == N_RSQL)
+		return 0;
+	return c->cfg->mount.attr_timeout;
+}
+
+static void set_time(struct stat *st, int64_t ns)
+{
+	st->st_mtim.tv_sec = (time_t)(ns / 1000000000);
+	st->st_mtim.tv_nsec = (long)(ns % 1000000000);
+	st->st_ctim = st->st_mtim;
+	st->st_atim = st->st_mtim;
+}
+
+/* The newest writer of `n` whose bytes are not committed, or NULL. */
+static struct fh *live_writer(struct cmfs *c, struct node *n)
+{
+	struct fh *f;
+
+	path_lock(c->paths);
+	for (f = n->writer; f; f = f->wnext)
+		if ((f->kind == FH_UPLOAD && repo_upload_dirty(f->up)) ||
+		    (f->kind == FH_TEXT && f->dirty))
+			break;
+	path_unlock(c->paths);
+	return f;
+}
+
+/* Attributes of the environment `env`'s row, or -ENOENT. */
+static int env_row(struct cmfs *c, const char *env, struct catalog_env *e)
+{
+	return catalog_env_get(repo_catalog(c->repo), env, e, NULL);
+}
+
+static int attr_of(struct cmfs *c, struct node *n, struct stat *st)
+{
+	struct catalog *cat = repo_catalog(c->repo);
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct catalog_version v;
+	struct catalog_table t;
+	struct fh *w;
+	uint64_t size;
+	int rc = 0;
+
+	memset(st, 0, sizeof(*st));
+	st->st_ino = path_ino(n);
+	st->st_uid = c->owner;
+	st->st_gid = c->owner_gid;
+	st->st_nlink = 1;
+	st->st_mtim = st->st_ctim = st->st_atim = c->started;
+	st->st_blksize = 65536;
+	if (n->kind >= N_ENV && n->kind != N_INVALID) {
+		rc = env_row(c, n->env, &e);
+		if (rc)
+			return rc;
+		set_time(st, e.ctime);
+	}
+	switch (n->kind) {
+	case N_ROOT:
+	case N_ENV:
+	case N_TABLES:
+	case N_ARTS:
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+		return 0;
+	case N_ENVS:
+		st->st_mode = S_IFDIR | 0755;
+		st->st_nlink = 2;
+		return 0;
+	case N_VERS:
+	case N_RESOLVED:
+		st->st_mode = S_IFDIR | 0555;
+		st->st_nlink = 2;
+		return 0;
+	case N_VDIR:
+		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
+		if (rc)
+			return rc;
+		st->st_mode = S_IFDIR | 0555;
+		st->st_nlink = 2;
+		st->st_uid = a.latest.uid;
+		set_time(st, a.latest.mtime);
+		return 0;
+	case N_ART:
+		st->st_mode = S_IFREG | 0644;
+		w = live_writer(c, n);
+		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
+		if (w) {
+			/* The writer sees its own bytes, as on a local disk. */
+			st->st_size = (off_t)repo_upload_size(w->up);
+			return 0;
+		}
+		if (rc)
+			return rc;
+		st->st_size = (off_t)a.latest.size;
+		st->st_uid = a.latest.uid;
+		set_time(st, a.latest.mtime);
+		break;
+	case N_VER:
+		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
+		if (!rc)
+			rc = catalog_ver_get(cat, a.id, n->ver, &v, NULL);
+		if (rc)
+			return rc;
+		st->st_mode = S_IFREG | 0444;
+		st->st_size = (off_t)v.size;
+		st->st_uid = v.uid;
+		set_time(st, v.mtime);
+		break;
+	case N_ASCRATCH:
+	case N_TSCRATCH:
+		rc = store_scratch_stat(repo_store(c->repo), n->env,
+					n->kind == N_ASCRATCH ? 'a' : 't',
+					n->obj, st);
+		if (rc)
+			return rc;
+		st->st_uid = st->st_uid ? st->st_uid : c->owner;
+		st->st_ino = path_ino(n);
+		return 0;
+	case N_TABLE:
+		st->st_mode = S_IFREG | 0644;
+		w = live_writer(c, n);
+		if (w) {
+			st->st_size = (off_t)w->data.len;
+			return 0;
+		}
+		rc = catalog_table_get(cat, e.id, n->obj, &t, NULL);
+		if (rc)
+			return rc;
+		st->st_size = (off_t)t.size;
+		st->st_uid = t.uid;
+		set_time(st, t.mtime);
+		break;
+	case N_EVENTS:
+		st->st_mode = S_IFREG | 0444;
+		if (repo_events_size(c->repo, n->env, &size) == 0)
+			st->st_size = (off_t)size;
+		st->st_mtim = st->st_ctim = st->st_atim = c->started;
+		clock_gettime(CLOCK_REALTIME, &st->st_mtim);
+		break;
+	default:
+		return -ENOENT;
+	}
+	st->st_blocks = (st->st_size + 511) / 512;
+	return 0;
+}
+
+/* ---- Lookup and attributes ---- */
+
+static void reply_entry(fuse_req_t req, struct node *n)
+{
+	struct cmfs *c = cm(req);
+	struct fuse_entry_param e;
+	int rc;
+
+	memset(&e, 0, sizeof(e));
+	rc = attr_of(c, n, &e.attr);
+	if (rc) {
+		path_forget(c->paths, n, 1);
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	e.ino = path_ino(n);
+	e.generation = 1;
+	e.attr_timeout = timeout_of(c, n->kind);
+	e.entry_timeout = c->cfg->mount.entry_timeout;
+	if (fuse_reply_entry(req, &e))
+		path_forget(c->paths, n, 1);
+}
+
+/* A negative entry the kernel may cache for negative_timeout. */
+static void reply_noent(fuse_req_t req)
+{
+	struct fuse_entry_param e;
+
+	memset(&e, 0, sizeof(e));
+	e.entry_timeout = cm(req)->cfg->mount.negative_timeout;
+	fuse_reply_entry(req, &e);
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct cmfs *c = cm(req);
+	struct node *p = nd(req, parent), *n;
+
+	if (strlen(name) > 255) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	n = path_lookup(c->paths, p, name);
+	if (!n) {
+		reply_noent(req);
+		return;
+	}
+	/* A node with a writer exists before its first commit. */
+	if (n->writer) {
+		reply_entry(req, n);
+		return;
+	}
+	{
+		struct stat st;
+		int rc = attr_of(c, n, &st);
+
+		if (rc == -ENOENT) {
+			path_forget(c->paths, n, 1);
+			reply_noent(req);
+			return;
+		}
+	}
+	reply_entry(req, n);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	path_forget(cm(req)->paths, nd(req, ino), nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		path_forget(cm(req)->paths, nd(req, forgets[i].ino),
+			    forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct cmfs *c = cm(req);
+	struct node *n = nd(req, ino);
+	struct stat st;
+	int rc;
+
+	(void)fi;
+	rc = attr_of(c, n, &st);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_attr(req, &st, timeout_of(c, n->kind));
+}
+
+static struct fh *fh_of(struct fuse_file_info *fi)
+{
+	return fi ? (struct fh *)(uintptr_t)fi->fh : NULL;
+}
+
+/* The refusal of a change in a place that cannot change. */
+static int read_only(fuse_req_t req, struct node *n, const char *action,
+		     const char *name)
+{
+	struct repo_who w = who_of(req);
+	char msg[320];
+	int rc = n->kind == N_VERS || n->kind == N_VDIR || n->kind == N_VER ||
+				 n->kind == N_RESOLVED || n->kind == N_RJARS ||
+				 n->kind == N_RSQL || n->kind == N_EVENTS
+			 ? -EROFS
+			 : -EPERM;
+
+	snprintf(msg, sizeof(msg), "%s%s%s: %s", n->name, name ? "/" : "",
+		 name ? name : "",
+		 rc == -EROFS ? "read-only: versions, resolved files and "
+				"events cannot be changed"
+			      : "not possible here");
+	repo_refused(cm(req)->repo, &w, n->env[0] ? n->env : NULL, action,
+		     name ? name : n->name, rc, msg);
+	return rc;
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	struct cmfs *c = cm(req);
+	struct node *n = nd(req, ino);
+	struct fh *f = fh_of(fi);
+	struct repo_who w = who_of(req);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct stat st;
+	int rc = 0;
+
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if (n->kind == N_ASCRATCH || n->kind == N_TSCRATCH) {
+			rc = f && f->fd >= 0
+				     ? (ftruncate(f->fd, attr->st_size) ? -errno
+									: 0)
+				     : store_scratch_truncate(
+					       repo_store(c->repo), n->env,
+					       n->kind == N_ASCRATCH ? 'a'
+								     : 't',
+					       n->obj, attr->st_size);
+		} else if (n->kind == N_ART && f && f->kind == FH_UPLOAD) {
+			pthread_mutex_lock(&f->lock);
+			f->wrote = 1;
+			rc = repo_upload_truncate(f->up, attr->st_size);
+			pthread_mutex_unlock(&f->lock);
+		} else if (n->kind == N_ART) {
+			/* truncate(2) by name: a whole upload at once. */
+			struct repo_upload *u;
+
+			rc = repo_upload_begin(&u, c->repo, n->env, n->obj,
+					       attr->st_size == 0, &err);
+			if (!rc) {
+				rc = repo_upload_truncate(u, attr->st_size);
+				if (!rc)
+					rc = repo_upload_commit(u, &w, NULL,
+								&err);
+				repo_upload_free(u);
+				if (!rc)
+					inval_artifact(c, n->env, n->obj, 0);
+			}
+		} else if (n->kind == N_TABLE && f && f->kind == FH_TEXT) {
+			pthread_mutex_lock(&f->lock);
+			if ((size_t)attr->st_size <= f->data.len) {
+				f->data.len = (size_t)attr->st_size;
+				if (f->data.data)
+					f->data.data[f->data.len] = '\0';
+			} else {
+				while (!rc &&
+				       f->data.len < (size_t)attr->st_size)
+					rc = buf_addc(&f->data, '\0');
+			}
+			f->dirty = 1;
+			f->wrote = 1;
+			pthread_mutex_unlock(&f->lock);
+		} else if (n->kind == N_TABLE && attr->st_size == 0) {
+			rc = -EINVAL;
+			repo_refused(c->repo, &w, n->env, "table-write",
+				     n->name, rc,
+				     "truncating a table to nothing is not a "
+				     "CREATE TABLE statement: rm it to drop it");
+		} else if (!path_is_dir(n->kind)) {
+			rc = read_only(req, n, "truncate", NULL);
+		} else {
+			rc = -EISDIR;
+		}
+	}
+	/* Times and modes of scratch files are theirs; elsewhere chmod,
+	 * chown and utimens succeed and change nothing. */
+	if (!rc && (n->kind == N_ASCRATCH || n->kind == N_TSCRATCH) &&
+	    (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW |
+		       FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW))) {
+		struct timespec ts[2] = { { 0, UTIME_OMIT }, { 0, UTIME_OMIT } };
+		int fd;
+
+		if (to_set & FUSE_SET_ATTR_ATIME)
+			ts[0] = attr->st_atim;
+		if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+			ts[0].tv_nsec = UTIME_NOW;
+		if (to_set & FUSE_SET_ATTR_MTIME)
+			ts[1] = attr->st_mtim;
+		if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+			ts[1].tv_nsec = UTIME_NOW;
+		if (!store_scratch_open(repo_store(c->repo), n->env,
+					n->kind == N_ASCRATCH ? 'a' : 't',
+					n->obj, O_RDONLY, 0, &fd)) {
+			futimens(fd, ts);
+			close(fd);
+		}
+	}
+	if (!rc && (n->kind == N_ASCRATCH || n->kind == N_TSCRATCH) &&
+	    (to_set & FUSE_SET_ATTR_MODE)) {
+		int fd;
+
+		if (!store_scratch_open(repo_store(c->repo), n->env,
+					n->kind == N_ASCRATCH ? 'a' : 't',
+					n->obj, O_RDONLY, 0, &fd)) {
+			fchmod(fd, attr->st_mode & 07777);
+			close(fd);
+		}
+	}
+	if (!rc)
+		rc = attr_of(c, n, &st);
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		fuse_reply_attr(req, &st, timeout_of(c, n->kind));
+}
+
+/* ---- Directories ---- */
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	struct cmfs *c = cm(req);
+	struct node *p = nd(req, parent), *n;
+	struct repo_who w = who_of(req);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int rc;
+
+	(void)mode;
+	if (p->kind != N_ENVS) {
+		fuse_reply_err(req, -read_only(req, p, "mkdir", name));
+		return;
+	}
+	rc = repo_env_create(c->repo, &w, name, &err);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	n = path_lookup(c->paths, p, name);
+	if (!n)
+		fuse_reply_err(req, ENOMEM);
+	else
+		reply_entry(req, n);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct cmfs *c = cm(req);
+	struct node *p = nd(req, parent);
+	struct repo_who w = who_of(req);
+	struct cmfs_err err = CMFS_ERR_INIT;
+
+	if (p->kind != N_ENVS) {
+		fuse_reply_err(req, -read_only(req, p, "rmdir", name));
+		return;
+	}
+	fuse_reply_err(req, -repo_env_remove(c->repo, &w, name, &err));
+}
+
+/* Append one directory entry to a listing: type byte, name, NUL. */
+static int list_add(struct buf *b, mode_t type, const char *name)
+{
+	int rc = buf_addc(b, (char)(type >> 12));
+
+	return rc ? rc : buf_add(b, name, strlen(name) + 1);
+}
+
+static int list_env(void *arg, const struct catalog_env *e)
+{
+	return list_add(arg, S_IFDIR, e->name);
+}
+
+static int list_art(void *arg, const struct catalog_artifact *a)
+{
+	return list_add(arg, S_IFREG, a->name);
+}
+
+static int list_vdir(void *arg, const struct catalog_artifact *a)
+{
+	return list_add(arg, S_IFDIR, a->name);
+}
+
+static int list_scratch(void *arg, const char *name)
+{
+	return list_add(arg, S_IFREG, name);
+}
+
+/* Context for listing versions: the extension to give each number. */
+struct ver_list {
+	struct buf *b;
+	const char *ext;
+};
+
+static int list_ver(void *arg, const struct catalog_version *v)
+{
+	struct ver_list *l = arg;
+	char name[300];
+
+	snprintf(name, sizeof(name), "%lld%s", (long long)v->n, l->ext);
+	return list_add(l->b, S_IFREG, name);
+}
+
+static int list_table(void *arg, const struct catalog_table *t)
+{
+	char name[140];
+
+	snprintf(name, sizeof(name), "%s.sql", t->name);
+	return list_add(arg, S_IFREG, name);
+}
+
+static int list_resolved(void *arg, const struct catalog_table *t)
+{
+	char name[140];
+	int rc;
+
+	snprintf(name, sizeof(name), "%s.jars", t->name);
+	rc = list_add(arg, S_IFREG, name);
+	snprintf(name, sizeof(name), "%s.sql", t->name);
+	return rc ? rc : list_add(arg, S_IFREG, name);
+}
+
+/* The listing of directory `n`, taken whole at opendir. */
+static int list_dir(struct cmfs *c, struct node *n, struct buf *b)
+{
+	struct catalog *cat = repo_catalog(c->repo);
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct ver_list vl;
+	int rc = 0;
+
+	if ((rc = list_add(b, S_IFDIR, ".")) || (rc = list_add(b, S_IFDIR, "..")))
+		return rc;
+	if (n->kind >= N_ENV && (rc = env_row(c, n->env, &e)))
+		return rc;
+	switch (n->kind) {
+	case N_ROOT:
+		return list_add(b, S_IFDIR, "envs");
+	case N_ENVS:
+		return catalog_env_list(cat, list_env, b, NULL);
+	case N_ENV:
+		if ((rc = list_add(b, S_IFDIR, "artifacts")) ||
+		    (rc = list_add(b, S_IFDIR, "versions")) ||
+		    (rc = list_add(b, S_IFDIR, "tables")))
+			return rc;
+		return list_add(b, S_IFREG, "events");
+	case N_ARTS:
+		rc = catalog_art_list(cat, e.id, list_art, b, NULL);
+		return rc ? rc
+			  : store_scratch_list(repo_store(c->repo), n->env,
+					       'a', list_scratch, b);
+	case N_VERS:
+		return catalog_art_list(cat, e.id, list_vdir, b, NULL);
+	case N_VDIR:
+		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
+		vl.b = b;
+		vl.ext = name_ext(n->obj);
+		return rc ? rc : catalog_ver_list(cat, a.id, list_ver, &vl, NULL);
+	case N_TABLES:
+		if ((rc = list_add(b, S_IFDIR, "resolved")) ||
+		    (rc = catalog_table_list(cat, e.id, list_table, b, NULL)))
+			return rc;
+		return store_scratch_list(repo_store(c->repo), n->env, 't',
+					  list_scratch, b);
+	case N_RESOLVED:
+		return catalog_table_list(cat, e.id, list_resolved, b, NULL);
+	default:
+		return -ENOTDIR;
+	}
+}
+
+static struct fh *fh_new(enum fh_kind kind, struct node *n)
+{
+	struct fh *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->kind = kind;
+	f->node = n;
+	f->fd = -1;
+	buf_init(&f->data, DIR_CAP);
+	pthread_mutex_init(&f->lock, NULL);
+	return f;
+}
+
+/* Take `f` off its node's writer list and free it. */
+static void fh_free(struct cmfs *c, struct fh *f)
+{
+	struct fh **p;
+
+	if (!f)
+		return;
+	path_lock(c->paths);
+	for (p = &f->node->writer; *p; p = &(*p)->wnext)
+		if (*p == f) {
+			*p = f->wnext;
+			break;
+		}
+	path_release(c->paths, f->node);
+	path_unlock(c->paths);
+	if (f->fd >= 0)
+		close(f->fd);
+	repo_upload_free(f->up);
+	buf_release(&f->data);
+	pthread_mutex_destroy(&f->lock);
+	free(f);
+}
+
+/* Put `f` at the head of its node's writer list. */
+static void fh_writer(struct cmfs *c, struct fh *f)
+{
+	path_lock(c->paths);
+	f->wnext = f->node->writer;
+	f->node->writer = f;
+	path_unlock(c->paths);
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct cmfs *c = cm(req);
+	struct node *n = nd(req, ino);
+	struct fh *f = fh_new(FH_DIR, n);
+	int rc;
+
+	if (!f) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	rc = list_dir(c, n, &f->data);
+	if (rc) {
+		fh_free(c, f);
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	fi->fh = (uintptr_t)f;
+	fuse_reply_open(req, fi);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	struct fh *f = fh_of(fi);
+	char *out = malloc(size), *p;
+	size_t used = 0, at = 0;
+	off_t i = 0;
+
+	(void)ino;
+	if (!out) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	/* Entries are numbered from 1; `off` is the last one sent. */
+	for (p = f->data.data; p && at < f->data.len; i++) {
+		size_t len = strlen(p + 1);
+
+		if (i >= off) {
+			struct stat st;
+			size_t n;
+
+			memset(&st, 0, sizeof(st));
+			st.st_mode = (mode_t)(unsigned char)p[0] << 12;
+			/* readdir(3) skips entries whose d_ino is 0; the
+			 * real number comes with the lookup. */
+			st.st_ino = (ino_t)i + 2;
+			n = fuse_add_direntry(req, out + used, size - used,
+					      p + 1, &st, i + 1);
+			if (n > size - used)
+				break;
+			used += n;
+		}
+		at += len + 2;
+		p = f->data.data + at;
+	}
+	fuse_reply_buf(req, out, used);
+	free(out);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	(void)ino;
+	fh_free(cm(req), fh_of(fi));
+	fuse_reply_err(req, 0);
+}
+
+/* ---- Files ---- */
+
+static char dir_of(const struct node *n)
+{
+	return n->kind == N_ASCRATCH ? 'a' : 't';
+}
+
+/* Load the committed text of table `n` into `b`. */
+static int table_text(struct cmfs *c, struct node *n, struct buf *b)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+
+	return repo_table_text(c->repo, n->env, n->obj, b, &err);
+}
+
+/*
+ * Make the handle for opening node `n` with `flags`.  `created`: the file
+ * is new (create), so an upload or a table starts empty.
+ */
+static int open_node(fuse_req_t req, struct node *n, int flags, int created,
+		     mode_t mode, struct fuse_file_info *fi)
+{
+	struct cmfs *c = cm(req);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct catalog_version v;
+	int acc = flags & O_ACCMODE, wr = acc != O_RDONLY;
+	int trunc = created || (flags & O_TRUNC);
+	struct fh *f = NULL;
+	uint64_t size;
+	int rc = 0;
+
+	switch (n->kind) {
+	case N_ART:
+		if (wr || (flags & O_TRUNC)) {
+			f = fh_new(FH_UPLOAD, n);
+			rc = f ? repo_upload_begin(&f->up, c->repo, n->env,
+						   n->obj, trunc, &err)
+			       : -ENOMEM;
+			if (!rc)
+				fh_writer(c, f);
+			break;
+		}
+		/* A read of the latest version. */
+		__attribute__((fallthrough));
+	case N_VER:
+		if (wr || (flags & O_TRUNC)) {
+			rc = read_only(req, n, "write", NULL);
+			break;
+		}
+		f = fh_new(FH_BLOB, n);
+		rc = f ? env_row(c, n->env, &e) : -ENOMEM;
+		if (!rc)
+			rc = catalog_art_get(repo_catalog(c->repo), e.id, n->obj,
+					     &a, NULL);
+		v = a.latest;
+		if (!rc && n->kind == N_VER)
+			rc = catalog_ver_get(repo_catalog(c->repo), a.id,
+					     n->ver, &v, NULL);
+		if (!rc)
+			rc = store_blob_open(repo_store(c->repo), v.sha256,
+					     &f->fd, &err);
+		/* A version never changes; the latest until the next
+		 * upload, which invalidates it. */
+		fi->keep_cache = 1;
+		break;
+	case N_ASCRATCH:
+	case N_TSCRATCH:
+		f = fh_new(FH_SCRATCH, n);
+		rc = f ? store_scratch_open(repo_store(c->repo), n->env,
+					    dir_of(n), n->obj,
+					    (flags & (O_ACCMODE | O_TRUNC |
+						      O_APPEND)) |
+						    (created ? O_CREAT : 0),
+					    mode & 07777, &f->fd)
+		       : -ENOMEM;
+		break;
+	case N_TABLE:
+		if (wr || (flags & O_TRUNC)) {
+			f = fh_new(FH_TEXT, n);
+			if (!f) {
+				rc = -ENOMEM;
+				break;
+			}
+			buf_init(&f->data, repo_config(c->repo)->limits.ddl_size);
+			f->dirty = trunc;
+			if (!trunc)
+				rc = table_text(c, n, &f->data);
+			if (!rc)
+				fh_writer(c, f);
+			break;
+		}
+		f = fh_new(FH_SNAP, n);
+		rc = f ? table_text(c, n, &f->data) : -ENOMEM;
+		break;
+	case N_EVENTS:
+		if (wr) {
+			rc = read_only(req, n, "write", NULL);
+			break;
+		}
+		f = fh_new(FH_SNAP, n);
+		rc = f ? repo_events_size(c->repo, n->env, &size) : -ENOMEM;
+		if (!rc)
+			rc = repo_events_read(c->repo, n->env, 0, (size_t)size,
+					      &f->data);
+		fi->direct_io = 1;
+		break;
+	default:
+		rc = path_is_dir(n->kind) ? -EISDIR : -ENOENT;
+	}
+	if (rc) {
+		fh_free(c, f);
+		return rc;
+	}
+	f->who = who_of(req);
+	fi->fh = (uintptr_t)f;
+	return 0;
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct node *n = nd(req, ino);
+	int rc = open_node(req, n, fi->flags, 0, 0, fi);
+
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else if (fuse_reply_open(req, fi))
+		fh_free(cm(req), fh_of(fi));
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	struct cmfs *c = cm(req);
+	struct node *p = nd(req, parent), *n;
+	struct repo_who w = who_of(req);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct fuse_entry_param e;
+	struct catalog_env env;
+	int rc;
+
+	if (p->kind != N_ARTS && p->kind != N_TABLES) {
+		fuse_reply_err(req, -read_only(req, p, "create", name));
+		return;
+	}
+	if (env_row(c, p->env, &env)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	n = path_lookup(c->paths, p, name);
+	if (!n) {
+		if (p->kind == N_ARTS)
+			rc = name_artifact_check(name, &err);
+		else
+			rc = cmfs_err_set(&err, -EINVAL,
+					  "%.200s: not a table file (<table>.sql) "
+					  "nor a scratch name", name);
+		if (!rc)
+			rc = cmfs_err_set(&err, -EINVAL, "%.200s: bad name",
+					  name);
+		repo_refused(c->repo, &w, p->env, "create", name, rc,
+			     cmfs_err_msg(&err));
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	rc = open_node(req, n, fi->flags, 1, mode, fi);
+	if (rc) {
+		path_forget(c->paths, n, 1);
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	memset(&e, 0, sizeof(e));
+	rc = attr_of(c, n, &e.attr);
+	if (rc == -ENOENT) {
+		/* New and not yet committed: the writer's view. */
+		e.attr.st_mode = S_IFREG | 0644;
+		e.attr.st_nlink = 1;
+		e.attr.st_uid = w.uid;
+		e.attr.st_gid = w.gid;
+		clock_gettime(CLOCK_REALTIME, &e.attr.st_mtim);
+		rc = 0;
+	}
+	e.ino = path_ino(n);
+	e.attr.st_ino = e.ino;
+	e.generation = 1;
+	e.attr_timeout = timeout_of(c, n->kind);
+	e.entry_timeout = c->cfg->mount.entry_timeout;
+	if (fuse_reply_create(req, &e, fi)) {
+		fh_free(c, fh_of(fi));
+		path_forget(c->paths, n, 1);
+	}
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct fh *f = fh_of(fi);
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(size);
+	char *b;
+	ssize_t n;
+
+	(void)ino;
+	switch (f->kind) {
+	case FH_BLOB:
+	case FH_SCRATCH:
+		/* Hand the kernel the fd: splice where it can. */
+		bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+		bv.buf[0].fd = f->fd;
+		bv.buf[0].pos = off;
+		fuse_reply_data(req, &bv, FUSE_BUF_SPLICE_MOVE);
+		return;
+	case FH_UPLOAD:
+		b = malloc(size);
+		if (!b) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		pthread_mutex_lock(&f->lock);
+		n = repo_upload_read(f->up, b, size, off);
+		pthread_mutex_unlock(&f->lock);
+		if (n < 0)
+			fuse_reply_err(req, (int)-n);
+		else
+			fuse_reply_buf(req, b, (size_t)n);
+		free(b);
+		return;
+	case FH_TEXT:
+	case FH_SNAP:
+		pthread_mutex_lock(&f->lock);
+		if ((size_t)off >= f->data.len)
+			fuse_reply_buf(req, NULL, 0);
+		else
+			fuse_reply_buf(req, f->data.data + off,
+				       f->data.len - (size_t)off < size
+					       ? f->data.len - (size_t)off
+					       : size);
+		pthread_mutex_unlock(&f->lock);
+		return;
+	default:
+		fuse_reply_err(req, EBADF);
+	}
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
+		     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	struct fh *f = fh_of(fi);
+	ssize_t n = -EBADF;
+	int rc;
+
+	(void)ino;
+	pthread_mutex_lock(&f->lock);
+	f->wrote = 1;
+	switch (f->kind) {
+	case FH_UPLOAD:
+		n = repo_upload_write(f->up, data, size, off);
+		break;
+	case FH_SCRATCH:
+		n = pwrite(f->fd, data, size, off);
+		if (n < 0)
+			n = -errno;
+		break;
+	case FH_TEXT:
+		if ((uint64_t)off + size > f->data.cap) {
+			n = -EFBIG;
+			break;
+		}
+		rc = 0;
+		while (!rc && f->data.len < (size_t)off)
+			rc = buf_addc(&f->data, '\0');
+		if (!rc && (size_t)off + size > f->data.len)
+			rc = buf_add(&f->data, NULL, 0) ? -ENOMEM : 0;
+		if (!rc && (size_t)off < f->data.len) {
+			size_t keep = f->data.len - (size_t)off;
+
+			if (keep > size)
+				keep = size;
+			memcpy(f->data.data + off, data, keep);
+			rc = buf_add(&f->data, data + keep, size - keep);
+		} else if (!rc) {
+			rc = buf_add(&f->data, data, size);
+		}
+		n = rc ? rc : (ssize_t)size;
+		f->dirty = 1;
+		break;
+	default:
+		break;
+	}
+	pthread_mutex_unlock(&f->lock);
+	if (n < 0)
+		fuse_reply_err(req, (int)-n);
+	else
+		fuse_reply_write(req, (size_t)n);
+}
+
+/*
+ * Commit what a writable handle holds, if anything.  0 or -errno.
+ * A flush before any write (the shell's `>` closes a dup of the new file
+ * first) commits nothing: an empty first version would be noise, and for
+ * a *.jar a refusal.  Such a handle commits at release instead.
+ */
+static int commit(fuse_req_t req, struct fh *f, int at_flush)
+{
+	struct cmfs *c = cm(req);
+	struct repo_who w = f->who;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct node *n = f->node;
+	int rc = 0;
+
+	pthread_mutex_lock(&f->lock);
+	if (at_flush && !f->wrote) {
+		pthread_mutex_unlock(&f->lock);
+		return 0;
+	}
+	if (f->kind == FH_UPLOAD && repo_upload_dirty(f->up)) {
+		rc = repo_upload_commit(f->up, &w, &v, &err);
+		if (!rc)
+			inval_artifact(c, n->env, n->obj, v.n);
+	} else if (f->kind == FH_TEXT && f->dirty) {
+		rc = repo_table_write(c->repo, &w, n->env, n->obj,
+				      buf_str(&f->data), f->data.len, &err);
+		if (!rc) {
+			f->dirty = 0;
+			inval_table(c, n->env, n->obj);
+		}
+	}
+	pthread_mutex_unlock(&f->lock);
+	return rc;
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_err(req, -commit(req, fh_of(fi), 1));
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		     struct fuse_file_info *fi)
+{
+	struct fh *f = fh_of(fi);
+	int rc = 0;
+
+	(void)ino;
+	if (f->kind == FH_SCRATCH)
+		rc = (datasync ? fdatasync(f->fd) : fsync(f->fd)) ? -errno : 0;
+	else
+		rc = commit(req, f, 0);
+	fuse_reply_err(req, -rc);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct fh *f = fh_of(fi);
+
+	(void)ino;
+	/* A handle that was never written commits here (see commit()).
+	 * Bytes still dirty after a write were refused at a flush: they
+	 * go, and the refusal is already in events. */
+	if (!f->wrote)
+		commit(req, f, 0);
+	fh_free(cm(req), f);
+	fuse_reply_err(req, 0);
+}
+
+/* ---- Names: unlink, rename, link ---- */
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct cmfs *c = cm(req);
+	struct node *p = nd(req, parent);
+	struct repo_who w = who_of(req);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	enum node_kind k = path_classify(p->kind, name);
+	char t[130];
+	int rc;
+
+	switch (k) {
+	case N_ART:
+		rc = repo_art_remove(c->repo, &w, p->env, name, &err);
+		if (!rc)
+			inval_artifact(c, p->env, name, 0);
+		break;
+	case N_VER:
+		rc = repo_ver_remove(c->repo, &w, p->env, p->obj,
+				     strtoll(name, NULL, 10), &err);
+		if (!rc)
+			inval_artifact(c, p->env, p->obj, 0);
+		break;
+	case N_ASCRATCH:
+	case N_TSCRATCH:
+		rc = store_scratch_unlink(repo_store(c->repo), p->env,
+					  k == N_ASCRATCH ? 'a' : 't', name);
+		if (!rc && k == N_ASCRATCH)
+			repo_scratch_label_move(c->repo, p->env, name, NULL);
+		break;
+	case N_TABLE:
+		name_table_file(t, name);
+		rc = repo_table_remove(c->repo, &w, p->env, t, &err);
+		if (!rc)
+			inval_table(c, p->env, t);
+		break;
+	case N_INVALID:
+		rc = -ENOENT;
+		break;
+	default:
+		rc = read_only(req, p, "unlink", name);
+	}
+	fuse_reply_err(req, -rc);
+}
+
+/* Read a whole scratch file of tables/ into `b`. */
+static int scratch_read(struct cmfs *c, const char *env, const char *name,
+			struct buf *b)
+{
+	char chunk[65536];
+	ssize_t n;
+	int fd, rc = store_scratch_open(repo_store(c->repo), env, 't', name,
+					O_RDONLY, 0, &fd);
+
+	if (rc)
+		return rc;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		if ((rc = buf_add(b, chunk, (size_t)n)))
+			break;
+	if (n < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/* Write `b` as scratch file `name` of tables/. */
+static int scratch_write(struct cmfs *c, const char *env, const char *name,
+			 const struct buf *b)
+{
+	int fd, rc = store_scratch_open(repo_store(c->repo), env, 't', name,
+					O_WRONLY | O_CREAT | O_TRUNC, 0644, &fd);
+
+	if (rc)
+		return rc;
+	if (write(fd, buf_str(b), b->len) != (ssize_t)b->len)
+		rc = -EIO;
+	close(fd);
+	return rc;
+}
+
+/* A rename inside tables/: the four cases of scratch and table names. */
+static int rename_tables(fuse_req_t req, struct node *p, enum node_kind kf,
+			 const char *from, enum node_kind kt, const char *to)
+{
+	struct cmfs *c = cm(req);
+	struct repo_who w = who_of(req);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf b = BUF_INIT(repo_config(c->repo)->limits.ddl_size);
+	char tf[130], tt[130];
+	int rc;
+
+	if (kf == N_TSCRATCH && kt == N_TSCRATCH)
+		return store_scratch_rename(repo_store(c->repo), p->env, 't',
+					    from, to);
+	name_table_file(tf, from);
+	name_table_file(tt, to);
+	if (kf == N_TSCRATCH)
+		rc = scratch_read(c, p->env, from, &b);
+	else
+		rc = repo_table_text(c->repo, p->env, tf, &b, &err);
+	if (rc)
+		goto out;
+	if (kt == N_TABLE) {
+		rc = repo_table_write(c->repo, &w, p->env, tt, buf_str(&b),
+				      b.len, &err);
+		if (rc)
+			goto out;
+		inval_table(c, p->env, tt);
+	} else {
+		rc = scratch_write(c, p->env, to, &b);
+		if (rc)
+			goto out;
+	}
+	if (kf == N_TSCRATCH) {
+		store_scratch_unlink(repo_store(c->repo), p->env, 't', from);
+	} else {
+		rc = repo_table_remove(c->repo, &w, p->env, tf, &err);
+		inval_table(c, p->env, tf);
+	}
+out:
+	buf_release(&b);
+	return rc;
+}
+
+/* A rename inside artifacts/. */
+static int rename_artifacts(fuse_req_t req, struct node *p, enum node_kind kf,
+			    const char *from, enum node_kind kt,
+			    const char *to)
+{
+	struct cmfs *c = cm(req);
+	struct repo_who w = who_of(req);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	int rc;
+
+	if (kf == N_ASCRATCH && kt == N_ASCRATCH) {
+		rc = store_scratch_rename(repo_store(c->repo), p->env, 'a',
+					  from, to);
+		if (!rc)
+			repo_scratch_label_move(c->repo, p->env, from, to);
+		return rc;
+	}
+	if (kf == N_ASCRATCH) {
+		rc = repo_scratch_commit(c->repo, &w, p->env, from, to, &v,
+					 &err);
+		if (!rc)
+			inval_artifact(c, p->env, to, v.n);
+		return rc;
+	}
+	if (kt == N_ART) {
+		rc = repo_art_rename(c->repo, &w, p->env, from, to, &err);
+		if (!rc) {
+			inval_artifact(c, p->env, from, 0);
+			inval_artifact(c, p->env, to, 0);
+		}
+		return rc;
+	}
+	rc = -EPERM;
+	repo_refused(c->repo, &w, p->env, "rename", from, rc,
+		     "an artifact cannot become a scratch file: copy it");
+	return rc;
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	struct cmfs *c = cm(req);
+	struct node *p = nd(req, parent), *np = nd(req, newparent), *n;
+	enum node_kind kf = path_classify(p->kind, name);
+	enum node_kind kt = path_classify(np->kind, newname);
+	struct stat st;
+	int rc;
+
+	if (flags & RENAME_EXCHANGE) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (p != np) {
+		/* mv falls back to copy and unlink. */
+		fuse_reply_err(req, EXDEV);
+		return;
+	}
+	if (kf == N_INVALID) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (kt == N_INVALID) {
+		struct repo_who w = who_of(req);
+
+		repo_refused(c->repo, &w, p->env, "rename", newname, -EINVAL,
+			     "not a valid name here");
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (flags & RENAME_NOREPLACE) {
+		n = path_lookup(c->paths, np, newname);
+		rc = n ? attr_of(c, n, &st) : -ENOENT;
+		if (n)
+			path_forget(c->paths, n, 1);
+		if (!rc) {
+			fuse_reply_err(req, EEXIST);
+			return;
+		}
+	}
+	if (p->kind == N_ARTS)
+		rc = rename_artifacts(req, p, kf, name, kt, newname);
+	else if (p->kind == N_TABLES)
+		rc = rename_tables(req, p, kf, name, kt, newname);
+	else
+		rc = read_only(req, p, "rename", name);
+	if (!rc && (n = path_find(c->paths, p, name)))
+		path_rename(c->paths, n, np, newname);
+	fuse_reply_err(req, -rc);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	struct repo_who w = who_of(req);
+	struct node *p = nd(req, newparent);
+
+	(void)ino;
+	repo_refused(cm(req)->repo, &w, p->env[0] ? p->env : NULL, "link",
+		     newname, -EPERM, "links are not supported");
+	fuse_reply_err(req, EPERM);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	(void)link;
+	op_link(req, 0, parent, name);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	/* Regular files come through create; nothing else lives here. */
+	(void)mode;
+	(void)rdev;
+	op_link(req, 0, parent, name);
+}
+
+/* ---- Extended attributes: labels and computed attributes ---- */
+
+/* Reply to a getxattr/listxattr with `b`, following the size protocol. */
+static void reply_xattr(fuse_req_t req, size_t size, const char *data,
+			size_t len)
+{
+	if (size == 0)
+		fuse_reply_xattr(req, len);
+	else if (len > size)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, data, len);
+}
+
+/* A computed attribute (after "user.cmfs.") of node `n`. */
+static int repo_node_computed(struct cmfs *c, struct node *n, const char *attr,
+			      struct buf *b, struct cmfs_err *err)
+{
+	if (n->kind == N_ART || n->kind == N_VER)
+		return repo_computed(c->repo, n->env, n->obj,
+				     n->kind == N_VER ? n->ver : 0, attr, b,
+				     err);
+	return -ENODATA;
+}
+
+/* 1 if node `n` can carry labels. */
+static int labelled(const struct node *n)
+{
+	return n->kind == N_ART || n->kind == N_VER || n->kind == N_ASCRATCH;
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
+{
+	struct cmfs *c = cm(req);
+	struct node *n = nd(req, ino);
+	struct repo_who w = who_of(req);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	const char *key = name + strlen(NAME_XATTR_USER);
+	struct buf cur = BUF_INIT(1 << 16);
+	struct fh *f;
+	char *v = NULL;
+	int rc, exists;
+
+	if (strncmp(name, NAME_XATTR_USER, strlen(NAME_XATTR_USER))) {
+		fuse_reply_err(req, ENOTSUP);
+		return;
+	}
+	if (!strncmp(name, NAME_XATTR_CMFS, strlen(NAME_XATTR_CMFS))) {
+		repo_refused(c->repo, &w, n->env[0] ? n->env : NULL, "label",
+			     n->name, -EPERM,
+			     "user.cmfs.* attributes are computed by cmfs "
+			     "and cannot be set");
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if (!labelled(n) || n->kind == N_VER) {
+		fuse_reply_err(req, n->kind == N_VER
+					    ? -read_only(req, n, "label", NULL)
+					    : ENOTSUP);
+		return;
+	}
+	if (flags & (XATTR_CREATE | XATTR_REPLACE)) {
+		exists = n->kind == N_ASCRATCH
+				 ? !repo_scratch_label_get(c->repo, n->env,
+							   n->obj, key, &cur)
+				 : !repo_label_get(c->repo, n->env, n->obj,
+						   key, &cur);
+		if ((flags & XATTR_CREATE) && exists) {
+			fuse_reply_err(req, EEXIST);
+			goto out;
+		}
+		if ((flags & XATTR_REPLACE) && !exists) {
+			fuse_reply_err(req, ENODATA);
+			goto out;
+		}
+	}
+	if (n->kind == N_ASCRATCH) {
+		v = strndup(value, size);
+		rc = v ? repo_scratch_label_set(c->repo, n->env, n->obj, key,
+						v, &err)
+		       : -ENOMEM;
+		fuse_reply_err(req, -rc);
+		goto out;
+	}
+	/* During an upload the label goes with the new bytes (cp -a and
+	 * tar set labels before they close). */
+	f = live_writer(c, n);
+	if (f && f->kind == FH_UPLOAD) {
+		v = strndup(value, size);
+		pthread_mutex_lock(&f->lock);
+		rc = v ? repo_upload_label(f->up, key, v, &err) : -ENOMEM;
+		pthread_mutex_unlock(&f->lock);
+		if (rc)
+			repo_refused(c->repo, &w, n->env, "label", n->obj, rc,
+				     cmfs_err_msg(&err));
+	} else {
+		rc = repo_label_set(c->repo, &w, n->env, n->obj, key, value,
+				    size, &err);
+	}
+	fuse_reply_err(req, -rc);
+out:
+	free(v);
+	buf_release(&cur);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			size_t size)
+{
+	struct cmfs *c = cm(req);
+	struct node *n = nd(req, ino);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf b = BUF_INIT(1 << 24);
+	const char *pending;
+	struct fh *f;
+	int rc;
+
+	/* security.*, system.*, trusted.*: nothing, without a look-up. */
+	if (strncmp(name, NAME_XATTR_USER, strlen(NAME_XATTR_USER))) {
+		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	if (!strncmp(name, NAME_XATTR_CMFS, strlen(NAME_XATTR_CMFS))) {
+		rc = repo_node_computed(c, n, name + strlen(NAME_XATTR_CMFS),
+					&b, &err);
+	} else if (n->kind == N_ASCRATCH) {
+		rc = repo_scratch_label_get(c->repo, n->env, n->obj,
+					    name + 5, &b);
+	} else if (n->kind == N_ART || n->kind == N_VER) {
+		f = n->kind == N_ART ? live_writer(c, n) : NULL;
+		if (f && f->kind == FH_UPLOAD &&
+		    repo_upload_label_get(f->up, name + 5, &pending))
+			rc = pending ? buf_adds(&b, pending) : -ENODATA;
+		else
+			rc = repo_label_get(c->repo, n->env, n->obj, name + 5,
+					    &b);
+	} else {
+		rc = -ENODATA;
+	}
+	if (rc == -ENOENT)
+		rc = -ENODATA;
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		reply_xattr(req, size, b.data, b.len);
+	buf_release(&b);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct cmfs *c = cm(req);
+	struct node *n = nd(req, ino);
+	struct buf b = BUF_INIT(1 << 24);
+	int rc = 0;
+
+	if (n->kind == N_ASCRATCH)
+		rc = repo_scratch_label_list(c->repo, n->env, n->obj, &b);
+	else if (n->kind == N_ART || n->kind == N_VER)
+		rc = repo_label_list(c->repo, n->env, n->obj, &b);
+	if (rc == -ENOENT)
+		rc = 0;
+	if (rc)
+		fuse_reply_err(req, -rc);
+	else
+		reply_xattr(req, size, b.data, b.len);
+	buf_release(&b);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct cmfs *c = cm(req);
+	struct node *n = nd(req, ino);
+	struct repo_who w = who_of(req);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct fh *f;
+	int rc;
+
+	if (strncmp(name, NAME_XATTR_USER, strlen(NAME_XATTR_USER))) {
+		fuse_reply_err(req, ENOTSUP);
+		return;
+	}
+	if (!strncmp(name, NAME_XATTR_CMFS, strlen(NAME_XATTR_CMFS))) {
+		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if (n->kind == N_ASCRATCH) {
+		rc = repo_scratch_label_del(c->repo, n->env, n->obj, name + 5);
+	} else if (n->kind == N_ART) {
+		f = live_writer(c, n);
+		if (f && f->kind == FH_UPLOAD) {
+			pthread_mutex_lock(&f->lock);
+			rc = repo_upload_label(f->up, name + 5, NULL, &err);
+			pthread_mutex_unlock(&f->lock);
+		} else {
+			rc = repo_label_remove(c->repo, &w, n->env, n->obj,
+					       name + 5, &err);
+		}
+	} else if (n->kind == N_VER) {
+		rc = read_only(req, n, "unlabel", NULL);
+	} else {
+		rc = -ENODATA;
+	}
+	fuse_reply_err(req, -rc);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct statvfs sv;
+
+	(void)ino;
+	/* The space is the store's. */
+	if (statvfs(store_path(repo_store(cm(req)->repo)), &sv))
+		memset(&sv, 0, sizeof(sv));
+	sv.f_namemax = 255;
+	fuse_reply_statfs(req, &sv);
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	(void)userdata;
+	/* Big writes for uploads; splice where the kernel offers it. */
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
+	if (conn->capable & FUSE_CAP_SPLICE_MOVE)
+		conn->want |= FUSE_CAP_SPLICE_MOVE;
+	conn->max_write = 1 << 20;
+	/* O_TRUNC comes with open, not as a separate truncate: an upload
+	 * that truncates never copies the old bytes. */
+	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
+		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
+}
+
+const struct fuse_lowlevel_ops cmfs_ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.mkdir = op_mkdir,
+	.rmdir = op_rmdir,
+	.mknod = op_mknod,
+	.symlink = op_symlink,
+	.link = op_link,
+	.unlink = op_unlink,
+	.rename = op_rename,
+	.create = op_create,
+	.open = op_open,
+	.read = op_read,
+	.write = op_write,
+	.flush = op_flush,
+	.fsync = op_fsync,
+	.release = op_release,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.releasedir = op_releasedir,
+	.setxattr = op_setxattr,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+	.removexattr = op_removexattr,
+	.statfs = op_statfs,
+};

@@ -1,0 +1,339 @@
+/*
+ * path.c - the inode table: nodes, their (parent, name) hash, lookup
+ * counts and renames.
+ */
+#include "path.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdio.h>
+
+#include "name.h"
+
+struct paths {
+	pthread_mutex_t lock;	/* guards everything here and in nodes */
+	struct node **buckets;	/* (parent, name) hash */
+	size_t nbuckets, count;
+	struct node root;
+};
+
+void path_lock(struct paths *t)
+{
+	pthread_mutex_lock(&t->lock);
+}
+
+void path_unlock(struct paths *t)
+{
+	pthread_mutex_unlock(&t->lock);
+}
+
+enum node_kind path_classify(enum node_kind parent, const char *name)
+{
+	char t[130];
+	size_t n = strlen(name);
+
+	switch (parent) {
+	case N_ROOT:
+		return !strcmp(name, "envs") ? N_ENVS : N_INVALID;
+	case N_ENVS:
+		return name_env_check(name, NULL) ? N_INVALID : N_ENV;
+	case N_ENV:
+		if (!strcmp(name, "artifacts"))
+			return N_ARTS;
+		if (!strcmp(name, "versions"))
+			return N_VERS;
+		if (!strcmp(name, "tables"))
+			return N_TABLES;
+		if (!strcmp(name, "events"))
+			return N_EVENTS;
+		return N_INVALID;
+	case N_ARTS:
+		if (name_artifact_scratch(name))
+			return N_ASCRATCH;
+		return name_artifact_check(name, NULL) ? N_INVALID : N_ART;
+	case N_VERS:
+		return name_artifact_check(name, NULL) ? N_INVALID : N_VDIR;
+	case N_VDIR:
+		return name[0] >= '1' && name[0] <= '9' ? N_VER : N_INVALID;
+	case N_TABLES:
+		if (!strcmp(name, "resolved"))
+			return N_RESOLVED;
+		if (name_table_file(t, name))
+			return N_TABLE;
+		return name_table_scratch(name) ? N_TSCRATCH : N_INVALID;
+	case N_RESOLVED:
+		if (n > 5 && !strcmp(name + n - 5, ".jars") && n - 5 < 129) {
+			memcpy(t, name, n - 5);
+			memcpy(t + n - 5, ".sql", 5);
+			return name_table_file(t, t) ? N_RJARS : N_INVALID;
+		}
+		return name_table_file(t, name) ? N_RSQL : N_INVALID;
+	default:
+		return N_INVALID;
+	}
+}
+
+int path_is_dir(enum node_kind k)
+{
+	return k == N_ROOT || k == N_ENVS || k == N_ENV || k == N_ARTS ||
+	       k == N_VERS || k == N_VDIR || k == N_TABLES || k == N_RESOLVED;
+}
+
+/* Fill env/obj/ver of `n` from its parent and name. */
+static void describe(struct node *n)
+{
+	const struct node *p = n->parent;
+	size_t len = strlen(n->name);
+
+	memcpy(n->env, p->env, sizeof(n->env));
+	n->obj[0] = '\0';
+	n->ver = 0;
+	switch (n->kind) {
+	case N_ENV:
+		snprintf(n->env, sizeof(n->env), "%s", n->name);
+		break;
+	case N_ART:
+	case N_ASCRATCH:
+	case N_VDIR:
+	case N_TSCRATCH:
+		snprintf(n->obj, sizeof(n->obj), "%s", n->name);
+		break;
+	case N_VER:
+		memcpy(n->obj, p->obj, sizeof(n->obj));
+		n->ver = strtoll(n->name, NULL, 10);
+		break;
+	case N_TABLE:
+	case N_RSQL:
+		snprintf(n->obj, sizeof(n->obj), "%.*s", (int)(len - 4),
+			 n->name);
+		break;
+	case N_RJARS:
+		snprintf(n->obj, sizeof(n->obj), "%.*s", (int)(len - 5),
+			 n->name);
+		break;
+	default:
+		break;
+	}
+}
+
+static size_t hash(const struct node *parent, const char *name)
+{
+	size_t h = (size_t)(uintptr_t)parent * 0x9e3779b97f4a7c15ULL;
+
+	while (*name)
+		h = (h ^ (unsigned char)*name++) * 0x100000001b3ULL;
+	return h;
+}
+
+static void hash_insert(struct paths *t, struct node *n)
+{
+	size_t b = hash(n->parent, n->name) & (t->nbuckets - 1);
+
+	n->hnext = t->buckets[b];
+	t->buckets[b] = n;
+	t->count++;
+}
+
+static void hash_remove(struct paths *t, struct node *n)
+{
+	struct node **p =
+		&t->buckets[hash(n->parent, n->name) & (t->nbuckets - 1)];
+
+	for (; *p; p = &(*p)->hnext)
+		if (*p == n) {
+			*p = n->hnext;
+			n->hnext = NULL;
+			t->count--;
+			return;
+		}
+}
+
+/* Double the hash when it gets crowded; failure just keeps it crowded. */
+static void grow(struct paths *t)
+{
+	struct node **nb, *n, *next;
+	size_t i, nn = t->nbuckets * 2;
+
+	if (t->count < t->nbuckets * 2)
+		return;
+	nb = calloc(nn, sizeof(*nb));
+	if (!nb)
+		return;
+	for (i = 0; i < t->nbuckets; i++)
+		for (n = t->buckets[i]; n; n = next) {
+			size_t b = hash(n->parent, n->name) & (nn - 1);
+
+			next = n->hnext;
+			n->hnext = nb[b];
+			nb[b] = n;
+		}
+	free(t->buckets);
+	t->buckets = nb;
+	t->nbuckets = nn;
+}
+
+int path_new(struct paths **out)
+{
+	struct paths *t = calloc(1, sizeof(*t));
+
+	*out = NULL;
+	if (!t)
+		return -ENOMEM;
+	t->nbuckets = 1024;
+	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
+	if (!t->buckets) {
+		free(t);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	t->root.kind = N_ROOT;
+	t->root.name = (char *)"";
+	t->root.nlookup = 1;
+	*out = t;
+	return 0;
+}
+
+void path_free(struct paths *t)
+{
+	size_t i;
+	struct node *n, *next;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->nbuckets; i++)
+		for (n = t->buckets[i]; n; n = next) {
+			next = n->hnext;
+			free(n->name);
+			free(n);
+		}
+	free(t->buckets);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+struct node *path_root(struct paths *t)
+{
+	return &t->root;
+}
+
+struct node *path_node(struct paths *t, uint64_t ino)
+{
+	return ino == 1 ? &t->root : (struct node *)(uintptr_t)ino;
+}
+
+uint64_t path_ino(const struct node *n)
+{
+	return n->kind == N_ROOT ? 1 : (uint64_t)(uintptr_t)n;
+}
+
+static struct node *find(struct paths *t, struct node *parent,
+			 const char *name)
+{
+	struct node *n = t->buckets[hash(parent, name) & (t->nbuckets - 1)];
+
+	for (; n; n = n->hnext)
+		if (n->parent == parent && !strcmp(n->name, name))
+			return n;
+	return NULL;
+}
+
+struct node *path_find(struct paths *t, struct node *parent,
+			const char *name)
+{
+	struct node *n;
+
+	path_lock(t);
+	n = find(t, parent, name);
+	path_unlock(t);
+	return n;
+}
+
+struct node *path_lookup(struct paths *t, struct node *parent,
+			  const char *name)
+{
+	enum node_kind k = path_classify(parent->kind, name);
+	struct node *n;
+
+	if (k == N_INVALID)
+		return NULL;
+	path_lock(t);
+	n = find(t, parent, name);
+	if (!n) {
+		n = calloc(1, sizeof(*n));
+		if (!n || !(n->name = strdup(name))) {
+			free(n);
+			path_unlock(t);
+			return NULL;
+		}
+		n->parent = parent;
+		n->kind = k;
+		describe(n);
+		parent->children++;
+		grow(t);
+		hash_insert(t, n);
+	}
+	n->nlookup++;
+	path_unlock(t);
+	return n;
+}
+
+/* Free `n` and, up the tree, parents that nothing holds any more. */
+static void release(struct paths *t, struct node *n)
+{
+	while (n != &t->root && n->nlookup == 0 && n->children == 0 &&
+	       !n->writer) {
+		struct node *p = n->parent;
+
+		hash_remove(t, n);
+		free(n->name);
+		free(n);
+		p->children--;
+		n = p;
+	}
+}
+
+void path_forget(struct paths *t, struct node *node, uint64_t n)
+{
+	path_lock(t);
+	node->nlookup = node->nlookup > n ? node->nlookup - n : 0;
+	release(t, node);
+	path_unlock(t);
+}
+
+void path_release(struct paths *t, struct node *node)
+{
+	release(t, node);
+}
+
+int path_rename(struct paths *t, struct node *node, struct node *parent,
+		const char *name)
+{
+	enum node_kind k = path_classify(parent->kind, name);
+	struct node *old;
+	char *copy = strdup(name);
+
+	if (!copy || k == N_INVALID) {
+		free(copy);
+		return copy ? -EINVAL : -ENOMEM;
+	}
+	path_lock(t);
+	old = find(t, parent, name);
+	if (old && old != node)
+		hash_remove(t, old); /* detached: freed at its forget */
+	hash_remove(t, node);
+	if (node->parent != parent) {
+		node->parent->children--;
+		parent->children++;
+	}
+	free(node->name);
+	node->name = copy;
+	node->parent = parent;
+	node->kind = k;
+	describe(node);
+	hash_insert(t, node);
+	path_unlock(t);
+	return 0;
+}

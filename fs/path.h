@@ -1,0 +1,99 @@
+/*
+ * path.h - the inode table of the mount: which object each inode number
+ * stands for.
+ *
+ * A node is one name in the tree (DESIGN.md, "The tree"), classified by
+ * its place: the kind says what it is, env/obj/ver which object.  The
+ * inode number handed to the kernel is the node's address, as in libfuse's
+ * passthrough_ll; the kernel's lookup count keeps the node alive until
+ * `forget`.  Nodes are also found by (parent, name), so the same name
+ * keeps the same inode while the kernel knows it.
+ *
+ * Thread safety: all functions take the table's lock; a node's fields are
+ * stable while the caller holds a lookup reference, except name/kind/obj,
+ * which change only in path_rename() (called under the kernel's rename
+ * locks for that name).
+ */
+#ifndef CMFS_FS_PATH_H
+#define CMFS_FS_PATH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum node_kind {
+	N_ROOT,		/* / */
+	N_ENVS,		/* /envs */
+	N_ENV,		/* /envs/<env> */
+	N_ARTS,		/* .../artifacts */
+	N_ART,		/* .../artifacts/<name> */
+	N_ASCRATCH,	/* .../artifacts/.<scratch> */
+	N_VERS,		/* .../versions */
+	N_VDIR,		/* .../versions/<name> */
+	N_VER,		/* .../versions/<name>/<n><ext> */
+	N_TABLES,	/* .../tables */
+	N_TABLE,	/* .../tables/<t>.sql */
+	N_TSCRATCH,	/* .../tables/<scratch> */
+	N_RESOLVED,	/* .../tables/resolved */
+	N_RJARS,	/* .../tables/resolved/<t>.jars */
+	N_RSQL,		/* .../tables/resolved/<t>.sql */
+	N_EVENTS,	/* .../events */
+	N_INVALID
+};
+
+struct fh;
+
+struct node {
+	uint64_t nlookup;	/* the kernel's references */
+	unsigned children;	/* nodes whose parent this is */
+	struct node *parent;
+	struct node *hnext;	/* hash chain of (parent, name) */
+	enum node_kind kind;
+	char *name;
+	char env[64];		/* every node below an environment */
+	char obj[256];		/* artifact, table or scratch name */
+	int64_t ver;		/* N_VER: the version number */
+	struct fh *writer;	/* newest open upload (table lock) */
+};
+
+/* What a name in directory kind `parent` is: N_INVALID when it cannot be
+ * there.  `name` is not checked against the catalog. */
+enum node_kind path_classify(enum node_kind parent, const char *name);
+
+/* 1 for kinds that are directories. */
+int path_is_dir(enum node_kind k);
+
+/* The table; one per mount. */
+struct paths;
+int path_new(struct paths **out);
+void path_free(struct paths *t);
+
+struct node *path_root(struct paths *t);
+/* The node of an inode number. */
+struct node *path_node(struct paths *t, uint64_t ino);
+uint64_t path_ino(const struct node *n);
+
+/*
+ * The node for `name` in `parent`, made if new, with its lookup count
+ * raised by one.  NULL when out of memory or `name` cannot be there.
+ */
+struct node *path_lookup(struct paths *t, struct node *parent,
+			  const char *name);
+/* The node for `name` in `parent` if one exists; no reference taken. */
+struct node *path_find(struct paths *t, struct node *parent,
+			const char *name);
+/* Drop `n` references of the kernel's (forget). */
+void path_forget(struct paths *t, struct node *node, uint64_t n);
+/* Free `node` if nothing holds it any more (table lock held). */
+void path_release(struct paths *t, struct node *node);
+/*
+ * Move `node` to `name` in `parent` (a rename in the tree), recomputing
+ * its kind; a node already there is detached (the kernel forgets it).
+ */
+int path_rename(struct paths *t, struct node *node, struct node *parent,
+		const char *name);
+
+/* Lock and unlock the table (for reading or setting node->writer). */
+void path_lock(struct paths *t);
+void path_unlock(struct paths *t);
+
+#endif
