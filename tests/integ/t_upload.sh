@@ -1,0 +1,129 @@
+#!/bin/sh
+# Uploads through every ordinary path, versions, dedup, copy-on-write,
+# zip checks, refusals and their events, ls -l and stat.
+. "$(dirname "$0")/lib.sh"
+mount_cmfs
+mkdir "$M/envs/prod"
+A=$M/envs/prod/artifacts
+V=$M/envs/prod/versions
+V1=$DATA/plain-v1.jar
+V2=$DATA/plain-v2.jar
+
+cp "$V1" "$A/lib.jar"
+check "cp makes version 1" cmp "$V1" "$V/lib.jar/1.jar"
+check "the artifact reads as version 1" cmp "$V1" "$A/lib.jar"
+eq "the size shows in ls -l" "$(stat -c %s "$V1")" "$(stat -c %s "$A/lib.jar")"
+eq "the uploader owns it" 0 "$(stat -c %u "$A/lib.jar")"
+cp "$V1" "$A/lib.jar"
+eq "the same bytes again make no version" "1.jar" "$(ls "$V/lib.jar")"
+contains "the idempotent upload is in events" "unchanged=yes" "$(last_event prod lib.jar)"
+cp "$V2" "$A/lib.jar"
+eq "new bytes make version 2" "1.jar 2.jar" "$(ls "$V/lib.jar" | tr '\n' ' ' | sed 's/ $//')"
+check "latest is version 2" cmp "$V2" "$A/lib.jar"
+check "version 1 still reads its bytes" cmp "$V1" "$V/lib.jar/1.jar"
+eq "user.cmfs.version" 2 "$(getfattr --only-values -n user.cmfs.version "$A/lib.jar")"
+eq "user.cmfs.sha256" "$(sha256sum <"$V2" | cut -d' ' -f1)" \
+	"$(getfattr --only-values -n user.cmfs.sha256 "$A/lib.jar")"
+eq "user.cmfs.version of a version file" 1 \
+	"$(getfattr --only-values -n user.cmfs.version "$V/lib.jar/1.jar")"
+
+# Other tools.
+cat "$V1" >"$A/cat.jar"
+check "cat > uploads" cmp "$V1" "$A/cat.jar"
+tee "$A/tee.jar" <"$V1" >/dev/null
+check "tee uploads" cmp "$V1" "$A/tee.jar"
+dd if="$V1" of="$A/dd.jar" bs=7 status=none
+check "dd with small blocks uploads" cmp "$V1" "$A/dd.jar"
+install -m 0644 "$V1" "$A/install.jar"
+check "install uploads" cmp "$V1" "$A/install.jar"
+printf 'hello\n' >"$A/notes.txt"
+eq "a non-JAR is stored as it is" hello "$(cat "$A/notes.txt")"
+printf 'more\n' >>"$A/notes.txt"
+eq "append without truncation is copy-on-write" "hello more" \
+	"$(tr '\n' ' ' <"$A/notes.txt" | sed 's/ $//')"
+eq "and made version 2" "1.txt 2.txt" "$(ls "$V/notes.txt" | tr '\n' ' ' | sed 's/ $//')"
+eq "version 1 is untouched" hello "$(cat "$V/notes.txt/1.txt")"
+printf 'X' | dd of="$A/notes.txt" bs=1 seek=1 conv=notrunc status=none
+eq "an overwrite in the middle keeps the rest" "hXllo more" \
+	"$(tr '\n' ' ' <"$A/notes.txt" | sed 's/ $//')"
+truncate -s 2 "$A/notes.txt"
+eq "truncate(2) by name is an upload" hX "$(cat "$A/notes.txt")"
+
+# rsync -X: a dot-temp file renamed into place.
+mkdir "$T/src"
+cp "$V1" "$T/src/r.jar"
+setfattr -n user.team -v data-platform "$T/src/r.jar"
+check "rsync -X uploads" rsync -X "$T/src/r.jar" "$A/"
+check "rsync's bytes" cmp "$V1" "$A/r.jar"
+eq "rsync's label arrived with the rename" data-platform \
+	"$(getfattr --only-values -n user.team "$A/r.jar")"
+check "a second rsync -a -X is a no-op" rsync -a -X "$T/src/r.jar" "$A/"
+eq "still one version" "1.jar" "$(ls "$V/r.jar")"
+eq "no scratch file is left" "" "$(ls -A "$A" | grep '^\.' || true)"
+
+# cp --preserve=xattr and tar --xattrs.
+setfattr -n user.owner -v alice "$T/src/r.jar"
+check "cp --preserve=xattr" cp --preserve=xattr "$T/src/r.jar" "$A/px.jar"
+eq "cp carried the label" alice "$(getfattr --only-values -n user.owner "$A/px.jar")"
+check "cp -a works (other namespaces are answered)" cp -a "$T/src/r.jar" "$A/a.jar"
+(cd "$T/src" && tar --xattrs -cf "$T/x.tar" r.jar)
+mkdir "$T/tarx"
+check "tar --xattrs -x into artifacts/" tar --xattrs --xattrs-include='user.*' -xf "$T/x.tar" -C "$A"
+eq "tar's label" data-platform "$(getfattr --only-values -n user.team "$A/r.jar")"
+
+# A *.jar must be a zip archive.
+printf 'not a zip\n' >"$T/bad"
+errno_is "a non-zip *.jar is refused at close" EINVAL write "$A/lib.jar" "not a zip"
+check_not "cp reports the refusal" cp "$T/bad" "$A/lib.jar"
+check "the previous version is intact" cmp "$V2" "$A/lib.jar"
+eq "no version was made" "1.jar 2.jar" "$(ls "$V/lib.jar" | tr '\n' ' ' | sed 's/ $//')"
+contains "the refusal is in events" "errno=EINVAL" "$(last_event prod 'artifact=lib.jar')"
+contains "and in the daemon log" "not a valid JAR" "$(grep -F 'artifact=lib.jar' "$LOG" | tail -n 1)"
+errno_is "a new non-zip *.jar leaves nothing" EINVAL write "$A/new.jar" "xx"
+check_not "new.jar does not exist" test -e "$A/new.jar"
+
+# Names.
+errno_is "a name with a space" EINVAL write "$A/a b.jar" x
+errno_is "a name with a tilde" EINVAL write "$A/a~" x
+errno_is "a 254-character name" EINVAL write "$A/$(printf 'n%.0s' $(seq 254))" x
+errno_is "a 256-byte name" ENAMETOOLONG write "$A/$(printf 'n%.0s' $(seq 256))" x
+errno_is "links are refused" EPERM link "$A/lib.jar" "$A/l2.jar"
+errno_is "symlinks are refused" EPERM symlink lib.jar "$A/s.jar"
+errno_is "a rename across directories" EXDEV rename "$A/notes.txt" "$M/envs/prod/tables/n.sql"
+
+# Versions are read-only.
+errno_is "writing a version file" EROFS open "$V/lib.jar/1.jar" w
+errno_is "creating in versions/" EROFS write "$V/lib.jar/9.jar" x
+errno_is "writing events" EROFS open "$M/envs/prod/events" w
+
+# stat agrees with reads; chmod/chown/touch change nothing but succeed.
+eq "stat size = bytes read" "$(stat -c %s "$A/lib.jar")" "$(wc -c <"$A/lib.jar" | tr -d ' ')"
+check "chmod succeeds" chmod 600 "$A/lib.jar"
+check "chown succeeds" chown 1:1 "$A/lib.jar"
+check "touch succeeds" touch "$A/lib.jar"
+eq "and nothing changed" "1.jar 2.jar" "$(ls "$V/lib.jar" | tr '\n' ' ' | sed 's/ $//')"
+
+# Two concurrent uploads of one name each become a complete version.
+head -c 3000000 /dev/urandom >"$T/big1"
+head -c 3000000 /dev/urandom >"$T/big2"
+printf 'first\n' >"$A/conc.bin"
+cp "$T/big1" "$A/conc.bin" &
+p1=$!
+cp "$T/big2" "$A/conc.bin" &
+p2=$!
+wait $p1
+wait $p2
+eq "two more versions" "1.bin 2.bin 3.bin" "$(ls "$V/conc.bin" | tr '\n' ' ' | sed 's/ $//')"
+h1=$(sha256sum <"$T/big1" | cut -d' ' -f1)
+h2=$(sha256sum <"$T/big2" | cut -d' ' -f1)
+got=$(sha256sum <"$V/conc.bin/2.bin" | cut -d' ' -f1)$(sha256sum <"$V/conc.bin/3.bin" | cut -d' ' -f1)
+case $got in
+"$h1$h2" | "$h2$h1") pass ;;
+*) fail "concurrent versions are the two complete uploads" ;;
+esac
+
+remount_cmfs
+check "everything survives a remount" cmp "$V2" "$A/lib.jar"
+eq "labels survive" alice "$(getfattr --only-values -n user.owner "$A/px.jar")"
+eq "catalog integrity" ok "$(sql 'PRAGMA integrity_check')"
+finish

@@ -1,0 +1,55 @@
+#!/bin/sh
+# versions/: listing, removal of one version, of the last one, of the
+# artifact; blobs freed when nothing refers to them.
+. "$(dirname "$0")/lib.sh"
+mount_cmfs
+mkdir "$M/envs/prod"
+A=$M/envs/prod/artifacts
+V=$M/envs/prod/versions
+blobs() { find "$STORE/blobs" -type f | wc -l | tr -d ' '; }
+
+printf 'one\n' >"$A/x.txt"
+printf 'two\n' >"$A/x.txt"
+printf 'three\n' >"$A/x.txt"
+eq "three versions" "1.txt 2.txt 3.txt" "$(ls "$V/x.txt" | tr '\n' ' ' | sed 's/ $//')"
+eq "three blobs" 3 "$(blobs)"
+eq "ls -l of a version shows its own size" 4 "$(stat -c %s "$V/x.txt/2.txt")"
+eq "version files are read-only" "-r--r--r--" "$(stat -c %A "$V/x.txt/1.txt")"
+errno_is "a version name that does not exist" ENOENT open "$V/x.txt/9.txt"
+errno_is "a version name that is not a number" ENOENT open "$V/x.txt/latest"
+errno_is "renaming a version" EROFS rename "$V/x.txt/1.txt" "$V/x.txt/5.txt"
+errno_is "setting a label on a version" EROFS setxattr "$V/x.txt/1.txt" user.a b
+
+rm "$V/x.txt/3.txt"
+eq "removing the latest makes 2 the latest" two "$(cat "$A/x.txt")"
+eq "its blob is freed" 2 "$(blobs)"
+contains "the removal is in events" "action=delete-version" "$(last_event prod 'version=3')"
+printf 'four\n' >"$A/x.txt"
+eq "a version number is never reused" "1.txt 2.txt 4.txt" "$(ls "$V/x.txt" | tr '\n' ' ' | sed 's/ $//')"
+
+# Shared blobs: two artifacts with the same bytes.
+printf 'one\n' >"$A/y.txt"
+eq "identical bytes share one blob" 3 "$(blobs)"
+rm "$A/x.txt"
+check_not "rm of the artifact removes it" test -e "$A/x.txt"
+check_not "and its versions directory" test -e "$V/x.txt"
+eq "the shared blob stays for y.txt" 1 "$(blobs)"
+eq "y.txt reads" one "$(cat "$A/y.txt")"
+rm "$V/y.txt/1.txt"
+check_not "removing the last version removes the artifact" test -e "$A/y.txt"
+eq "no blob is left" 0 "$(blobs)"
+errno_is "rm of a missing artifact" ENOENT unlink "$A/nothing.jar"
+
+# Rename of an artifact keeps its versions and labels.
+printf 'a\n' >"$A/old.txt"
+printf 'b\n' >"$A/old.txt"
+setfattr -n user.k -v v "$A/old.txt"
+check "mv renames an artifact" mv "$A/old.txt" "$A/new.txt"
+eq "with its versions" "1.txt 2.txt" "$(ls "$V/new.txt" | tr '\n' ' ' | sed 's/ $//')"
+eq "and its labels" v "$(getfattr --only-values -n user.k "$A/new.txt")"
+check_not "the old name is gone" test -e "$A/old.txt"
+errno_is "renaming to a .jar name needs zip archives" EINVAL rename "$A/new.txt" "$A/new.jar"
+
+remount_cmfs
+eq "versions survive a remount" "1.txt 2.txt" "$(ls "$V/new.txt" | tr '\n' ' ' | sed 's/ $//')"
+finish
