@@ -288,6 +288,8 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st)
 		return 0;
 	case N_ART:
 		st->st_mode = S_IFREG | 0644;
+		if (n->placeholder)
+			return 0;
 		w = live_writer(c, n);
 		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
 		if (w) {
@@ -398,7 +400,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	/* A node with a writer exists before its first commit. */
-	if (n->writer) {
+	if (n->writer || n->placeholder) {
 		reply_entry(req, n);
 		return;
 	}
@@ -889,9 +891,17 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 	case N_ART:
 		if (wr || (flags & O_TRUNC)) {
 			f = fh_new(FH_UPLOAD, n);
-			rc = f ? repo_upload_begin(&f->up, c->repo, n->env,
-						   n->obj, trunc, &err)
-			       : -ENOMEM;
+			if (f) {
+				path_lock(c->paths);
+				f->up = n->placeholder;
+				n->placeholder = NULL;
+				path_unlock(c->paths);
+			}
+			rc = !f	       ? -ENOMEM
+			     : f->up ? 0
+				     : repo_upload_begin(&f->up, c->repo,
+							 n->env, n->obj, trunc,
+							 &err);
 			if (!rc)
 				fh_writer(c, f);
 			break;
@@ -1458,10 +1468,51 @@ static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		     mode_t mode, dev_t rdev)
 {
-	/* Regular files come through create; nothing else lives here. */
-	(void)mode;
+	struct cmfs *c = cm(req);
+	struct node *p = nd(req, parent), *n;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	enum node_kind k = path_classify(p->kind, name);
+	struct repo_upload *u = NULL;
+	struct stat st;
+	int fd, rc;
+
 	(void)rdev;
-	op_link(req, 0, parent, name);
+	if (!S_ISREG(mode) || (k != N_ART && k != N_ASCRATCH &&
+			       k != N_TSCRATCH)) {
+		op_link(req, 0, parent, name);
+		return;
+	}
+	n = path_lookup(c->paths, p, name);
+	if (!n) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (!attr_of(c, n, &st) || n->placeholder || n->writer) {
+		path_forget(c->paths, n, 1);
+		fuse_reply_err(req, EEXIST);
+		return;
+	}
+	if (k == N_ART) {
+		/* An upload without bytes, for the first open to take. */
+		rc = repo_upload_begin(&u, c->repo, n->env, n->obj, 1, &err);
+		if (!rc) {
+			path_lock(c->paths);
+			n->placeholder = u;
+			path_unlock(c->paths);
+		}
+	} else {
+		rc = store_scratch_open(repo_store(c->repo), n->env, dir_of(n),
+					n->obj, O_WRONLY | O_CREAT | O_EXCL,
+					mode & 07777, &fd);
+		if (!rc)
+			close(fd);
+	}
+	if (rc) {
+		path_forget(c->paths, n, 1);
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	reply_entry(req, n);
 }
 
 /* ---- Extended attributes: labels and computed attributes ---- */
@@ -1551,6 +1602,16 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	}
 	/* During an upload the label goes with the new bytes (cp -a and
 	 * tar set labels before they close). */
+	path_lock(c->paths);
+	if (n->placeholder) {
+		v = strndup(value, size);
+		rc = v ? repo_upload_label(n->placeholder, key, v, &err)
+		       : -ENOMEM;
+		path_unlock(c->paths);
+		fuse_reply_err(req, -rc);
+		goto out;
+	}
+	path_unlock(c->paths);
 	f = live_writer(c, n);
 	if (f && f->kind == FH_UPLOAD) {
 		v = strndup(value, size);
@@ -1594,8 +1655,17 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 					    name + 5, &b);
 	} else if (n->kind == N_ART || n->kind == N_VER) {
 		f = n->kind == N_ART ? live_writer(c, n) : NULL;
-		if (f && f->kind == FH_UPLOAD &&
-		    repo_upload_label_get(f->up, name + 5, &pending))
+		path_lock(c->paths);
+		if (n->placeholder) {
+			rc = repo_upload_label_get(n->placeholder, name + 5,
+						   &pending) && pending
+				     ? buf_adds(&b, pending)
+				     : -ENODATA;
+			path_unlock(c->paths);
+		} else if (path_unlock(c->paths),
+			   f && f->kind == FH_UPLOAD &&
+				   repo_upload_label_get(f->up, name + 5,
+							 &pending))
 			rc = pending ? buf_adds(&b, pending) : -ENODATA;
 		else
 			rc = repo_label_get(c->repo, n->env, n->obj, name + 5,

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "name.h"
+#include "repo.h"
 
 struct paths {
 	pthread_mutex_t lock;	/* guards everything here and in nodes */
@@ -288,6 +289,7 @@ static void release(struct paths *t, struct node *n)
 		struct node *p = n->parent;
 
 		hash_remove(t, n);
+		repo_upload_free(n->placeholder);
 		free(n->name);
 		free(n);
 		p->children--;

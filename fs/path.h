@@ -53,6 +53,12 @@ struct node {
 	char obj[256];		/* artifact, table or scratch name */
 	int64_t ver;		/* N_VER: the version number */
 	struct fh *writer;	/* newest open upload (table lock) */
+	/*
+	 * A file made by mknod (GNU tar --xattrs makes the file, sets its
+	 * labels, then opens it): an upload with no bytes yet, that the
+	 * first open for writing takes over.  Table lock.
+	 */
+	struct repo_upload *placeholder;
 };
 
 /* What a name in directory kind `parent` is: N_INVALID when it cannot be
