@@ -1,0 +1,454 @@
+/*
+ * resolve.c - from a table's options to a pinned JAR set, or the reason
+ * there is none.  Every look-up goes through indexed catalog queries
+ * (labels by key and value), so a resolution costs the same with ten
+ * artifacts or a hundred thousand.
+ */
+#include "resolve.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jar.h"
+#include "name.h"
+
+#define LABEL_TYPE "cmf.confluent.io/sql-artifact-type"
+#define LABEL_IDENT "cmf.confluent.io/sql-artifact-identifier"
+
+/* The artifacts carrying a given identifier label and type label. */
+struct matches {
+	struct catalog *cat;
+	const char *kind;
+	size_t n;
+	struct catalog_artifact a[8];	/* the first eight */
+	struct buf names;		/* all of them, ", "-separated */
+};
+
+static int collect(void *arg, const struct catalog_artifact *a)
+{
+	struct matches *m = arg;
+	char *type = NULL;
+	int rc;
+
+	rc = catalog_label_get(m->cat, a->id, LABEL_TYPE, &type, NULL);
+	if (rc == -ENODATA)
+		return 0;
+	if (rc)
+		return rc;
+	if (!strcmp(type, m->kind)) {
+		if (m->n < sizeof(m->a) / sizeof(m->a[0]))
+			m->a[m->n] = *a;
+		m->n++;
+		buf_printf(&m->names, "%s%s", m->names.len ? ", " : "",
+			   a->name);
+	}
+	free(type);
+	return 0;
+}
+
+/* Find the artifacts of `env_id` labelled as `kind` `id`. */
+static int find(struct matches *m, struct catalog *cat, int64_t env_id,
+		const char *kind, const char *id, struct cmfs_err *err)
+{
+	memset(m, 0, sizeof(*m));
+	m->cat = cat;
+	m->kind = kind;
+	buf_init(&m->names, 4096);
+	return catalog_art_by_label(cat, env_id, LABEL_IDENT, id, collect, m,
+				    err);
+}
+
+/* The identifiers of `kind` that artifacts of `env_id` do carry. */
+struct known {
+	struct catalog *cat;
+	const char *kind;
+	struct buf list;
+};
+
+static int known_id(void *arg, const struct catalog_artifact *a)
+{
+	struct known *k = arg;
+	char *type = NULL, *id = NULL;
+
+	if (!catalog_label_get(k->cat, a->id, LABEL_TYPE, &type, NULL) &&
+	    !strcmp(type, k->kind) &&
+	    !catalog_label_get(k->cat, a->id, LABEL_IDENT, &id, NULL))
+		buf_printf(&k->list, "%s%s (%s)", k->list.len ? ", " : "", id,
+			   a->name);
+	free(type);
+	free(id);
+	return 0;
+}
+
+/* "none" or the identifiers of `kind` on offer, for error messages. */
+static void list_known(struct buf *out, struct catalog *cat, int64_t env_id,
+		       const char *kind)
+{
+	struct known k = { cat, kind, BUF_INIT(160) };
+
+	catalog_art_by_label(cat, env_id, LABEL_TYPE, kind, known_id, &k,
+			     NULL);
+	buf_adds(out, k.list.len ? buf_str(&k.list) : "none");
+	buf_release(&k.list);
+}
+
+/* The inspection of the latest version of `a`. */
+static int inspection(struct catalog *cat, const struct catalog_artifact *a,
+		      struct jar_report **out, struct cmfs_err *err)
+{
+	int rc = catalog_insp_get(cat, a->latest.sha256, out, NULL);
+
+	if (rc == -ENOENT)
+		return cmfs_err_set(err, -ENOEXEC,
+				    "%s version %lld was not inspected", a->name,
+				    (long long)a->latest.n);
+	return rc ? cmfs_err_set(err, rc, "%s: %s", a->name, strerror(-rc))
+		  : 0;
+}
+
+/* 1 if the report offers a factory of `kind` with identifier `id`. */
+static int offers(const struct jar_report *r, enum jar_kind kind,
+		  const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < r->nfactories; i++)
+		if (r->factories[i].kind == kind && r->factories[i].identifier &&
+		    !strcmp(r->factories[i].identifier, id))
+			return 1;
+	return 0;
+}
+
+/* Add `a` to the set unless it is there. */
+static int add_jar(struct resolution *res, const struct catalog_artifact *a,
+		   const char *kind, const char *id, struct cmfs_err *err)
+{
+	size_t i;
+	struct resolve_jar *j;
+
+	for (i = 0; i < res->njars; i++)
+		if (!strcmp(res->jars[i].name, a->name))
+			return 0;
+	if (res->njars == RESOLVE_MAX_JARS)
+		return cmfs_err_set(err, -EFBIG, "%s: more than %d JARs",
+				    res->table, RESOLVE_MAX_JARS);
+	j = &res->jars[res->njars++];
+	snprintf(j->name, sizeof(j->name), "%s", a->name);
+	j->version = a->latest.n;
+	snprintf(j->kind, sizeof(j->kind), "%s", kind);
+	snprintf(j->identifier, sizeof(j->identifier), "%s", id);
+	return 0;
+}
+
+/*
+ * Check a matched artifact (rule 5) and its reached classes (rule 6).
+ */
+static int check_jar(const struct catalog_artifact *a, const struct jar_report *r,
+		     const struct config *cfg, struct cmfs_err *err)
+{
+	struct buf bad = BUF_INIT(200);
+	size_t i, n = 0;
+	int rc;
+
+	if (!r->nfactories)
+		return cmfs_err_set(err, -ENOEXEC,
+				    "%s is not a factory JAR: %s", a->name,
+				    r->error ? r->error
+					     : "no factory is listed");
+	for (i = 0; i < r->nexternal; i++)
+		if (!jar_class_allowed(r->external[i],
+				       cfg->sql.class_allowlist)) {
+			if (n++ < 5)
+				buf_printf(&bad, "%s%s", n > 1 ? ", " : "",
+					   r->external[i]);
+		}
+	if (!n)
+		return 0;
+	rc = cmfs_err_set(err, -EPERM,
+			  "%s reaches %zu class%s outside the class allowlist: "
+			  "%s%s; shade them into the JAR or widen "
+			  "[sql] class_allowlist", a->name, n,
+			  n == 1 ? "" : "es", buf_str(&bad),
+			  n > 5 ? ", ..." : "");
+	buf_release(&bad);
+	return rc;
+}
+
+/* Connector artifacts of the environment, to look for bundled formats. */
+struct bundled {
+	struct catalog *cat;
+	const char *id;
+	const char *skip;
+	char found[254];
+};
+
+static int find_bundled(void *arg, const struct catalog_artifact *a)
+{
+	struct bundled *b = arg;
+	struct jar_report *r = NULL;
+
+	if (b->found[0] || !strcmp(a->name, b->skip))
+		return 0;
+	if (!catalog_insp_get(b->cat, a->latest.sha256, &r, NULL) &&
+	    offers(r, JAR_KIND_FORMAT, b->id))
+		snprintf(b->found, sizeof(b->found), "%s", a->name);
+	jar_report_free(r);
+	return 0;
+}
+
+/*
+ * Resolve one identifier.  `conn` is the connector's report (NULL for
+ * the connector itself or a built-in connector), `conn_name` its name.
+ */
+static int resolve_id(struct resolution *res, struct catalog *cat,
+		      const struct config *cfg, int64_t env_id,
+		      const char *kind, const char *id,
+		      const struct jar_report *conn, const char *conn_name,
+		      struct jar_report **report, struct cmfs_err *err)
+{
+	int is_conn = !strcmp(kind, "connector");
+	const char *builtins = is_conn ? cfg->sql.builtin_connectors
+				       : cfg->sql.builtin_formats;
+	int builtin = config_list_has(builtins, id);
+	struct matches m;
+	struct buf have = BUF_INIT(400);
+	int rc;
+
+	*report = NULL;
+	rc = find(&m, cat, env_id, kind, id, err);
+	if (rc)
+		goto out;
+	if (builtin && m.n) {
+		rc = cmfs_err_set(err, -ENOTUNIQ,
+				  "%s '%s' is ambiguous: built into the "
+				  "cluster and claimed by %s; keep one "
+				  "artifact per identifier per environment",
+				  kind, id, buf_str(&m.names));
+	} else if (builtin) {
+		if (res->nbuiltin < RESOLVE_MAX_JARS)
+			snprintf(res->builtin[res->nbuiltin++], 128, "%s", id);
+	} else if (m.n > 1) {
+		rc = cmfs_err_set(err, -ENOTUNIQ,
+				  "%s '%s' is ambiguous: %s all carry it; keep "
+				  "one artifact per identifier per environment",
+				  kind, id, buf_str(&m.names));
+	} else if (m.n == 1) {
+		if (!name_is_jar(m.a[0].name))
+			rc = cmfs_err_set(err, -ENOEXEC,
+					  "%s '%s' matches %s, whose name does "
+					  "not end in .jar: Flink loads it with "
+					  "ADD JAR; rename it to *.jar",
+					  kind, id, m.a[0].name);
+		if (!rc)
+			rc = inspection(cat, &m.a[0], report, err);
+		if (!rc)
+			rc = check_jar(&m.a[0], *report, cfg, err);
+		if (!rc)
+			rc = add_jar(res, &m.a[0], kind, id, err);
+	} else if (!is_conn && conn && offers(conn, JAR_KIND_FORMAT, id)) {
+		/* Rule 4: the connector's own JAR bundles the format. */
+		if (res->nbuiltin < RESOLVE_MAX_JARS)
+			snprintf(res->builtin[res->nbuiltin++], 128,
+				 "%s (in %s)", id, conn_name);
+	} else {
+		struct bundled b = { cat, id, conn_name ? conn_name : "", "" };
+
+		if (!is_conn)
+			catalog_art_by_label(cat, env_id, LABEL_TYPE,
+					     "connector", find_bundled, &b,
+					     NULL);
+		list_known(&have, cat, env_id, kind);
+		if (b.found[0])
+			rc = cmfs_err_set(err, -ENOPKG,
+					  "format '%s' is bundled in connector "
+					  "%s, which serves only tables that "
+					  "use that connector; upload it as a "
+					  "format artifact", id, b.found);
+		else
+			rc = cmfs_err_set(err, -ENOPKG,
+					  "no %s artifact has identifier '%s' "
+					  "(%s identifiers here: %s); upload one "
+					  "and label it", kind, id, kind,
+					  buf_str(&have));
+	}
+out:
+	buf_release(&m.names);
+	buf_release(&have);
+	if (rc) {
+		jar_report_free(*report);
+		*report = NULL;
+	}
+	return rc;
+}
+
+/* 1 if `key` names a format: format, key.format, value.format. */
+static int format_key(const char *key)
+{
+	return !strcmp(key, "format") || !strcmp(key, "key.format") ||
+	       !strcmp(key, "value.format");
+}
+
+/* 1 if option `key` ends in ".format" but is not one of the three. */
+static int other_format_key(const char *key)
+{
+	size_t n = strlen(key);
+
+	return n > 7 && !strcmp(key + n - 7, ".format") && !format_key(key);
+}
+
+/* 1 if `id` is a built-in format or a format artifact of `env_id`. */
+static int is_format(struct catalog *cat, const struct config *cfg,
+		     int64_t env_id, const char *id)
+{
+	struct matches m;
+	int yes;
+
+	if (config_list_has(cfg->sql.builtin_formats, id))
+		return 1;
+	if (find(&m, cat, env_id, "format", id, NULL))
+		return 0;
+	yes = m.n > 0;
+	buf_release(&m.names);
+	return yes;
+}
+
+int resolve_table(struct resolution *out, struct catalog *cat,
+		  const struct config *cfg, const struct catalog_env *env,
+		  const char *table, struct cmfs_err *err)
+{
+	struct catalog_table t;
+	struct catalog_table_def d;
+	struct jar_report *conn = NULL, *rep = NULL;
+	const char *connector = NULL, *conn_name = NULL;
+	size_t i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->table, sizeof(out->table), "%s", table);
+	rc = catalog_table_get(cat, env->id, table, &t, err);
+	if (rc == -ENOENT)
+		return cmfs_err_set(err, rc, "no table %s in environment %s",
+				    table, env->name);
+	if (rc || (rc = catalog_table_def(cat, t.id, &d, err)))
+		return rc;
+	for (i = 0; i < d.nopts; i++)
+		if (!strcmp(d.keys[i], "connector"))
+			connector = d.values[i];
+	if (!connector) {
+		rc = cmfs_err_set(err, -EINVAL,
+				  "table %s has no 'connector' option: say "
+				  "which connector reads and writes it", table);
+		goto out;
+	}
+	rc = resolve_id(out, cat, cfg, env->id, "connector", connector, NULL,
+			NULL, &conn, err);
+	if (!rc && out->njars)
+		conn_name = out->jars[0].name;
+	for (i = 0; !rc && i < d.nopts; i++) {
+		if (!format_key(d.keys[i]) &&
+		    !(other_format_key(d.keys[i]) &&
+		      is_format(cat, cfg, env->id, d.values[i])))
+			continue;
+		rc = resolve_id(out, cat, cfg, env->id, "format", d.values[i],
+				conn, conn_name, &rep, err);
+		jar_report_free(rep);
+		rep = NULL;
+	}
+out:
+	jar_report_free(conn);
+	catalog_table_def_release(&d);
+	return rc;
+}
+
+int resolve_uses(const struct resolution *res, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < res->njars; i++)
+		if (!strcmp(res->jars[i].name, name))
+			return 1;
+	return 0;
+}
+
+/* Append `ddl`, ending it with ';' and a newline. */
+static int add_statement(struct buf *out, const char *ddl)
+{
+	size_t n = strlen(ddl);
+	const char *nl;
+	int rc;
+
+	while (n && (ddl[n - 1] == ' ' || ddl[n - 1] == '\n' ||
+		     ddl[n - 1] == '\r' || ddl[n - 1] == '\t'))
+		n--;
+	rc = buf_add(out, ddl, n);
+	if (rc || (n && ddl[n - 1] == ';'))
+		return rc ? rc : buf_addc(out, '\n');
+	/* A last line that is a -- comment would swallow the ';'. */
+	nl = memchr(ddl, '\n', n) ? ddl + n : NULL;
+	while (nl && nl > ddl && nl[-1] != '\n')
+		nl--;
+	if (nl && strstr(nl, "--"))
+		return buf_adds(out, "\n;\n");
+	return buf_adds(out, ";\n");
+}
+
+int resolve_render(struct buf *out, const struct resolution *res,
+		   struct catalog *cat, const struct catalog_env *env,
+		   const char *prefix, int sql, int64_t now,
+		   struct cmfs_err *err)
+{
+	struct catalog_table t;
+	struct catalog_table_def d;
+	char stamp[40];
+	time_t secs = (time_t)(now / 1000000000);
+	struct tm tm;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; !rc && i < res->njars; i++) {
+		const struct resolve_jar *j = &res->jars[i];
+
+		if (sql)
+			continue;
+		rc = buf_printf(out, "%s/envs/%s/versions/%s/%lld%s\n", prefix,
+				env->name, j->name, (long long)j->version,
+				name_ext(j->name));
+	}
+	if (!sql || rc)
+		return rc;
+	gmtime_r(&secs, &tm);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	rc = buf_printf(out,
+			"-- cmfs: table %s of environment %s (catalog "
+			"_env_%s.default), resolved %s\n",
+			res->table, env->name, env->name, stamp);
+	for (i = 0; !rc && i < res->njars; i++)
+		rc = buf_printf(out, "-- %s '%s': %s version %lld\n",
+				res->jars[i].kind, res->jars[i].identifier,
+				res->jars[i].name,
+				(long long)res->jars[i].version);
+	for (i = 0; !rc && i < res->nbuiltin; i++)
+		rc = buf_printf(out, "-- provided by the cluster: %s\n",
+				res->builtin[i]);
+	for (i = 0; !rc && i < res->njars; i++)
+		rc = buf_printf(out, "ADD JAR '%s/envs/%s/versions/%s/%lld%s';\n",
+				prefix, env->name, res->jars[i].name,
+				(long long)res->jars[i].version,
+				name_ext(res->jars[i].name));
+	if (rc)
+		return rc;
+	rc = catalog_table_get(cat, env->id, res->table, &t, err);
+	if (!rc)
+		rc = catalog_table_def(cat, t.id, &d, err);
+	if (rc)
+		return rc;
+	if (d.like_ddl)
+		rc = add_statement(out, d.like_ddl);
+	if (!rc)
+		rc = add_statement(out, d.ddl);
+	catalog_table_def_release(&d);
+	return rc;
+}

@@ -1,0 +1,70 @@
+/*
+ * resolve.h - resolution: the JAR set a table needs, by CMF's rules
+ * (DESIGN.md, "Resolution"), against the artifacts of its environment as
+ * they are now.
+ *
+ * 1. The identifiers: `connector`, `format`, `key.format`, `value.format`,
+ *    and any other `*.format` option whose value is a format artifact or a
+ *    built-in format (else it is the connector's own option).
+ * 2. A built-in needs no artifact, unless an artifact claims it too
+ *    (-ENOTUNIQ).
+ * 3. Otherwise exactly one artifact with that type and identifier label:
+ *    none -ENOPKG, several -ENOTUNIQ.  Its latest version, pinned.
+ * 4. A format without a format artifact is served by the table's own
+ *    connector JAR when that bundles it; bundled only in another
+ *    connector's JAR: -ENOPKG saying so.
+ * 5. A match that is not a *.jar, or has no factory: -ENOEXEC.
+ * 6. External classes reached by the factories outside the class
+ *    allowlist: -EPERM naming them.
+ * A table without a connector option: -EINVAL.
+ */
+#ifndef CMFS_RESOLVE_H
+#define CMFS_RESOLVE_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "catalog.h"
+#include "config.h"
+#include "err.h"
+
+#define RESOLVE_MAX_JARS 16
+
+struct resolve_jar {
+	char name[254];		/* artifact name */
+	int64_t version;	/* pinned version */
+	char kind[12];		/* "connector" or "format" */
+	char identifier[128];	/* what it was matched for */
+};
+
+struct resolution {
+	char table[129];
+	size_t njars;		/* connector first, no duplicates */
+	struct resolve_jar jars[RESOLVE_MAX_JARS];
+	size_t nbuiltin;	/* identifiers served by the cluster */
+	char builtin[RESOLVE_MAX_JARS][128];
+};
+
+/*
+ * Resolve table `table` of environment `env` now.  `out` is filled on
+ * success.  Errors as above, with the reason (and the fix) in `err`.
+ */
+int resolve_table(struct resolution *out, struct catalog *cat,
+		  const struct config *cfg, const struct catalog_env *env,
+		  const char *table, struct cmfs_err *err);
+
+/*
+ * The contents of resolved/<t>.jars (sql == 0): one absolute path per
+ * line, under `prefix`; or of resolved/<t>.sql (sql == 1): a comment,
+ * ADD JAR per JAR, then the LIKE sources' DDL and the table's.  `now` is
+ * the time stamped in the comment (ns).
+ */
+int resolve_render(struct buf *out, const struct resolution *res,
+		   struct catalog *cat, const struct catalog_env *env,
+		   const char *prefix, int sql, int64_t now,
+		   struct cmfs_err *err);
+
+/* 1 if artifact `name` is one of the JARs of `res`. */
+int resolve_uses(const struct resolution *res, const char *name);
+
+#endif
