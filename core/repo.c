@@ -31,6 +31,7 @@
 #include "events.h"
 #include "jar.h"
 #include "name.h"
+#include "resolve.h"
 #include "store.h"
 
 #define LABEL_TYPE "cmf.confluent.io/sql-artifact-type"
@@ -1348,6 +1349,8 @@ int repo_computed(struct repo *r, const char *env, const char *name,
 		return buf_printf(out, "%lld", (long long)v.n);
 	if (!strcmp(attr, "sha256"))
 		return buf_adds(out, v.sha256);
+	if (!strcmp(attr, "used-by"))
+		return n && n != a.latest.n ? 0 : repo_used_by(r, env, name, out);
 	if (strcmp(attr, "factories") && strcmp(attr, "error"))
 		return -ENODATA;
 	if (!name_is_jar(name))
@@ -1562,5 +1565,76 @@ int repo_table_text(struct repo *r, const char *env, const char *name,
 		return rc;
 	rc = buf_adds(out, d.ddl);
 	catalog_table_def_release(&d);
+	return rc;
+}
+
+/* ---- resolution ---- */
+
+int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
+		 const char *name, int sql, int record_it, struct buf *out,
+		 struct cmfs_err *err)
+{
+	const struct config *cfg = repo_config(r);
+	struct resolution res;
+	struct catalog_env e;
+	struct event ev;
+	size_t i;
+	int rc;
+
+	rc = env_get(r, env, &e, err);
+	if (!rc)
+		rc = resolve_table(&res, r->cat, cfg, &e, name, err);
+	if (!rc)
+		rc = resolve_render(out, &res, r->cat, &e,
+				    cfg->sql.jar_path_prefix
+					    ? cfg->sql.jar_path_prefix
+					    : (r->mountpoint ? r->mountpoint
+							     : ""),
+				    sql, repo_now(), err);
+	if (!record_it || rc == -ENOENT)
+		return rc;
+	event_init(&ev, repo_now(), who->uid, env, "resolve");
+	event_add(&ev, "table", name);
+	for (i = 0; !rc && i < res.njars; i++)
+		event_addf(&ev, "jar", "%s@%lld", res.jars[i].name,
+			   (long long)res.jars[i].version);
+	record(r, &ev, env, rc, err, 0);
+	event_release(&ev);
+	return rc;
+}
+
+/* Context of used-by: the artifact looked for, and where names go. */
+struct used_by {
+	struct repo *r;
+	const struct catalog_env *env;
+	const char *name;
+	struct buf *out;
+};
+
+static int table_uses(void *arg, const struct catalog_table *t)
+{
+	struct used_by *u = arg;
+	struct resolution res;
+
+	if (!resolve_table(&res, u->r->cat, repo_config(u->r), u->env,
+			   t->name, NULL) &&
+	    resolve_uses(&res, u->name))
+		return buf_printf(u->out, "%s\n", t->name);
+	return 0;
+}
+
+int repo_used_by(struct repo *r, const char *env, const char *name,
+		 struct buf *out)
+{
+	struct catalog_env e;
+	struct used_by u = { r, &e, name, out };
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	if (!rc)
+		rc = catalog_table_list(r->cat, e.id, table_uses, &u, NULL);
+	/* Lines between names, none after the last: one name reads as
+	 * plain text in getfattr. */
+	if (!rc && out->len && out->data[out->len - 1] == '\n')
+		out->data[--out->len] = '\0';
 	return rc;
 }

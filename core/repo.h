@@ -190,8 +190,25 @@ int repo_table_text(struct repo *r, const char *env, const char *name,
 		    struct buf *out, struct cmfs_err *err);
 
 /*
+ * Resolve table `name` of `env` now and render resolved/<name>.jars
+ * (sql == 0) or .sql (sql == 1) into `out`.  `record`: write the
+ * resolution (or its refusal) to events; a stat or an error read does
+ * not.  Errors as in resolve.h.
+ */
+int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
+		 const char *name, int sql, int record, struct buf *out,
+		 struct cmfs_err *err);
+
+/*
+ * The tables of `env` that resolve to artifact `name` now, one per line,
+ * appended to `out` (user.cmfs.used-by).
+ */
+int repo_used_by(struct repo *r, const char *env, const char *name,
+		 struct buf *out);
+
+/*
  * A computed attribute (the part after "user.cmfs.": version, sha256,
- * factories, used-by, error) of artifact `name` at version `n` (0 = the
+ * factories, error, used-by) of artifact `name` at version `n` (0 = the
  * latest), appended to `out`.  -ENODATA for an unknown name.
  */
 int repo_computed(struct repo *r, const char *env, const char *name,

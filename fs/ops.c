@@ -236,6 +236,23 @@ static int env_row(struct cmfs *c, const char *env, struct catalog_env *e)
 	return catalog_env_get(repo_catalog(c->repo), env, e, NULL);
 }
 
+/*
+ * The size of a resolved file now: what a read would return, or 0 when
+ * resolution fails (the reason is in user.cmfs.error).  Not an event.
+ */
+static uint64_t resolved_size(struct cmfs *c, struct node *n)
+{
+	struct buf b = BUF_INIT((size_t)1 << 24);
+	struct repo_who nobody = { 0, 0, 0 };
+	uint64_t size = 0;
+
+	if (!repo_resolve(c->repo, &nobody, n->env, n->obj, n->kind == N_RSQL,
+			  0, &b, NULL))
+		size = b.len;
+	buf_release(&b);
+	return size;
+}
+
 static int attr_of(struct cmfs *c, struct node *n, struct stat *st)
 {
 	struct catalog *cat = repo_catalog(c->repo);
@@ -337,6 +354,16 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st)
 		st->st_size = (off_t)t.size;
 		st->st_uid = t.uid;
 		set_time(st, t.mtime);
+		break;
+	case N_RJARS:
+	case N_RSQL:
+		rc = catalog_table_get(cat, e.id, n->obj, &t, NULL);
+		if (rc)
+			return rc;
+		st->st_mode = S_IFREG | 0444;
+		st->st_size = (off_t)resolved_size(c, n);
+		clock_gettime(CLOCK_REALTIME, &st->st_mtim);
+		st->st_ctim = st->st_atim = st->st_mtim;
 		break;
 	case N_EVENTS:
 		st->st_mode = S_IFREG | 0444;
@@ -958,6 +985,24 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 		f = fh_new(FH_SNAP, n);
 		rc = f ? table_text(c, n, &f->data) : -ENOMEM;
 		break;
+	case N_RJARS:
+	case N_RSQL:
+		if (wr || (flags & O_TRUNC)) {
+			rc = read_only(req, n, "write", NULL);
+			break;
+		}
+		/* One consistent snapshot per open. */
+		f = fh_new(FH_SNAP, n);
+		{
+			struct repo_who w = who_of(req);
+
+			rc = f ? repo_resolve(c->repo, &w, n->env, n->obj,
+					      n->kind == N_RSQL, 1, &f->data,
+					      &err)
+			       : -ENOMEM;
+		}
+		fi->direct_io = 1;
+		break;
 	case N_EVENTS:
 		if (wr) {
 			rc = read_only(req, n, "write", NULL);
@@ -1533,10 +1578,24 @@ static void reply_xattr(fuse_req_t req, size_t size, const char *data,
 static int repo_node_computed(struct cmfs *c, struct node *n, const char *attr,
 			      struct buf *b, struct cmfs_err *err)
 {
+	struct repo_who nobody = { 0, 0, 0 };
+	struct buf tmp = BUF_INIT((size_t)1 << 24);
+	int rc;
+
 	if (n->kind == N_ART || n->kind == N_VER)
 		return repo_computed(c->repo, n->env, n->obj,
 				     n->kind == N_VER ? n->ver : 0, attr, b,
 				     err);
+	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
+	    !strcmp(attr, "error")) {
+		/* Empty when the table resolves; else why not. */
+		rc = repo_resolve(c->repo, &nobody, n->env, n->obj,
+				  n->kind == N_RSQL, 0, &tmp, err);
+		buf_release(&tmp);
+		if (rc == -ENOENT && !err->msg[0])
+			return rc;
+		return rc ? buf_adds(b, cmfs_err_msg(err)) : 0;
+	}
 	return -ENODATA;
 }
 
