@@ -51,6 +51,7 @@ struct fh {
 	struct buf data;		/* FH_TEXT, FH_SNAP, FH_DIR */
 	int dirty;			/* FH_TEXT: not yet committed */
 	int wrote;			/* bytes written since open */
+	int refused;			/* the last commit was refused */
 	struct repo_who who;		/* who opened it: the uploader */
 	struct fh *wnext;		/* node's list of writers */
 	pthread_mutex_t lock;		/* serialises use of this handle */
@@ -200,10 +201,12 @@ static void inval_table(struct cmfs *c, const char *env, const char *name)
 
 /* ---- Attributes ---- */
 
-static double timeout_of(struct cmfs *c, enum node_kind k)
+static double timeout_of(struct cmfs *c, const struct node *n)
 {
-	/* Computed files change without a write through their own name. */
-	if (k == N_EVENTS || k == N_RJARS || k == N_RSQL)
+	/* Computed files change without a write through their own name;
+	 * a file being written may yet be refused and vanish. */
+	if (n->kind == N_EVENTS || n->kind == N_RJARS || n->kind == N_RSQL ||
+	    n->writer || n->placeholder)
 		return 0;
 	return c->cfg->mount.attr_timeout;
 }
@@ -222,9 +225,12 @@ static struct fh *live_writer(struct cmfs *c, struct node *n)
 	struct fh *f;
 
 	path_lock(c->paths);
+	/* A writer whose commit was refused shows nothing: the file is
+	 * what the catalog says, though the handle is not released yet. */
 	for (f = n->writer; f; f = f->wnext)
-		if ((f->kind == FH_UPLOAD && repo_upload_dirty(f->up)) ||
-		    (f->kind == FH_TEXT && f->dirty))
+		if (!f->refused &&
+		    ((f->kind == FH_UPLOAD && repo_upload_dirty(f->up)) ||
+		     (f->kind == FH_TEXT && f->dirty)))
 			break;
 	path_unlock(c->paths);
 	return f;
@@ -396,7 +402,7 @@ static void reply_entry(fuse_req_t req, struct node *n)
 	}
 	e.ino = path_ino(n);
 	e.generation = 1;
-	e.attr_timeout = timeout_of(c, n->kind);
+	e.attr_timeout = timeout_of(c, n);
 	e.entry_timeout = c->cfg->mount.entry_timeout;
 	if (fuse_reply_entry(req, &e))
 		path_forget(c->paths, n, 1);
@@ -474,7 +480,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
-		fuse_reply_attr(req, &st, timeout_of(c, n->kind));
+		fuse_reply_attr(req, &st, timeout_of(c, n));
 }
 
 static struct fh *fh_of(struct fuse_file_info *fi)
@@ -610,7 +616,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	if (rc)
 		fuse_reply_err(req, -rc);
 	else
-		fuse_reply_attr(req, &st, timeout_of(c, n->kind));
+		fuse_reply_attr(req, &st, timeout_of(c, n));
 }
 
 /* ---- Directories ---- */
@@ -1080,21 +1086,23 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		return;
 	}
 	memset(&e, 0, sizeof(e));
+	e.attr_timeout = timeout_of(c, n);
+	e.entry_timeout = c->cfg->mount.entry_timeout;
 	rc = attr_of(c, n, &e.attr);
 	if (rc == -ENOENT) {
-		/* New and not yet committed: the writer's view. */
+		/* New and not yet committed: the writer's view, not cached,
+		 * since a refused commit leaves no file behind. */
 		e.attr.st_mode = S_IFREG | 0644;
 		e.attr.st_nlink = 1;
 		e.attr.st_uid = w.uid;
 		e.attr.st_gid = w.gid;
 		clock_gettime(CLOCK_REALTIME, &e.attr.st_mtim);
+		e.attr_timeout = e.entry_timeout = 0;
 		rc = 0;
 	}
 	e.ino = path_ino(n);
 	e.attr.st_ino = e.ino;
 	e.generation = 1;
-	e.attr_timeout = timeout_of(c, n->kind);
-	e.entry_timeout = c->cfg->mount.entry_timeout;
 	if (fuse_reply_create(req, &e, fi)) {
 		fh_free(c, fh_of(fi));
 		path_forget(c->paths, n, 1);
@@ -1161,6 +1169,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
 	(void)ino;
 	pthread_mutex_lock(&f->lock);
 	f->wrote = 1;
+	f->refused = 0;
 	switch (f->kind) {
 	case FH_UPLOAD:
 		n = repo_upload_write(f->up, data, size, off);
@@ -1235,6 +1244,7 @@ static int commit(fuse_req_t req, struct fh *f, int at_flush)
 			inval_table(c, n->env, n->obj);
 		}
 	}
+	f->refused = rc != 0;
 	pthread_mutex_unlock(&f->lock);
 	return rc;
 }
