@@ -25,12 +25,17 @@ struct inval {
 };
 
 struct cmfs {
-	struct config *cfg;		/* current configuration */
+	struct config *cfg;		/* current configuration (SIGHUP
+					 * swaps it; old ones stay until
+					 * exit, in `old`) */
+	struct config *old[64];
+	size_t nold;
 	struct repo *repo;
 	struct paths *paths;
 	struct fuse_session *se;
 	char *mountpoint;		/* absolute */
 	uid_t owner;			/* the user who mounted */
+	int shared;			/* allow_other, or access rules */
 	gid_t owner_gid;
 	struct timespec started;	/* times of the fixed directories */
 

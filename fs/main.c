@@ -12,6 +12,8 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -130,6 +132,72 @@ static int cmd_inspect(int argc, char **argv)
 	return rc ? 1 : 0;
 }
 
+/*
+ * SIGHUP: read the configuration file again.  A bad file keeps the rules
+ * in force; the store cannot move under a mount.  The old configuration
+ * stays allocated, since requests in flight may still read it.
+ */
+static void reload(struct cmfs *c)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct config *n = calloc(1, sizeof(*n));
+
+	if (!c->cfg->file) {
+		repo_log(c->repo, LOG_NOTICE,
+			 "SIGHUP: no configuration file to reload");
+		free(n);
+		return;
+	}
+	if (!n || config_defaults(n) || config_load(n, c->cfg->file, &err)) {
+		repo_log(c->repo, LOG_ERR,
+			 "SIGHUP: %s; keeping the configuration in force",
+			 n ? cmfs_err_msg(&err) : "out of memory");
+		if (n)
+			config_release(n);
+		free(n);
+		return;
+	}
+	if (strcmp(n->store_path, c->cfg->store_path)) {
+		repo_log(c->repo, LOG_WARNING,
+			 "SIGHUP: [store] path changed; it takes effect at "
+			 "the next mount");
+		free(n->store_path);
+		n->store_path = strdup(c->cfg->store_path);
+	}
+	if (c->nold == sizeof(c->old) / sizeof(c->old[0])) {
+		repo_log(c->repo, LOG_ERR, "SIGHUP: too many reloads");
+		config_release(n);
+		free(n);
+		return;
+	}
+	c->old[c->nold++] = c->cfg;
+	c->shared |= n->nscopes > 0;
+	__atomic_store_n(&c->cfg, n, __ATOMIC_RELEASE);
+	repo_set_config(c->repo, n);
+	repo_log(c->repo, LOG_NOTICE, "SIGHUP: reloaded %s (%zu rule scopes)",
+		 n->file, n->nscopes);
+}
+
+/* The thread that waits for SIGHUP (blocked in every other thread). */
+static void *hup_thread(void *arg)
+{
+	struct cmfs *c = arg;
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGUSR2);
+	for (;;) {
+		if (sigwait(&set, &sig))
+			continue;
+		if (sig == SIGUSR2) /* cmfs_stop_hup(): time to go */
+			break;
+		reload(c);
+	}
+	return NULL;
+}
+
 /* Our own options, picked out before libfuse sees the rest. */
 struct opts {
 	const char *config;
@@ -154,10 +222,13 @@ int main(int argc, char **argv)
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct opts o = { NULL, 0, 0 };
 	struct logger lg = { 1 };
-	struct config cfg;
+	struct config *cfg = calloc(1, sizeof(*cfg));
 	struct cmfs c;
 	char mnt[PATH_MAX];
-	int rc = 1, mounted = 0, inval = 0;
+	sigset_t hup;
+	pthread_t hupt;
+	int rc = 1, mounted = 0, inval = 0, hupped = 0, i;
+	size_t k;
 
 	if (argc > 1 && !strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
@@ -180,9 +251,10 @@ int main(int argc, char **argv)
 		fuse_opt_free_args(&args);
 		return 2;
 	}
-	if (config_defaults(&cfg) ||
-	    (o.config && config_load(&cfg, o.config, &err))) {
-		fprintf(stderr, "cmfs: %s\n", cmfs_err_msg(&err));
+	if (!cfg || config_defaults(cfg) ||
+	    (o.config && config_load(cfg, o.config, &err))) {
+		fprintf(stderr, "cmfs: %s\n",
+			cfg ? cmfs_err_msg(&err) : "out of memory");
 		goto out_args;
 	}
 	clear_dead_mount(fo.mountpoint);
@@ -194,8 +266,12 @@ int main(int argc, char **argv)
 	lg.foreground = fo.foreground;
 	if (!lg.foreground)
 		openlog("cmfs", LOG_PID, LOG_DAEMON);
-	c.cfg = &cfg;
+	c.cfg = cfg;
 	c.mountpoint = mnt;
+	c.shared = cfg->nscopes > 0;
+	for (i = 0; i < args.argc; i++)
+		if (strstr(args.argv[i], "allow_other"))
+			c.shared = 1;
 	c.owner = getuid();
 	c.owner_gid = getgid();
 	clock_gettime(CLOCK_REALTIME, &c.started);
@@ -203,7 +279,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cmfs: out of memory\n");
 		goto out_cfg;
 	}
-	if (repo_open(&c.repo, &cfg, mnt, log_line, &lg, &err)) {
+	if (repo_open(&c.repo, cfg, mnt, log_line, &lg, &err)) {
 		fprintf(stderr, "cmfs: %s\n", cmfs_err_msg(&err));
 		goto out_paths;
 	}
@@ -218,11 +294,18 @@ int main(int argc, char **argv)
 	mounted = 1;
 	if (fuse_daemonize(fo.foreground))
 		goto out_unmount;
+	/* SIGHUP goes to its own thread: block it (and the stop signal)
+	 * before any other thread starts, so they all inherit the mask. */
+	sigemptyset(&hup);
+	sigaddset(&hup, SIGHUP);
+	sigaddset(&hup, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &hup, NULL);
+	hupped = !pthread_create(&hupt, NULL, hup_thread, &c);
 	if (cmfs_inval_start(&c))
 		goto out_unmount;
 	inval = 1;
 	repo_log(c.repo, LOG_NOTICE, "mounted %s (store %s)", mnt,
-		 cfg.store_path);
+		 cfg->store_path);
 	if (fo.singlethread)
 		rc = fuse_session_loop(c.se);
 	else
@@ -230,6 +313,10 @@ int main(int argc, char **argv)
 	rc = rc ? 1 : 0;
 	repo_log(c.repo, LOG_NOTICE, "unmounted %s", mnt);
 out_unmount:
+	if (hupped) {
+		pthread_kill(hupt, SIGUSR2);
+		pthread_join(hupt, NULL);
+	}
 	if (inval)
 		cmfs_inval_stop(&c);
 	if (mounted)
@@ -243,7 +330,15 @@ out_repo:
 out_paths:
 	path_free(c.paths);
 out_cfg:
-	config_release(&cfg);
+	for (k = 0; k < c.nold; k++) {
+		config_release(c.old[k]);
+		free(c.old[k]);
+	}
+	if (c.cfg)
+		cfg = c.cfg;
+	if (cfg)
+		config_release(cfg);
+	free(cfg);
 out_args:
 	free(fo.mountpoint);
 	fuse_opt_free_args(&args);

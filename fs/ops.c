@@ -35,6 +35,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "buf.h"
 #include "name.h"
 #include "store.h"
@@ -73,6 +74,77 @@ static struct repo_who who_of(fuse_req_t req)
 static struct node *nd(fuse_req_t req, fuse_ino_t ino)
 {
 	return path_node(cm(req)->paths, ino);
+}
+
+/* ---- Access ---- */
+
+/* The right a change of a node of kind `k` needs. */
+static enum config_right change_right(enum node_kind k)
+{
+	switch (k) {
+	case N_ARTS:
+	case N_ART:
+	case N_ASCRATCH:
+		return CONFIG_UPLOAD;
+	case N_TABLES:
+	case N_TABLE:
+	case N_TSCRATCH:
+		return CONFIG_WRITE_TABLES;
+	default:
+		return CONFIG_ADMIN;
+	}
+}
+
+/* 1 if the caller of `req` holds `right` in `env` (NULL: none). */
+static int holds(fuse_req_t req, const char *env, enum config_right right)
+{
+	struct cmfs *c = cm(req);
+	const struct fuse_ctx *x = fuse_req_ctx(req);
+	gid_t groups[64];
+	struct access_who w = { x->uid, x->gid, 0, groups };
+	int n;
+
+	/* Groups cost a read of /proc: only rules can need them. */
+	if (c->cfg->nscopes) {
+		n = fuse_req_getgroups(req, 64, groups);
+		w.ngroups = n > 0 ? (size_t)(n > 64 ? 64 : n) : 0;
+	}
+	return access_allowed(c->cfg, c->owner, env && *env ? env : NULL, &w,
+			      right);
+}
+
+/*
+ * 0 if the caller holds `right` in `env`, else -EACCES, written to events
+ * (or the daemon log outside an environment) with the caller's uid.
+ */
+static int gate(fuse_req_t req, const char *env, enum config_right right,
+		const char *action, const char *object)
+{
+	struct repo_who w;
+	char msg[200];
+
+	if (holds(req, env, right))
+		return 0;
+	w = who_of(req);
+	snprintf(msg, sizeof(msg), "uid %u may not %s here (%s right)",
+		 (unsigned)w.uid, action, config_right_name(right));
+	repo_refused(cm(req)->repo, &w, env && *env ? env : NULL, action,
+		     object, -EACCES, msg);
+	return -EACCES;
+}
+
+/*
+ * Modes that agree with what the caller may do: no write bits without
+ * the right to change the node, no read bits without read.
+ */
+static void fit_mode(fuse_req_t req, const struct node *n, struct stat *st)
+{
+	if (n->kind == N_ROOT)
+		return;
+	if (!holds(req, n->kind == N_ENVS ? NULL : n->env, change_right(n->kind)))
+		st->st_mode &= ~(mode_t)0222;
+	if (!holds(req, n->kind == N_ENVS ? NULL : n->env, CONFIG_READ))
+		st->st_mode &= ~(mode_t)0555;
 }
 
 /* ---- Invalidation ---- */
@@ -203,12 +275,16 @@ static void inval_table(struct cmfs *c, const char *env, const char *name)
 
 static double timeout_of(struct cmfs *c, const struct node *n)
 {
+	double t = c->cfg->mount.attr_timeout;
+
 	/* Computed files change without a write through their own name;
 	 * a file being written may yet be refused and vanish. */
 	if (n->kind == N_EVENTS || n->kind == N_RJARS || n->kind == N_RSQL ||
 	    n->writer || n->placeholder)
 		return 0;
-	return c->cfg->mount.attr_timeout;
+	/* Modes follow the caller, but the kernel keeps one copy for all:
+	 * where callers differ, it keeps none. */
+	return c->shared ? 0 : t;
 }
 
 static void set_time(struct stat *st, int64_t ns)
@@ -400,6 +476,7 @@ static void reply_entry(fuse_req_t req, struct node *n)
 		fuse_reply_err(req, -rc);
 		return;
 	}
+	fit_mode(req, n, &e.attr);
 	e.ino = path_ino(n);
 	e.generation = 1;
 	e.attr_timeout = timeout_of(c, n);
@@ -426,6 +503,15 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (strlen(name) > 255) {
 		fuse_reply_err(req, ENAMETOOLONG);
 		return;
+	}
+	if (p->kind >= N_ENVS) {
+		int rc = gate(req, p->kind == N_ENVS ? name : p->env,
+			      CONFIG_READ, "read", name);
+
+		if (rc) {
+			fuse_reply_err(req, -rc);
+			return;
+		}
 	}
 	n = path_lookup(c->paths, p, name);
 	if (!n) {
@@ -477,10 +563,12 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 
 	(void)fi;
 	rc = attr_of(c, n, &st);
-	if (rc)
+	if (rc) {
 		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_attr(req, &st, timeout_of(c, n));
+		return;
+	}
+	fit_mode(req, n, &st);
+	fuse_reply_attr(req, &st, timeout_of(c, n));
 }
 
 static struct fh *fh_of(struct fuse_file_info *fi)
@@ -521,6 +609,15 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct stat st;
 	int rc = 0;
 
+	if ((to_set & FUSE_SET_ATTR_SIZE) &&
+	    (n->kind == N_ART || n->kind == N_ASCRATCH || n->kind == N_TABLE ||
+	     n->kind == N_TSCRATCH))
+		rc = gate(req, n->env, change_right(n->kind), "truncate",
+			  n->name);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		if (n->kind == N_ASCRATCH || n->kind == N_TSCRATCH) {
 			rc = f && f->fd >= 0
@@ -613,10 +710,12 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	}
 	if (!rc)
 		rc = attr_of(c, n, &st);
-	if (rc)
+	if (rc) {
 		fuse_reply_err(req, -rc);
-	else
-		fuse_reply_attr(req, &st, timeout_of(c, n));
+		return;
+	}
+	fit_mode(req, n, &st);
+	fuse_reply_attr(req, &st, timeout_of(c, n));
 }
 
 /* ---- Directories ---- */
@@ -635,7 +734,9 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -read_only(req, p, "mkdir", name));
 		return;
 	}
-	rc = repo_env_create(c->repo, &w, name, &err);
+	rc = gate(req, name, CONFIG_ADMIN, "mkdir", name);
+	if (!rc)
+		rc = repo_env_create(c->repo, &w, name, &err);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -656,6 +757,10 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	if (p->kind != N_ENVS) {
 		fuse_reply_err(req, -read_only(req, p, "rmdir", name));
+		return;
+	}
+	if (gate(req, name, CONFIG_ADMIN, "rmdir", name)) {
+		fuse_reply_err(req, EACCES);
 		return;
 	}
 	fuse_reply_err(req, -repo_env_remove(c->repo, &w, name, &err));
@@ -823,9 +928,16 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 {
 	struct cmfs *c = cm(req);
 	struct node *n = nd(req, ino);
-	struct fh *f = fh_new(FH_DIR, n);
-	int rc;
+	struct fh *f;
+	int rc = n->kind == N_ROOT ? 0
+				   : gate(req, n->kind == N_ENVS ? NULL : n->env,
+					  CONFIG_READ, "list", n->name);
 
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
+	f = fh_new(FH_DIR, n);
 	if (!f) {
 		fuse_reply_err(req, ENOMEM);
 		return;
@@ -920,6 +1032,15 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 	uint64_t size;
 	int rc = 0;
 
+	if ((wr || (flags & O_TRUNC)) &&
+	    (n->kind == N_ART || n->kind == N_ASCRATCH || n->kind == N_TABLE ||
+	     n->kind == N_TSCRATCH))
+		rc = gate(req, n->env, change_right(n->kind),
+			  created ? "create" : "write", n->name);
+	else if (!wr)
+		rc = gate(req, n->env, CONFIG_READ, "read", n->name);
+	if (rc)
+		return rc;
 	switch (n->kind) {
 	case N_ART:
 		if (wr || (flags & O_TRUNC)) {
@@ -1061,6 +1182,11 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	if (env_row(c, p->env, &env)) {
 		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	rc = gate(req, p->env, change_right(p->kind), "create", name);
+	if (rc) {
+		fuse_reply_err(req, -rc);
 		return;
 	}
 	n = path_lookup(c->paths, p, name);
@@ -1296,6 +1422,16 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	char t[130];
 	int rc;
 
+	if (k == N_ART || k == N_VER)
+		rc = gate(req, p->env, CONFIG_ADMIN, "delete", name);
+	else if (k == N_ASCRATCH || k == N_TSCRATCH || k == N_TABLE)
+		rc = gate(req, p->env, change_right(k), "delete", name);
+	else
+		rc = 0;
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
 	switch (k) {
 	case N_ART:
 		rc = repo_art_remove(c->repo, &w, p->env, name, &err);
@@ -1490,11 +1626,15 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			return;
 		}
 	}
-	if (p->kind == N_ARTS)
+	rc = gate(req, p->env,
+		  p->kind == N_ARTS && kf == N_ART ? CONFIG_ADMIN
+						   : change_right(p->kind),
+		  "rename", name);
+	if (!rc && p->kind == N_ARTS)
 		rc = rename_artifacts(req, p, kf, name, kt, newname);
-	else if (p->kind == N_TABLES)
+	else if (!rc && p->kind == N_TABLES)
 		rc = rename_tables(req, p, kf, name, kt, newname);
-	else
+	else if (!rc)
 		rc = read_only(req, p, "rename", name);
 	if (!rc && (n = path_find(c->paths, p, name)))
 		path_rename(c->paths, n, np, newname);
@@ -1535,6 +1675,11 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!S_ISREG(mode) || (k != N_ART && k != N_ASCRATCH &&
 			       k != N_TSCRATCH)) {
 		op_link(req, 0, parent, name);
+		return;
+	}
+	rc = gate(req, p->env, change_right(k), "create", name);
+	if (rc) {
+		fuse_reply_err(req, -rc);
 		return;
 	}
 	n = path_lookup(c->paths, p, name);
@@ -1646,6 +1791,11 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 					    : ENOTSUP);
 		return;
 	}
+	rc = gate(req, n->env, CONFIG_UPLOAD, "label", n->name);
+	if (rc) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
 	if (flags & (XATTR_CREATE | XATTR_REPLACE)) {
 		exists = n->kind == N_ASCRATCH
 				 ? !repo_scratch_label_get(c->repo, n->env,
@@ -1714,6 +1864,13 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	/* security.*, system.*, trusted.*: nothing, without a look-up. */
 	if (strncmp(name, NAME_XATTR_USER, strlen(NAME_XATTR_USER))) {
 		fuse_reply_err(req, ENODATA);
+		return;
+	}
+	if (n->kind != N_ROOT &&
+	    (rc = gate(req, n->kind == N_ENVS ? NULL : n->env, CONFIG_READ,
+		       "read", n->name))) {
+		fuse_reply_err(req, -rc);
+		buf_release(&b);
 		return;
 	}
 	if (!strncmp(name, NAME_XATTR_CMFS, strlen(NAME_XATTR_CMFS))) {
@@ -1786,6 +1943,11 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	}
 	if (!strncmp(name, NAME_XATTR_CMFS, strlen(NAME_XATTR_CMFS))) {
 		fuse_reply_err(req, EPERM);
+		return;
+	}
+	if (labelled(n) && n->kind != N_VER &&
+	    (rc = gate(req, n->env, CONFIG_UPLOAD, "unlabel", n->name))) {
+		fuse_reply_err(req, -rc);
 		return;
 	}
 	if (n->kind == N_ASCRATCH) {
