@@ -69,6 +69,7 @@ struct repo_upload {
 	uint64_t hashed;
 	int hash_broken;	/* a write out of order: hash at commit */
 	int dirty;
+	int failed;		/* a write failed: -errno; no commit */
 	struct label *pending;	/* label changes for the commit */
 };
 
@@ -873,12 +874,12 @@ ssize_t repo_upload_write(struct repo_upload *u, const void *data,
 	if (off < 0)
 		return -EINVAL;
 	if (end > u->r->cfg->limits.artifact_size)
-		return -EFBIG;
+		return u->failed = -EFBIG;
 	if ((rc = stage(u)))
-		return rc;
+		return u->failed = rc;
 	n = pwrite(u->fd, data, size, off);
 	if (n < 0)
-		return -errno;
+		return u->failed = -errno;
 	if ((uint64_t)off == u->hashed && !u->hash_broken) {
 		store_hash_update(u->hash, data, (size_t)n);
 		u->hashed += (uint64_t)n;
@@ -986,6 +987,20 @@ int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 
 	if (!u->dirty)
 		return 0;
+	if (u->failed) {
+		/* Bytes are missing: committing the rest would make a
+		 * version nobody wrote. */
+		struct event ev;
+
+		rc = cmfs_err_set(err, u->failed,
+				  "%s: a write failed (%s), so nothing was "
+				  "committed", u->name, strerror(-u->failed));
+		event_init(&ev, repo_now(), who->uid, u->env, "upload");
+		event_add(&ev, "artifact", u->name);
+		record(u->r, &ev, u->env, rc, err, 0);
+		event_release(&ev);
+		return rc;
+	}
 	if ((rc = stage(u)))
 		return cmfs_err_set(err, rc, "%s: staging failed: %s",
 				    u->name, strerror(-rc));

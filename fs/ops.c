@@ -53,6 +53,7 @@ struct fh {
 	int dirty;			/* FH_TEXT: not yet committed */
 	int wrote;			/* bytes written since open */
 	int refused;			/* the last commit was refused */
+	int failed;			/* FH_TEXT: a write failed */
 	struct repo_who who;		/* who opened it: the uploader */
 	struct fh *wnext;		/* node's list of writers */
 	pthread_mutex_t lock;		/* serialises use of this handle */
@@ -1301,13 +1302,18 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
 		n = repo_upload_write(f->up, data, size, off);
 		break;
 	case FH_SCRATCH:
+		if ((uint64_t)off + size >
+		    repo_config(cm(req)->repo)->limits.scratch_size) {
+			n = -EFBIG;
+			break;
+		}
 		n = pwrite(f->fd, data, size, off);
 		if (n < 0)
 			n = -errno;
 		break;
 	case FH_TEXT:
 		if ((uint64_t)off + size > f->data.cap) {
-			n = -EFBIG;
+			n = f->failed = -EFBIG;
 			break;
 		}
 		rc = 0;
@@ -1355,13 +1361,24 @@ static int commit(fuse_req_t req, struct fh *f, int at_flush)
 
 	pthread_mutex_lock(&f->lock);
 	if (at_flush && !f->wrote) {
+		/* Not committed here, but what is sure to be refused is
+		 * said now: cp of an empty file closes without a write. */
+		if ((f->kind == FH_UPLOAD && repo_upload_dirty(f->up) &&
+		     !repo_upload_size(f->up) && name_is_jar(n->obj)) ||
+		    (f->kind == FH_TEXT && f->dirty && !f->data.len))
+			rc = -EINVAL;
 		pthread_mutex_unlock(&f->lock);
-		return 0;
+		return rc;
 	}
 	if (f->kind == FH_UPLOAD && repo_upload_dirty(f->up)) {
 		rc = repo_upload_commit(f->up, &w, &v, &err);
 		if (!rc)
 			inval_artifact(c, n->env, n->obj, v.n);
+	} else if (f->kind == FH_TEXT && f->dirty && f->failed) {
+		rc = f->failed;
+		repo_refused(c->repo, &w, n->env, "table-write", n->obj, rc,
+			     "a write failed (over max_ddl_size), so nothing "
+			     "was committed");
 	} else if (f->kind == FH_TEXT && f->dirty) {
 		rc = repo_table_write(c->repo, &w, n->env, n->obj,
 				      buf_str(&f->data), f->data.len, &err);
