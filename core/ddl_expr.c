@@ -1,0 +1,1207 @@
+/*
+ * ddl_expr.c - data types and expressions of Flink SQL, as far as a
+ * CREATE TABLE statement uses them.
+ *
+ * Types are parsed fully and rewritten as canonical text: keywords in
+ * upper case, synonyms folded (INTEGER -> INT, DEC/NUMERIC -> DECIMAL,
+ * CHARACTER VARYING -> VARCHAR, DOUBLE PRECISION -> DOUBLE, REAL -> FLOAT,
+ * ROW(...) -> ROW<...>, `t ARRAY` -> ARRAY<t>, TIMESTAMP WITH LOCAL TIME
+ * ZONE -> TIMESTAMP_LTZ, WITHOUT TIME ZONE dropped), one space after each
+ * comma, field names back-quoted as written, NOT NULL kept and NULL
+ * dropped.  Precisions and lengths are checked against Flink's ranges.
+ *
+ * Expressions (computed columns, watermarks) need no tree: the parser
+ * walks them with the usual precedence levels (OR, AND, NOT, comparison
+ * and predicates, + - ||, * / %, unary sign, postfix [] and .field,
+ * primaries) to find where they end and to reject what is not an
+ * expression; the caller keeps the source text.  Function calls accept
+ * the special argument forms of the SQL standard (EXTRACT(x FROM y),
+ * TRIM(BOTH ' ' FROM s), POSITION(a IN b), SUBSTRING(s FROM i FOR n),
+ * CEIL(t TO DAY), JSON_VALUE(... RETURNING type DEFAULT x ON ERROR)).
+ * Subqueries are refused, as Flink refuses them in computed columns.
+ *
+ * Every recursive entry counts against DDL_MAX_DEPTH, so no input can run
+ * the stack out; long flat chains (a + b + c ...) are loops.
+ */
+#include "ddl_int.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Enter one level of nesting at the current token, or fail. */
+static int enter(struct ddl_parser *p)
+{
+	if (p->depth >= DDL_MAX_DEPTH)
+		return ddl_error_at(p, p->cur.off, -EINVAL,
+				    "nested deeper than %d levels",
+				    DDL_MAX_DEPTH);
+	p->depth++;
+	return 0;
+}
+
+/* Is the current token `a` immediately followed (no blank) by `b`? */
+static int punct2(struct ddl_parser *p, char a, char b, int *rc)
+{
+	const struct ddl_tok *n;
+
+	if (!ddl_cur_punct(p, a))
+		return 0;
+	*rc = ddl_peek(p, &n);
+	if (*rc)
+		return 0;
+	return ddl_is_punct(p, n, b) && n->gap == 0;
+}
+
+/* Is the token after the current one the keyword `kw`? */
+static int next_kw(struct ddl_parser *p, const char *kw, int *rc)
+{
+	const struct ddl_tok *n;
+
+	*rc = ddl_peek(p, &n);
+	return !*rc && ddl_is_kw(p, n, kw);
+}
+
+/* ---- types ----------------------------------------------------------- */
+
+/*
+ * Each type function appends canonical text to a buffer and consumes the
+ * tokens it read.  Type names are keywords compared without case, so
+ * `Map<STRING, BIGINT>` and `map<string, bigint>` give the same text;
+ * field names keep their case and are written back-quoted.
+ */
+
+/*
+ * Read an unsigned integer literal into *out (at most INT_MAX).  `what`
+ * names it for the message.
+ */
+static int read_uint(struct ddl_parser *p, long *out, const char *what)
+{
+	const char *s = p->src + p->cur.off;
+	long v = 0;
+	size_t i;
+
+	if (p->cur.kind != TK_NUMBER)
+		return ddl_expected(p, what);
+	/* a NUMBER token may be 1.5 or 1e3: only plain digits will do */
+	for (i = 0; i < p->cur.len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return ddl_expected(p, what);
+		v = v * 10 + (s[i] - '0');
+		if (v > INT_MAX)
+			return ddl_error_at(p, p->cur.off, -EINVAL,
+					    "%s is too large", what);
+	}
+	*out = v;
+	return ddl_advance(p);
+}
+
+/*
+ * An optional "(n)" after a type name, checked against [lo, hi].  *out is
+ * -1 when absent.
+ */
+static int opt_len(struct ddl_parser *p, const char *type, long lo, long hi,
+		   long *out)
+{
+	size_t off;
+	int rc;
+
+	*out = -1;
+	if (!ddl_cur_punct(p, '('))
+		return 0;
+	rc = ddl_advance(p);
+	if (rc)
+		return rc;
+	off = p->cur.off;
+	rc = read_uint(p, out, "a length or precision");
+	if (rc)
+		return rc;
+	/* the string and binary types count characters or bytes */
+	if (*out < lo || *out > hi)
+		return ddl_error_at(p, off, -EINVAL,
+				    "%s %s must be between %ld and %ld, found "
+				    "%ld",
+				    type,
+				    hi == INT_MAX ? "length" : "precision", lo,
+				    hi, *out);
+	return ddl_expect_punct(p, ')');
+}
+
+/* Append NAME or NAME(n). */
+static int put_len(struct buf *b, const char *name, long n)
+{
+	if (n < 0)
+		return buf_adds(b, name);
+	return buf_printf(b, "%s(%ld)", name, n);
+}
+
+/* [WITHOUT TIME ZONE]; sets *ltz for WITH LOCAL TIME ZONE if allowed. */
+static int time_zone(struct ddl_parser *p, int allow_ltz, int *ltz)
+{
+	int rc = 0;
+
+	*ltz = 0;
+	/* WITHOUT TIME ZONE is the default: accepted and not written */
+	if (ddl_accept_kw(p, "WITHOUT", &rc)) {
+		if (rc || (rc = ddl_expect_kw(p, "TIME")))
+			return rc;
+		return ddl_expect_kw(p, "ZONE");
+	}
+	if (!allow_ltz || !ddl_cur_kw(p, "WITH"))
+		return 0;
+	/* Flink has no zoned TIMESTAMP: say what to use instead */
+	if (next_kw(p, "TIME", &rc))
+		return ddl_error_at(p, p->cur.off, -EINVAL,
+				    "TIMESTAMP WITH TIME ZONE is not supported "
+				    "by Flink: use TIMESTAMP_LTZ");
+	if (rc || !next_kw(p, "LOCAL", &rc))
+		return rc; /* some other WITH (JSON's WITH WRAPPER) */
+	if ((rc = ddl_advance(p)) || (rc = ddl_expect_kw(p, "LOCAL")) ||
+	    (rc = ddl_expect_kw(p, "TIME")) || (rc = ddl_expect_kw(p, "ZONE")))
+		return rc;
+	*ltz = 1;
+	return 0;
+}
+
+/* Types nest (ARRAY<ROW<a MAP<...>>>): the full grammar is recursive. */
+static int type_rec(struct ddl_parser *p, struct buf *out);
+
+/* Fields of ROW<...> or ROW(...), up to the closing `close`. */
+static int row_fields(struct ddl_parser *p, struct buf *b, char close)
+{
+	char *name, *comment;
+	int rc;
+
+	if (ddl_cur_punct(p, close))
+		return ddl_advance(p); /* ROW<>: no fields */
+	/* name type [NOT NULL] ['comment'], separated by commas */
+	for (;;) {
+		if (p->cur.kind != TK_IDENT && p->cur.kind != TK_QIDENT)
+			return ddl_expected(p, "a ROW field name");
+		if ((rc = ddl_ident_value(p, &p->cur, &name)) ||
+		    (rc = ddl_advance(p)))
+			return rc;
+		if ((rc = ddl_put_ident(b, name, 0)) ||
+		    (rc = buf_addc(b, ' ')) || (rc = type_rec(p, b)))
+			return rc;
+		if (p->cur.kind == TK_STRING) {
+			/* ROW<a INT 'a comment'> */
+			if ((rc = ddl_string_value(p, &p->cur, &comment)) ||
+			    (rc = ddl_advance(p)) || (rc = buf_addc(b, ' ')) ||
+			    (rc = ddl_put_string(b, comment, 0)))
+				return rc;
+		}
+		if (ddl_cur_punct(p, close))
+			return ddl_advance(p);
+		if (!ddl_cur_punct(p, ','))
+			return ddl_expected(p, close == '>' ? "',' or '>'"
+							    : "',' or ')'");
+		if ((rc = ddl_advance(p)) || (rc = buf_adds(b, ", ")))
+			return rc;
+	}
+}
+
+/* RAW('class', 'serializer snapshot') */
+static int raw_type(struct ddl_parser *p, struct buf *b)
+{
+	static const char *const what[] = {"a class name in quotes",
+					   "a serializer snapshot in quotes"};
+	char *s;
+	int rc, i;
+
+	if ((rc = ddl_expect_punct(p, '(')) || (rc = buf_adds(b, "RAW(")))
+		return rc;
+	for (i = 0; i < 2; i++) {
+		if (i && ((rc = ddl_expect_punct(p, ',')) ||
+			  (rc = buf_adds(b, ", "))))
+			return rc;
+		if (p->cur.kind != TK_STRING)
+			return ddl_expected(p, what[i]);
+		if ((rc = ddl_string_value(p, &p->cur, &s)) ||
+		    (rc = ddl_advance(p)) || (rc = ddl_put_string(b, s, 0)))
+			return rc;
+	}
+	if ((rc = ddl_expect_punct(p, ')')))
+		return rc;
+	return buf_addc(b, ')');
+}
+
+/* The unit keyword at the current token, or NULL. */
+static const char *interval_unit(struct ddl_parser *p)
+{
+	static const char *const units[] = {"YEAR", "MONTH",  "DAY",
+					    "HOUR", "MINUTE", "SECOND"};
+	size_t i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (ddl_cur_kw(p, units[i]))
+			return units[i];
+	return NULL;
+}
+
+/*
+ * INTERVAL types, as Flink lists them: YEAR[(p)] [TO MONTH], MONTH,
+ * DAY[(p1)] [TO HOUR | MINUTE | SECOND[(p2)]], HOUR [TO MINUTE |
+ * SECOND[(p2)]], MINUTE [TO SECOND[(p2)]], SECOND[(p2)].
+ */
+static int interval_type(struct ddl_parser *p, struct buf *b)
+{
+	const char *u = interval_unit(p), *to;
+	long prec;
+	int rc;
+
+	if (!u)
+		return ddl_expected(p, "an interval unit (YEAR, MONTH, DAY, "
+				       "HOUR, MINUTE or SECOND)");
+	if ((rc = ddl_advance(p)) || (rc = buf_adds(b, "INTERVAL ")))
+		return rc;
+	/* only YEAR, DAY and SECOND take a precision, within these ranges */
+	prec = -1;
+	if (!strcmp(u, "YEAR"))
+		rc = opt_len(p, "INTERVAL YEAR", 1, 4, &prec);
+	else if (!strcmp(u, "DAY"))
+		rc = opt_len(p, "INTERVAL DAY", 1, 6, &prec);
+	else if (!strcmp(u, "SECOND"))
+		rc = opt_len(p, "INTERVAL SECOND", 0, 9, &prec);
+	if (rc || (rc = put_len(b, u, prec)))
+		return rc;
+	if (!strcmp(u, "MONTH") || !strcmp(u, "SECOND") || !ddl_cur_kw(p, "TO"))
+		return 0;
+	if ((rc = ddl_advance(p)))
+		return rc;
+	/* the end unit must be smaller: YEAR TO MONTH, DAY TO SECOND, ... */
+	to = interval_unit(p);
+	if (!to || (!strcmp(u, "YEAR") && strcmp(to, "MONTH")) ||
+	    (!strcmp(u, "DAY") &&
+	     (!strcmp(to, "YEAR") || !strcmp(to, "MONTH") ||
+	      !strcmp(to, "DAY"))) ||
+	    (!strcmp(u, "HOUR") && strcmp(to, "MINUTE") &&
+	     strcmp(to, "SECOND")) ||
+	    (!strcmp(u, "MINUTE") && strcmp(to, "SECOND")))
+		return ddl_expected(p, !strcmp(u, "YEAR")
+					       ? "MONTH"
+					       : "a smaller interval unit");
+	if ((rc = ddl_advance(p)))
+		return rc;
+	prec = -1;
+	if (!strcmp(to, "SECOND") &&
+	    (rc = opt_len(p, "INTERVAL SECOND", 0, 9, &prec)))
+		return rc;
+	if ((rc = buf_adds(b, " TO ")))
+		return rc;
+	return put_len(b, to, prec);
+}
+
+/*
+ * The base type (no nullability, no postfix ARRAY) at the current token.
+ * Parameterised types come first, each with its synonyms; the types that
+ * take no parameters are a table at the end.  Anything else is not a
+ * type: Flink's DDL has no user-defined type names.
+ */
+static int base_type(struct ddl_parser *p, struct buf *b)
+{
+	long n = -1, s = -1;
+	int rc = 0, ltz;
+
+	if (p->cur.kind != TK_IDENT)
+		return ddl_expected(p, "a data type");
+	if (ddl_cur_kw(p, "CHAR") || ddl_cur_kw(p, "CHARACTER") ||
+	    ddl_cur_kw(p, "BINARY")) {
+		int bin = ddl_cur_kw(p, "BINARY"), var;
+
+		/* CHARACTER VARYING is VARCHAR, BINARY VARYING VARBINARY */
+		if ((rc = ddl_advance(p)))
+			return rc;
+		var = ddl_accept_kw(p, "VARYING", &rc);
+		if (rc)
+			return rc;
+		if ((rc = opt_len(p, bin ? "BINARY" : "CHAR", 1, INT_MAX, &n)))
+			return rc;
+		return put_len(b,
+			       bin ? (var ? "VARBINARY" : "BINARY")
+				   : (var ? "VARCHAR" : "CHAR"),
+			       n);
+	}
+	if (ddl_cur_kw(p, "VARCHAR") || ddl_cur_kw(p, "VARBINARY")) {
+		const char *name =
+			ddl_cur_kw(p, "VARCHAR") ? "VARCHAR" : "VARBINARY";
+
+		if ((rc = ddl_advance(p)) ||
+		    (rc = opt_len(p, name, 1, INT_MAX, &n)))
+			return rc;
+		return put_len(b, name, n);
+	}
+	if (ddl_cur_kw(p, "DECIMAL") || ddl_cur_kw(p, "DEC") ||
+	    ddl_cur_kw(p, "NUMERIC")) {
+		size_t off;
+
+		/* DECIMAL [(precision [, scale])], 1 <= p <= 38, 0 <= s <= p */
+		if ((rc = ddl_advance(p)))
+			return rc;
+		if (ddl_cur_punct(p, '(')) {
+			if ((rc = ddl_advance(p)))
+				return rc;
+			off = p->cur.off;
+			if ((rc = read_uint(p, &n, "a precision")))
+				return rc;
+			if (n < 1 || n > 38)
+				return ddl_error_at(p, off, -EINVAL,
+						    "DECIMAL precision must be "
+						    "between 1 and 38, found "
+						    "%ld",
+						    n);
+			if (ddl_cur_punct(p, ',')) {
+				if ((rc = ddl_advance(p)))
+					return rc;
+				off = p->cur.off;
+				if ((rc = read_uint(p, &s, "a scale")))
+					return rc;
+				if (s > n)
+					return ddl_error_at(
+						p, off, -EINVAL,
+						"DECIMAL scale must be between "
+						"0 and the precision %ld, "
+						"found %ld",
+						n, s);
+			}
+			if ((rc = ddl_expect_punct(p, ')')))
+				return rc;
+		}
+		if (n < 0)
+			return buf_adds(b, "DECIMAL");
+		if (s < 0)
+			return buf_printf(b, "DECIMAL(%ld)", n);
+		return buf_printf(b, "DECIMAL(%ld, %ld)", n, s);
+	}
+	if (ddl_cur_kw(p, "TIME")) {
+		if ((rc = ddl_advance(p)) ||
+		    (rc = opt_len(p, "TIME", 0, 9, &n)) ||
+		    (rc = time_zone(p, 0, &ltz)))
+			return rc;
+		return put_len(b, "TIME", n);
+	}
+	/* TIMESTAMP(3) WITH LOCAL TIME ZONE is written TIMESTAMP_LTZ(3) */
+	if (ddl_cur_kw(p, "TIMESTAMP")) {
+		if ((rc = ddl_advance(p)) ||
+		    (rc = opt_len(p, "TIMESTAMP", 0, 9, &n)) ||
+		    (rc = time_zone(p, 1, &ltz)))
+			return rc;
+		return put_len(b, ltz ? "TIMESTAMP_LTZ" : "TIMESTAMP", n);
+	}
+	if (ddl_cur_kw(p, "TIMESTAMP_LTZ")) {
+		if ((rc = ddl_advance(p)) ||
+		    (rc = opt_len(p, "TIMESTAMP_LTZ", 0, 9, &n)))
+			return rc;
+		return put_len(b, "TIMESTAMP_LTZ", n);
+	}
+	/* DOUBLE PRECISION is the standard's spelling of DOUBLE */
+	if (ddl_cur_kw(p, "DOUBLE")) {
+		if ((rc = ddl_advance(p)))
+			return rc;
+		ddl_accept_kw(p, "PRECISION", &rc);
+		return rc ? rc : buf_adds(b, "DOUBLE");
+	}
+	if (ddl_cur_kw(p, "INTERVAL")) {
+		if ((rc = ddl_advance(p)))
+			return rc;
+		return interval_type(p, b);
+	}
+	/* Flink's collection syntax; `INT ARRAY` is handled in type_rec */
+	if (ddl_cur_kw(p, "ARRAY") || ddl_cur_kw(p, "MULTISET")) {
+		const char *name =
+			ddl_cur_kw(p, "ARRAY") ? "ARRAY" : "MULTISET";
+
+		if ((rc = ddl_advance(p)) || (rc = ddl_expect_punct(p, '<')) ||
+		    (rc = buf_printf(b, "%s<", name)) ||
+		    (rc = type_rec(p, b)) || (rc = ddl_expect_punct(p, '>')))
+			return rc;
+		return buf_addc(b, '>');
+	}
+	if (ddl_cur_kw(p, "MAP")) {
+		if ((rc = ddl_advance(p)) || (rc = ddl_expect_punct(p, '<')) ||
+		    (rc = buf_adds(b, "MAP<")) || (rc = type_rec(p, b)) ||
+		    (rc = ddl_expect_punct(p, ',')) ||
+		    (rc = buf_adds(b, ", ")) || (rc = type_rec(p, b)) ||
+		    (rc = ddl_expect_punct(p, '>')))
+			return rc;
+		return buf_addc(b, '>');
+	}
+	/* ROW<...> is Flink's form, ROW(...) the standard's: same type */
+	if (ddl_cur_kw(p, "ROW")) {
+		char close;
+
+		if ((rc = ddl_advance(p)))
+			return rc;
+		if (ddl_cur_punct(p, '<'))
+			close = '>';
+		else if (ddl_cur_punct(p, '('))
+			close = ')';
+		else
+			return ddl_expected(p, "'<' or '('");
+		if ((rc = ddl_advance(p)) || (rc = buf_adds(b, "ROW<")) ||
+		    (rc = row_fields(p, b, close)))
+			return rc;
+		return buf_addc(b, '>');
+	}
+	/* RAW('class', 'snapshot'): an opaque Java type */
+	if (ddl_cur_kw(p, "RAW")) {
+		if ((rc = ddl_advance(p)))
+			return rc;
+		return raw_type(p, b);
+	}
+	{
+		/* the types that take no parameters */
+		static const char *const plain[][2] = {
+			{"STRING", "STRING"},	  {"BYTES", "BYTES"},
+			{"BOOLEAN", "BOOLEAN"},	  {"TINYINT", "TINYINT"},
+			{"SMALLINT", "SMALLINT"}, {"INT", "INT"},
+			{"INTEGER", "INT"},	  {"BIGINT", "BIGINT"},
+			{"FLOAT", "FLOAT"},	  {"REAL", "FLOAT"},
+			{"DATE", "DATE"},	  {"VARIANT", "VARIANT"},
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+			if (ddl_cur_kw(p, plain[i][0])) {
+				if ((rc = ddl_advance(p)))
+					return rc;
+				return buf_adds(b, plain[i][1]);
+			}
+		}
+	}
+	return ddl_expected(p, "a data type");
+}
+
+/* [NOT NULL | NULL] after a type. */
+static int nullability(struct ddl_parser *p, struct buf *b)
+{
+	int rc = 0;
+
+	/* NOT alone is not ours: it may be NOT ENFORCED further on */
+	if (ddl_cur_kw(p, "NOT") && next_kw(p, "NULL", &rc)) {
+		if ((rc = ddl_advance(p)) || (rc = ddl_advance(p)))
+			return rc;
+		return buf_adds(b, " NOT NULL");
+	}
+	if (rc)
+		return rc;
+	if (ddl_accept_kw(p, "NULL", &rc))
+		return rc; /* nullable is the default: say nothing */
+	return 0;
+}
+
+/*
+ * A full type: base, nullability, then any number of postfix ARRAY or
+ * MULTISET (`INT NOT NULL ARRAY` is ARRAY<INT NOT NULL>).  The text goes
+ * to a scratch buffer first because a postfix wraps what came before.
+ */
+static int type_rec(struct ddl_parser *p, struct buf *out)
+{
+	struct buf cur = BUF_INIT(DDL_MAX_TEXT), wrap = BUF_INIT(DDL_MAX_TEXT);
+	const char *name;
+	int rc, wraps = 0;
+
+	if ((rc = enter(p)))
+		return rc;
+	if ((rc = base_type(p, &cur)) || (rc = nullability(p, &cur)))
+		goto out;
+	while (ddl_cur_kw(p, "ARRAY") || ddl_cur_kw(p, "MULTISET")) {
+		name = ddl_cur_kw(p, "ARRAY") ? "ARRAY" : "MULTISET";
+		/* each wrap is a level, as in the canonical ARRAY<...> */
+		if ((rc = enter(p)))
+			goto out;
+		wraps++;
+		if ((rc = ddl_advance(p)))
+			goto out;
+		buf_reset(&wrap);
+		if ((rc = buf_printf(&wrap, "%s<%s>", name, buf_str(&cur))))
+			goto out;
+		buf_reset(&cur);
+		if ((rc = buf_adds(&cur, buf_str(&wrap))) ||
+		    (rc = nullability(p, &cur)))
+			goto out;
+	}
+	rc = buf_adds(out, buf_str(&cur));
+out:
+	buf_release(&cur);
+	buf_release(&wrap);
+	p->depth -= 1 + wraps;
+	return rc;
+}
+
+/*
+ * The entry point for columns, ROW fields, CAST and RETURNING: the text
+ * is built in a capped scratch buffer and copied into the arena.
+ */
+int ddl_parse_type(struct ddl_parser *p, char **out)
+{
+	struct buf b = BUF_INIT(DDL_MAX_TEXT);
+	int rc;
+
+	rc = type_rec(p, &b);
+	if (rc == -EFBIG)
+		rc = ddl_error_at(p, p->cur.off, -EFBIG, "type text too long");
+	if (!rc) {
+		*out = ddl_arena_strdup(&p->t->arena, buf_str(&b));
+		if (!*out)
+			rc = -ENOMEM;
+	}
+	buf_release(&b);
+	return rc;
+}
+
+/* ---- expressions ------------------------------------------------------ */
+
+/*
+ * The precedence ladder, loosest first: OR, AND, NOT, predicates
+ * (comparison, IS, BETWEEN, LIKE, SIMILAR TO, IN), + - ||, * / %, unary
+ * sign, postfix ([i], .field, .method()), primaries.  Each level loops
+ * over its operators and calls the next level for the operands; only
+ * parentheses, calls, NOT and signs recurse, and each such entry counts
+ * against the depth limit through expr_or() or enter().
+ */
+
+static int expr_or(struct ddl_parser *p);  /* the whole ladder */
+static int expr_add(struct ddl_parser *p); /* operands of predicates */
+
+/*
+ * Words that cannot begin an operand: seeing one where an operand belongs
+ * means the expression is garbage (or empty), not a column reference.
+ */
+static int stop_word(struct ddl_parser *p)
+{
+	static const char *const words[] = {
+		"AND",	   "OR",	"IS",	 "IN",	   "BETWEEN", "LIKE",
+		"SIMILAR", "THEN",	"WHEN",	 "ELSE",   "END",     "AS",
+		"FROM",	   "FOR",	"TO",	 "ESCAPE", "WHERE",   "BY",
+		"ON",	   "PLACING",	"UNION", "ORDER",  "GROUP",   "HAVING",
+		"JOIN",	   "RETURNING",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (ddl_cur_kw(p, words[i]))
+			return 1;
+	return 0;
+}
+
+/* SELECT, VALUES or WITH: the start of a query. */
+static int is_subquery_word(struct ddl_parser *p, const struct ddl_tok *t)
+{
+	return ddl_is_kw(p, t, "SELECT") || ddl_is_kw(p, t, "VALUES") ||
+	       ddl_is_kw(p, t, "WITH");
+}
+
+/*
+ * Flink refuses a query inside a computed column or a watermark; saying
+ * so here is clearer than "expected an expression, found SELECT".
+ */
+static int subquery(struct ddl_parser *p, size_t off)
+{
+	return ddl_error_at(p, off, -EINVAL,
+			    "subqueries are not allowed in a CREATE TABLE "
+			    "expression");
+}
+
+/* Units of interval literals (plural forms too, as Calcite reads them). */
+static int literal_unit(struct ddl_parser *p)
+{
+	static const char *const units[] = {
+		"YEAR",	       "YEARS",	       "QUARTER",     "QUARTERS",
+		"MONTH",       "MONTHS",       "WEEK",	      "WEEKS",
+		"DAY",	       "DAYS",	       "HOUR",	      "HOURS",
+		"MINUTE",      "MINUTES",      "SECOND",      "SECONDS",
+		"MILLISECOND", "MILLISECONDS", "MICROSECOND", "MICROSECONDS",
+		"NANOSECOND",  "NANOSECONDS",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (ddl_cur_kw(p, units[i]))
+			return 1;
+	return 0;
+}
+
+/* unit [(p)] after an interval literal or its TO */
+static int literal_unit_prec(struct ddl_parser *p)
+{
+	long n;
+	int rc;
+
+	if (!literal_unit(p))
+		return ddl_expected(p, "an interval unit (SECOND, MINUTE, "
+				       "HOUR, DAY, ...)");
+	if ((rc = ddl_advance(p)))
+		return rc;
+	if (!ddl_cur_punct(p, '('))
+		return 0;
+	if ((rc = ddl_advance(p)) || (rc = read_uint(p, &n, "a precision")))
+		return rc;
+	return ddl_expect_punct(p, ')');
+}
+
+/* INTERVAL [+|-] '5' SECOND [TO ...], the INTERVAL already consumed */
+static int interval_literal(struct ddl_parser *p)
+{
+	int rc = 0;
+
+	/* INTERVAL -'3' HOUR: the sign goes before the string */
+	if (ddl_cur_punct(p, '+') || ddl_cur_punct(p, '-'))
+		if ((rc = ddl_advance(p)))
+			return rc;
+	if (p->cur.kind != TK_STRING && p->cur.kind != TK_NUMBER)
+		return ddl_expected(p, "an interval value such as '5'");
+	if ((rc = ddl_advance(p)) || (rc = literal_unit_prec(p)))
+		return rc;
+	if (ddl_accept_kw(p, "TO", &rc))
+		return rc ? rc : literal_unit_prec(p);
+	return rc;
+}
+
+/* CAST(x AS type), TRY_CAST(...): the name already consumed */
+static int cast_call(struct ddl_parser *p)
+{
+	char *type;
+	int rc;
+
+	if ((rc = ddl_expect_punct(p, '(')) || (rc = expr_or(p)) ||
+	    (rc = ddl_expect_kw(p, "AS")) || (rc = ddl_parse_type(p, &type)))
+		return rc;
+	return ddl_expect_punct(p, ')');
+}
+
+/* CASE [x] WHEN a[, b] THEN r ... [ELSE e] END: CASE already consumed */
+static int case_expr(struct ddl_parser *p)
+{
+	int rc = 0, whens = 0;
+
+	/* a simple CASE has an operand; a searched CASE goes on with WHEN */
+	if (!ddl_cur_kw(p, "WHEN") && (rc = expr_or(p)))
+		return rc;
+	while (ddl_cur_kw(p, "WHEN")) {
+		if ((rc = ddl_advance(p)) || (rc = expr_or(p)))
+			return rc;
+		while (ddl_cur_punct(p, ','))
+			if ((rc = ddl_advance(p)) || (rc = expr_or(p)))
+				return rc;
+		if ((rc = ddl_expect_kw(p, "THEN")) || (rc = expr_or(p)))
+			return rc;
+		whens++;
+	}
+	if (!whens)
+		return ddl_expected(p, "WHEN");
+	if (ddl_accept_kw(p, "ELSE", &rc) && (rc || (rc = expr_or(p))))
+		return rc;
+	if (rc)
+		return rc;
+	return ddl_expect_kw(p, "END");
+}
+
+/* expr {, expr} up to `close` (which is consumed); empty allowed. */
+static int expr_list(struct ddl_parser *p, char close)
+{
+	int rc;
+
+	if (ddl_cur_punct(p, close))
+		return ddl_advance(p);
+	for (;;) {
+		if ((rc = expr_or(p)))
+			return rc;
+		if (!ddl_cur_punct(p, ','))
+			break;
+		if ((rc = ddl_advance(p)))
+			return rc;
+	}
+	return ddl_expect_punct(p, close);
+}
+
+/*
+ * The clauses SQL/JSON functions take after an argument:
+ * RETURNING type, {NULL | ERROR | DEFAULT x | ...} ON {EMPTY | ERROR |
+ * NULL}, {WITH | WITHOUT} [CONDITIONAL | UNCONDITIONAL] [ARRAY] WRAPPER.
+ */
+static int json_clauses(struct ddl_parser *p)
+{
+	static const char *const on_what[] = {
+		"NULL", "ERROR", "ABSENT", "TRUE", "FALSE", "UNKNOWN", "EMPTY"};
+	char *type;
+	size_t i;
+	int rc = 0, hit;
+
+	for (;;) {
+		if (ddl_cur_kw(p, "RETURNING")) {
+			if ((rc = ddl_advance(p)) ||
+			    (rc = ddl_parse_type(p, &type)))
+				return rc;
+			continue;
+		}
+		if (ddl_cur_kw(p, "WITH") || ddl_cur_kw(p, "WITHOUT")) {
+			if ((rc = ddl_advance(p)))
+				return rc;
+			if ((ddl_accept_kw(p, "CONDITIONAL", &rc) ||
+			     ddl_accept_kw(p, "UNCONDITIONAL", &rc)) &&
+			    rc)
+				return rc;
+			if (ddl_accept_kw(p, "ARRAY", &rc) && rc)
+				return rc;
+			if ((rc = ddl_expect_kw(p, "WRAPPER")))
+				return rc;
+			continue;
+		}
+		/* the behaviours: {NULL | ERROR | DEFAULT x | ...} ON ... */
+		hit = 0;
+		if (ddl_cur_kw(p, "DEFAULT")) {
+			if ((rc = ddl_advance(p)) || (rc = expr_add(p)))
+				return rc;
+			hit = 1;
+		} else {
+			for (i = 0; i < sizeof(on_what) / sizeof(on_what[0]);
+			     i++) {
+				if (ddl_cur_kw(p, on_what[i]) &&
+				    next_kw(p, "ON", &rc)) {
+					if ((rc = ddl_advance(p)))
+						return rc;
+					hit = 1;
+					break;
+				}
+				if (rc)
+					return rc;
+			}
+		}
+		if (!hit)
+			return 0;
+		if ((rc = ddl_expect_kw(p, "ON")))
+			return rc;
+		if (!ddl_cur_kw(p, "EMPTY") && !ddl_cur_kw(p, "ERROR") &&
+		    !ddl_cur_kw(p, "NULL"))
+			return ddl_expected(p, "EMPTY, ERROR or NULL");
+		if ((rc = ddl_advance(p)))
+			return rc;
+	}
+}
+
+/*
+ * The arguments of a call to `fn` (its last name part), '(' consumed.
+ * Besides commas, the standard's keyword separators are allowed between
+ * arguments (FROM, FOR, PLACING, TO, VALUE, and IN for POSITION).
+ */
+static int call_args(struct ddl_parser *p, const struct ddl_tok *fn)
+{
+	/* the functions whose arguments have a syntax of their own */
+	int position = ddl_is_kw(p, fn, "POSITION");
+	int trim = ddl_is_kw(p, fn, "TRIM");
+	int json_obj = ddl_is_kw(p, fn, "JSON_OBJECT") ||
+		       ddl_is_kw(p, fn, "JSON_OBJECTAGG");
+	const struct ddl_tok *n;
+	int rc = 0;
+
+	if (ddl_cur_punct(p, ')'))
+		return ddl_advance(p); /* f() */
+	if (is_subquery_word(p, &p->cur))
+		return subquery(p, p->cur.off);
+	/* aggregates may say COUNT(DISTINCT x); TRIM may start with its
+	 * side and even leave out the characters: TRIM(LEADING FROM s) */
+	if ((ddl_accept_kw(p, "DISTINCT", &rc) ||
+	     ddl_accept_kw(p, "ALL", &rc)) &&
+	    rc)
+		return rc;
+	if (trim &&
+	    (ddl_cur_kw(p, "BOTH") || ddl_cur_kw(p, "LEADING") ||
+	     ddl_cur_kw(p, "TRAILING")) &&
+	    (rc = ddl_advance(p)))
+		return rc;
+	if (trim && ddl_accept_kw(p, "FROM", &rc) && rc)
+		return rc;
+	/* one argument per turn: *, name => value, or an expression */
+	for (;;) {
+		if ((rc = ddl_peek(p, &n)))
+			return rc;
+		if (ddl_cur_punct(p, '*') &&
+		    (ddl_is_punct(p, n, ')') || ddl_is_punct(p, n, ','))) {
+			rc = ddl_advance(p); /* COUNT(*) */
+		} else {
+			if ((p->cur.kind == TK_IDENT ||
+			     p->cur.kind == TK_QIDENT) &&
+			    ddl_is_punct(p, n, '=') && n->off + 1 < p->len &&
+			    p->src[n->off + 1] == '>') {
+				/* a named argument: name => value */
+				if ((rc = ddl_advance(p)))
+					return rc;
+				if (!punct2(p, '=', '>', &rc))
+					return rc ? rc
+						  : ddl_expected(p, "'=>'");
+				if ((rc = ddl_advance(p)) ||
+				    (rc = ddl_advance(p)))
+					return rc;
+			} else if (json_obj && ddl_cur_kw(p, "KEY") &&
+				   (n->kind == TK_STRING ||
+				    n->kind == TK_IDENT ||
+				    n->kind == TK_QIDENT)) {
+				/* JSON_OBJECT(KEY k VALUE v) */
+				if ((rc = ddl_advance(p)))
+					return rc;
+			}
+			/* POSITION(a IN b): IN is a separator, not a predicate
+			 */
+			rc = position ? expr_add(p) : expr_or(p);
+			if (!rc)
+				rc = json_clauses(p);
+		}
+		if (rc)
+			return rc;
+		if (ddl_cur_punct(p, ')'))
+			return ddl_advance(p);
+		/* between arguments: a comma or a separator keyword */
+		if (ddl_cur_punct(p, ',') || ddl_cur_kw(p, "FROM") ||
+		    ddl_cur_kw(p, "FOR") || ddl_cur_kw(p, "PLACING") ||
+		    ddl_cur_kw(p, "TO") ||
+		    (json_obj && ddl_cur_kw(p, "VALUE")) ||
+		    (position && ddl_cur_kw(p, "IN"))) {
+			if ((rc = ddl_advance(p)))
+				return rc;
+			continue;
+		}
+		return ddl_expected(p, "',' or ')'");
+	}
+}
+
+/* A primary operand: literal, special form, name, call, parentheses. */
+static int primary(struct ddl_parser *p)
+{
+	const struct ddl_tok *n;
+	struct ddl_tok fn;
+	int rc;
+
+	switch (p->cur.kind) {
+	case TK_NUMBER:
+	case TK_STRING:
+	case TK_BINSTR:
+		return ddl_advance(p); /* 1.5, 'text', X'00ff' */
+	case TK_QIDENT:
+		break;
+	case TK_PUNCT:
+		if (ddl_cur_punct(p, '(')) {
+			if ((rc = ddl_advance(p)))
+				return rc;
+			if (is_subquery_word(p, &p->cur))
+				return subquery(p, p->cur.off);
+			if (ddl_cur_punct(p, ')'))
+				return ddl_expected(p, "an expression");
+			return expr_list(p, ')'); /* (a) or a row (a, b) */
+		}
+		return ddl_expected(p, "an expression");
+	case TK_EOF:
+		return ddl_expected(p, "an expression");
+	case TK_IDENT:
+		/* words with a syntax of their own come first; a word that
+		 * is none of them is a column, field or function name */
+		if ((rc = ddl_peek(p, &n)))
+			return rc;
+		if (ddl_cur_kw(p, "TRUE") || ddl_cur_kw(p, "FALSE") ||
+		    ddl_cur_kw(p, "NULL") || ddl_cur_kw(p, "UNKNOWN"))
+			return ddl_advance(p);
+		if (ddl_cur_kw(p, "INTERVAL")) {
+			if ((rc = ddl_advance(p)))
+				return rc;
+			return interval_literal(p);
+		}
+		/* typed literals; DATE alone may still be a column */
+		if ((ddl_cur_kw(p, "DATE") || ddl_cur_kw(p, "TIME") ||
+		     ddl_cur_kw(p, "TIMESTAMP")) &&
+		    n->kind == TK_STRING) {
+			if ((rc = ddl_advance(p)))
+				return rc;
+			return ddl_advance(p); /* DATE '2024-01-01' */
+		}
+		if ((ddl_cur_kw(p, "CAST") || ddl_cur_kw(p, "TRY_CAST")) &&
+		    ddl_is_punct(p, n, '(')) {
+			if ((rc = ddl_advance(p)))
+				return rc;
+			return cast_call(p);
+		}
+		if (ddl_cur_kw(p, "CASE")) {
+			if ((rc = ddl_advance(p)))
+				return rc;
+			return case_expr(p);
+		}
+		/* constructors: ARRAY[1, 2], MAP['k', v]; ROW(...) is a call */
+		if ((ddl_cur_kw(p, "ARRAY") || ddl_cur_kw(p, "MAP")) &&
+		    ddl_is_punct(p, n, '[')) {
+			if ((rc = ddl_advance(p)) || (rc = ddl_advance(p)))
+				return rc;
+			return expr_list(p, ']');
+		}
+		if (is_subquery_word(p, &p->cur))
+			return subquery(p, p->cur.off);
+		if (stop_word(p))
+			return ddl_expected(p, "an expression");
+		break;
+	}
+	/* a name, perhaps a call: f(...); qualified names (cat.db.f) come
+	 * back through postfix(), as .field followed by '(' */
+	fn = p->cur;
+	if ((rc = ddl_advance(p)))
+		return rc;
+	if (!ddl_cur_punct(p, '('))
+		return 0;
+	if ((rc = ddl_advance(p)))
+		return rc;
+	return call_args(p, &fn);
+}
+
+/* primary, then [index], .field and .method(args) */
+static int postfix(struct ddl_parser *p)
+{
+	struct ddl_tok fn;
+	int rc;
+
+	if ((rc = primary(p)))
+		return rc;
+	/* a[1].b['k'].c(): applied left to right, as often as written */
+	for (;;) {
+		if (ddl_cur_punct(p, '[')) {
+			if ((rc = ddl_advance(p)) || (rc = expr_or(p)) ||
+			    (rc = ddl_expect_punct(p, ']')))
+				return rc;
+		} else if (ddl_cur_punct(p, '.')) {
+			if ((rc = ddl_advance(p)))
+				return rc;
+			if (p->cur.kind != TK_IDENT && p->cur.kind != TK_QIDENT)
+				return ddl_expected(p, "a field name");
+			fn = p->cur;
+			if ((rc = ddl_advance(p)))
+				return rc;
+			if (ddl_cur_punct(p, '(')) {
+				if ((rc = ddl_advance(p)) ||
+				    (rc = call_args(p, &fn)))
+					return rc;
+			}
+		} else {
+			return 0;
+		}
+	}
+}
+
+/* [+|-]* postfix; each sign is one level of nesting (- - - x). */
+static int expr_unary(struct ddl_parser *p)
+{
+	int rc;
+
+	if (!ddl_cur_punct(p, '+') && !ddl_cur_punct(p, '-'))
+		return postfix(p);
+	if ((rc = ddl_advance(p)) || (rc = enter(p)))
+		return rc;
+	rc = expr_unary(p);
+	p->depth--;
+	return rc;
+}
+
+/* unary {* / % unary}: a loop, so long products cost no stack. */
+static int expr_mul(struct ddl_parser *p)
+{
+	int rc;
+
+	if ((rc = expr_unary(p)))
+		return rc;
+	while (ddl_cur_punct(p, '*') || ddl_cur_punct(p, '/') ||
+	       ddl_cur_punct(p, '%'))
+		if ((rc = ddl_advance(p)) || (rc = expr_unary(p)))
+			return rc;
+	return 0;
+}
+
+/* mul {+ - || mul}; || is two adjacent '|' tokens. */
+static int expr_add(struct ddl_parser *p)
+{
+	int rc = 0;
+
+	if ((rc = expr_mul(p)))
+		return rc;
+	for (;;) {
+		if (ddl_cur_punct(p, '+') || ddl_cur_punct(p, '-')) {
+			if ((rc = ddl_advance(p)))
+				return rc;
+		} else if (punct2(p, '|', '|', &rc)) {
+			if ((rc = ddl_advance(p)) || (rc = ddl_advance(p)))
+				return rc;
+		} else {
+			return rc;
+		}
+		if ((rc = expr_mul(p)))
+			return rc;
+	}
+}
+
+/* A comparison operator at the current token: its token count, or 0. */
+static int cmp_op(struct ddl_parser *p, int *rc)
+{
+	if (ddl_cur_punct(p, '='))
+		return 1;
+	if (ddl_cur_punct(p, '<'))
+		return punct2(p, '<', '=', rc) || punct2(p, '<', '>', rc) ? 2
+									  : 1;
+	if (ddl_cur_punct(p, '>'))
+		return punct2(p, '>', '=', rc) ? 2 : 1;
+	if (punct2(p, '!', '=', rc))
+		return 2;
+	return 0;
+}
+
+/* The predicates after an operand: comparisons, IS, BETWEEN, LIKE, IN. */
+static int expr_pred(struct ddl_parser *p)
+{
+	int rc = 0, k;
+
+	if ((rc = expr_add(p)))
+		return rc;
+	/* a loop: Calcite chains them (a = b = c), so do we */
+	for (;;) {
+		k = cmp_op(p, &rc);
+		if (rc)
+			return rc;
+		if (k) {
+			while (k--)
+				if ((rc = ddl_advance(p)))
+					return rc;
+			if ((rc = expr_add(p)))
+				return rc;
+			continue;
+		}
+		if (ddl_cur_kw(p, "IS")) {
+			if ((rc = ddl_advance(p)))
+				return rc;
+			if (ddl_accept_kw(p, "NOT", &rc) && rc)
+				return rc;
+			if (ddl_cur_kw(p, "DISTINCT")) {
+				if ((rc = ddl_advance(p)) ||
+				    (rc = ddl_expect_kw(p, "FROM")) ||
+				    (rc = expr_add(p)))
+					return rc;
+				continue;
+			}
+			if (!ddl_cur_kw(p, "NULL") && !ddl_cur_kw(p, "TRUE") &&
+			    !ddl_cur_kw(p, "FALSE") &&
+			    !ddl_cur_kw(p, "UNKNOWN"))
+				return ddl_expected(p,
+						    "NULL, TRUE, FALSE, "
+						    "UNKNOWN or DISTINCT FROM");
+			if ((rc = ddl_advance(p)))
+				return rc;
+			continue;
+		}
+		/* NOT here belongs to NOT BETWEEN/LIKE/SIMILAR/IN only; any
+		 * other NOT ends the operand (a NOT NULL type, NOT ENFORCED) */
+		if (ddl_cur_kw(p, "NOT")) {
+			const struct ddl_tok *n;
+
+			if ((rc = ddl_peek(p, &n)))
+				return rc;
+			if (!ddl_is_kw(p, n, "BETWEEN") &&
+			    !ddl_is_kw(p, n, "LIKE") &&
+			    !ddl_is_kw(p, n, "SIMILAR") &&
+			    !ddl_is_kw(p, n, "IN"))
+				return 0;
+			if ((rc = ddl_advance(p)))
+				return rc;
+		}
+		if (ddl_cur_kw(p, "BETWEEN")) {
+			if ((rc = ddl_advance(p)))
+				return rc;
+			if ((ddl_accept_kw(p, "ASYMMETRIC", &rc) ||
+			     ddl_accept_kw(p, "SYMMETRIC", &rc)) &&
+			    rc)
+				return rc;
+			if ((rc = expr_add(p)) ||
+			    (rc = ddl_expect_kw(p, "AND")) ||
+			    (rc = expr_add(p)))
+				return rc;
+		} else if (ddl_cur_kw(p, "LIKE") || ddl_cur_kw(p, "SIMILAR")) {
+			int similar = ddl_cur_kw(p, "SIMILAR");
+
+			if ((rc = ddl_advance(p)))
+				return rc;
+			if (similar && (rc = ddl_expect_kw(p, "TO")))
+				return rc;
+			if ((rc = expr_add(p)))
+				return rc;
+			if (ddl_accept_kw(p, "ESCAPE", &rc) &&
+			    (rc || (rc = expr_add(p))))
+				return rc;
+		} else if (ddl_cur_kw(p, "IN")) {
+			if ((rc = ddl_advance(p)) ||
+			    (rc = ddl_expect_punct(p, '(')))
+				return rc;
+			if (is_subquery_word(p, &p->cur))
+				return subquery(p, p->cur.off);
+			if ((rc = expr_list(p, ')')))
+				return rc;
+		} else {
+			return 0;
+		}
+		if (rc)
+			return rc;
+	}
+}
+
+/* NOT* pred: NOT binds looser than comparisons (NOT a = b). */
+static int expr_not(struct ddl_parser *p)
+{
+	int rc;
+
+	if (!ddl_cur_kw(p, "NOT"))
+		return expr_pred(p);
+	if ((rc = ddl_advance(p)) || (rc = enter(p)))
+		return rc;
+	rc = expr_not(p);
+	p->depth--;
+	return rc;
+}
+
+/* not {AND not} */
+static int expr_and(struct ddl_parser *p)
+{
+	int rc;
+
+	if ((rc = expr_not(p)))
+		return rc;
+	while (ddl_cur_kw(p, "AND"))
+		if ((rc = ddl_advance(p)) || (rc = expr_not(p)))
+			return rc;
+	return 0;
+}
+
+/* The top of the precedence ladder; each entry is one nesting level. */
+static int expr_or(struct ddl_parser *p)
+{
+	int rc;
+
+	if ((rc = enter(p)))
+		return rc;
+	if ((rc = expr_and(p)))
+		goto out;
+	while (ddl_cur_kw(p, "OR"))
+		if ((rc = ddl_advance(p)) || (rc = expr_and(p)))
+			goto out;
+out:
+	p->depth--;
+	return rc;
+}
+
+/*
+ * An expression from the current token on.  It ends at the first token
+ * that cannot continue it (',' or ')' of the column list, COMMENT); the
+ * caller checks that what follows fits.  [*from, *to) is its source.
+ */
+int ddl_parse_expr(struct ddl_parser *p, size_t *from, size_t *to)
+{
+	int rc;
+
+	*from = p->cur.off;
+	rc = expr_or(p);
+	if (rc)
+		return rc;
+	*to = p->prev_end;
+	return 0;
+}

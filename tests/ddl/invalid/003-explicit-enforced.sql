@@ -1,0 +1,1 @@
+CREATE TABLE t (id INT, CONSTRAINT pk PRIMARY KEY (id) ENFORCED) WITH ('connector' = 'jdbc')

@@ -1,0 +1,1 @@
+CREATE TABLE t (id BIGINT, name STRING) WITH ('connector' = 'kafka') AS SELECT id, name FROM s

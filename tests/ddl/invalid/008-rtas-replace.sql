@@ -1,0 +1,2 @@
+-- replace
+REPLACE TABLE my_rtas_table WITH ('connector' = 'kafka') AS SELECT 1;

@@ -1,0 +1,1 @@
+CREATE TEMPORARY TABLE t (a INT) WITH ('connector' = 'datagen')

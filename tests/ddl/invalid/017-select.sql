@@ -1,0 +1,2 @@
+SELECT user_id, user_type
+from t_user;

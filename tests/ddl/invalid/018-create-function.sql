@@ -1,0 +1,1 @@
+CREATE FUNCTION f AS 'com.example.F';

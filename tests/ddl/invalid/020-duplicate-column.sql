@@ -1,0 +1,6 @@
+CREATE TABLE t (
+  id INT,
+  name STRING,
+  ID INT,
+  id BIGINT
+)

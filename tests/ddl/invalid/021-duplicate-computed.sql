@@ -1,0 +1,1 @@
+CREATE TABLE t (a INT, b AS a + 1, b AS a + 2)

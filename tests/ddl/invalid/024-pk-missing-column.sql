@@ -1,0 +1,1 @@
+CREATE TABLE t (a INT, PRIMARY KEY (a, b) NOT ENFORCED) WITH ('connector' = 'jdbc')

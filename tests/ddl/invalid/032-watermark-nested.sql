@@ -1,0 +1,1 @@
+CREATE TABLE t (r ROW<ts TIMESTAMP(3)>, WATERMARK FOR r.ts AS r.ts)

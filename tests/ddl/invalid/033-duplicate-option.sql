@@ -1,0 +1,5 @@
+CREATE TABLE t (a INT) WITH (
+  'connector' = 'kafka',
+  'topic' = 'a',
+  'topic' = 'b'
+)

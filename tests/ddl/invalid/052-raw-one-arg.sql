@@ -1,0 +1,1 @@
+CREATE TABLE t (a RAW('java.lang.String'))

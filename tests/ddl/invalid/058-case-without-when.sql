@@ -1,0 +1,1 @@
+CREATE TABLE t (a INT, b AS CASE a ELSE 1 END)

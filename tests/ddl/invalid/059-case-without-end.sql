@@ -1,0 +1,1 @@
+CREATE TABLE t (a INT, b AS CASE WHEN a > 1 THEN 1)

@@ -1,0 +1,1 @@
+CREATE TABLE t (a INT, b AS a IN (SELECT x FROM s))

@@ -1,0 +1,1 @@
+CREATE TABLE a.b.c.d (x INT)

@@ -1,0 +1,1 @@
+CREATE TABLE t (ts TIMESTAMP(3) METADATA FROM timestamp)

@@ -1,0 +1,1 @@
+CREATE TABLE t (a INT) WITH (1 = '2')

@@ -1,0 +1,1 @@
+CREATE TABLE t (a ROW<x INT, y STRING)

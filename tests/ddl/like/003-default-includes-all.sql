@@ -1,0 +1,6 @@
+CREATE TABLE derived (
+  extra INT
+) WITH (
+  'topic' = 'derived',
+  'sink.parallelism' = '2'
+) LIKE base;

@@ -1,0 +1,1 @@
+CREATE TABLE derived WITH ('topic' = 'other') LIKE base (INCLUDING OPTIONS);

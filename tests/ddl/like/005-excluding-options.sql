@@ -1,0 +1,1 @@
+CREATE TABLE print_base WITH ('connector' = 'print') LIKE base (EXCLUDING OPTIONS);

@@ -1,0 +1,1 @@
+CREATE TABLE derived (name STRING) LIKE base;

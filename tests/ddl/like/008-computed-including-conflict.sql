@@ -1,0 +1,1 @@
+CREATE TABLE derived (total AS id * 3) LIKE base;

@@ -1,0 +1,1 @@
+CREATE TABLE derived (total AS id + 100) LIKE base (EXCLUDING GENERATED);

@@ -1,0 +1,1 @@
+CREATE TABLE derived (meta_topic STRING METADATA FROM 'value.topic' VIRTUAL) LIKE base (OVERWRITING METADATA);

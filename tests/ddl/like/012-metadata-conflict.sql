@@ -1,0 +1,1 @@
+CREATE TABLE derived (meta_topic STRING METADATA) LIKE base;

@@ -1,0 +1,1 @@
+CREATE TABLE derived (WATERMARK FOR ts AS ts) LIKE base;

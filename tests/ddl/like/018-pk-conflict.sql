@@ -1,0 +1,1 @@
+CREATE TABLE derived (PRIMARY KEY (name) NOT ENFORCED) LIKE base;

@@ -1,0 +1,1 @@
+CREATE TABLE derived PARTITIONED BY (id) LIKE base;

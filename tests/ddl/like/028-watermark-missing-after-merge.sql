@@ -1,0 +1,1 @@
+CREATE TABLE derived (WATERMARK FOR event_time AS event_time) LIKE Orders;

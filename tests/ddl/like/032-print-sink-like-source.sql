@@ -1,0 +1,2 @@
+CREATE TABLE print_table WITH ('connector' = 'print')
+LIKE source_table (EXCLUDING ALL);

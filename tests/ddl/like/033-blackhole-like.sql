@@ -1,0 +1,1 @@
+CREATE TABLE blackhole_table WITH ('connector' = 'blackhole') LIKE src (EXCLUDING ALL);

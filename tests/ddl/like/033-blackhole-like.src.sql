@@ -1,0 +1,1 @@
+CREATE TABLE src (a INT, b STRING METADATA) WITH ('connector' = 'kafka');

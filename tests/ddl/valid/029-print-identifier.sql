@@ -1,0 +1,9 @@
+CREATE TABLE print_sink (
+  word STRING,
+  cnt BIGINT
+) WITH (
+  'connector' = 'print',
+  'print-identifier' = 'wordcount',
+  'standard-error' = 'true',
+  'sink.parallelism' = '1'
+);

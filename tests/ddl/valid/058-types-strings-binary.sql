@@ -1,0 +1,15 @@
+CREATE TABLE texts (
+  a CHAR,
+  b CHAR(10),
+  c CHARACTER(3),
+  d VARCHAR,
+  e VARCHAR(255),
+  f CHARACTER VARYING(20),
+  g STRING,
+  h BINARY,
+  i BINARY(16),
+  j VARBINARY,
+  k VARBINARY(2147483647),
+  l BINARY VARYING(8),
+  m BYTES
+) WITH ('connector' = 'datagen');

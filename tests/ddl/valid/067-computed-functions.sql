@@ -1,0 +1,23 @@
+CREATE TABLE fns (
+  s STRING,
+  ts TIMESTAMP(3),
+  a INT,
+  b INT,
+  d1 AS DATE_FORMAT(ts, 'yyyy-MM-dd'),
+  d2 AS SUBSTRING(s FROM 1 FOR 3),
+  d3 AS TRIM(BOTH ' ' FROM s),
+  d4 AS TRIM(LEADING FROM s),
+  d5 AS POSITION('a' IN s),
+  d6 AS EXTRACT(DAY FROM ts),
+  d7 AS CEIL(ts TO HOUR),
+  d8 AS TIMESTAMPDIFF(SECOND, ts, CURRENT_TIMESTAMP),
+  d9 AS COALESCE(s, 'none'),
+  d10 AS IF(a > 0, 'pos', 'neg'),
+  d11 AS OVERLAY(s PLACING 'xx' FROM 2 FOR 1),
+  d12 AS TIMESTAMPADD(DAY, 1, ts),
+  d13 AS FLOOR(ts TO DAY),
+  d14 AS UPPER(LOWER(REGEXP_REPLACE(s, '[0-9]+', '#'))),
+  d15 AS my_catalog.my_db.my_udf(a, b),
+  d16 AS SPLIT_INDEX(s, ',', 0),
+  d17 AS ML_PREDICT(input => s, model => 'm')
+) WITH ('connector' = 'datagen');

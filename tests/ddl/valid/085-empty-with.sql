@@ -1,0 +1,1 @@
+CREATE TABLE empty_with (x INT) WITH ()

@@ -1,0 +1,3 @@
+CREATE TABLE t (a INT);
+-- nothing else follows
+/* really nothing */

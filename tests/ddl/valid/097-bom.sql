@@ -1,0 +1,1 @@
+﻿CREATE TABLE bom (a INT) WITH ('connector' = 'datagen');

@@ -1,0 +1,1 @@
+CREATE TABLE `default`.`two_part` (a INT) WITH ('connector' = 'datagen');

@@ -1,0 +1,4 @@
+CREATE TABLE t (
+  id INT PRIMARY KEY,
+  v STRING
+) WITH ('connector' = 'jdbc');

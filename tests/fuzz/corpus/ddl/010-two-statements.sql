@@ -1,0 +1,2 @@
+CREATE TABLE a (x INT);
+CREATE TABLE b (y INT);

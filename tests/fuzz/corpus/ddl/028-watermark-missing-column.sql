@@ -1,0 +1,4 @@
+CREATE TABLE t (
+  a INT,
+  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
+)

@@ -1,0 +1,6 @@
+CREATE TABLE crlf (
+	a INT,
+	b STRING
+) WITH (
+	'connector' = 'datagen'
+);
