@@ -103,7 +103,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=build-fuzz/%)
 FUZZ_SECONDS ?= 60
 build-fuzz/%: tests/fuzz/%.c $(CORE_SRC)
 	@mkdir -p $(@D)
-	clang -std=c11 -D_XOPEN_SOURCE=700 -g -O1 \
+	clang -std=c11 -D_XOPEN_SOURCE=700 -DCMFS_VERSION='"$(VERSION)"' -g -O1 \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		$(CORE_CFLAGS) -Icore -o $@ $< $(CORE_SRC) $(CORE_LIBS)
 
