@@ -14,7 +14,9 @@
  * transaction.  Other threads wait while one holds a transaction.
  *
  * Rows are plain structs filled by the callee; strings in them are owned
- * by the row (fixed arrays) unless a comment says otherwise.  Errors:
+ * by the row (fixed arrays) unless a comment says otherwise.  A walk's
+ * callback returns 0 to go on, or a negative errno, which stops the walk
+ * and is returned.  Errors:
  * -ENOENT (no such row), -EEXIST, -ENOTEMPTY, -ENOSPC (disk full), -EIO.
  */
 #ifndef CMFS_CATALOG_H
@@ -198,6 +200,47 @@ int catalog_event_read(struct catalog *c, const char *env, uint64_t off,
 		       size_t size, struct buf *out, struct cmfs_err *err);
 
 /*
+ * Additions for the tools beside a mount (cmfs fsck, export, import).
+ */
+
+/*
+ * Open the catalog at `uri` only if it exists and holds a cmfs schema:
+ * never creates a file.  `rdonly`: read only (SQLite opens the file
+ * without write access; the schema is not migrated).  -ENOENT when the
+ * file is missing, -EPROTO when it holds no cmfs schema (an empty file,
+ * another database) or one this cmfs cannot use, -EIO when SQLite cannot
+ * read it (not a database, malformed).  Free with catalog_close().
+ */
+int catalog_open_existing(struct catalog **out, const char *uri, int rdonly,
+			  struct cmfs_err *err);
+
+/*
+ * Start a read transaction: the calling thread sees one snapshot of the
+ * catalog until catalog_end() (whose rc is then only a status), while
+ * other connections go on writing.  Same ownership rules as
+ * catalog_begin().
+ */
+int catalog_begin_read(struct catalog *c, struct cmfs_err *err);
+
+/*
+ * Insert version v->n of artifact v->artifact_id exactly as given (sha256,
+ * size, mtime, uid), and raise the artifact's next version number above
+ * it.  -EEXIST when that number is taken.
+ */
+int catalog_ver_put(struct catalog *c, const struct catalog_version *v,
+		    struct cmfs_err *err);
+
+/*
+ * The number the next version of artifact `art_id` will get (numbers of
+ * deleted versions are never reused, so it may be above latest + 1).
+ */
+int catalog_art_next_get(struct catalog *c, int64_t art_id, int64_t *out,
+			 struct cmfs_err *err);
+/* Set it; -EINVAL unless `n` is above every version the artifact has. */
+int catalog_art_next_set(struct catalog *c, int64_t art_id, int64_t n,
+			 struct cmfs_err *err);
+
+/*
  * The backend table.  Each entry has the signature of the public function
  * of the same name, with `void *impl` in place of `struct catalog *`.
  */
@@ -280,6 +323,15 @@ struct catalog_backend {
 			  struct cmfs_err *err);
 	int (*event_read)(void *impl, const char *env, uint64_t off,
 			  size_t size, struct buf *out, struct cmfs_err *err);
+	int (*open_existing)(void **impl, const char *uri, int rdonly,
+			     struct cmfs_err *err);
+	int (*begin_read)(void *impl, struct cmfs_err *err);
+	int (*ver_put)(void *impl, const struct catalog_version *v,
+		       struct cmfs_err *err);
+	int (*art_next_get)(void *impl, int64_t art_id, int64_t *out,
+			    struct cmfs_err *err);
+	int (*art_next_set)(void *impl, int64_t art_id, int64_t n,
+			    struct cmfs_err *err);
 };
 
 extern const struct catalog_backend catalog_sqlite_backend;

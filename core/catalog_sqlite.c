@@ -759,7 +759,13 @@ static int sq_ver_add(void *impl, int64_t art_id, const char *sha256,
 	if ((rc = prep(q, S_VER_NEXT, &s, err)))
 		goto out;
 	sqlite3_bind_int64(s, 1, art_id);
-	rc = scalar(q, s, &n, err);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		n = (uint64_t)sqlite3_column_int64(s, 0);
+	rc = rc == SQLITE_ROW	 ? 0
+	     : rc == SQLITE_DONE ? -ENOENT
+				 : fail(q, sqlite3_extended_errcode(q->db), err);
+	done(s);
 	if (!rc)
 		rc = exec_id(q, S_VER_BUMP, art_id, err);
 	if (rc)
@@ -1379,6 +1385,218 @@ out:
 	return rc;
 }
 
+/*
+ * The functions below serve the tools beside a mount (cmfs fsck, export,
+ * import).  Their statements are prepared when called, not kept: they run
+ * a few times per command, never on a mount's hot path.
+ */
+
+/* Prepare `text` into *s; 0, or the error of preparing it. */
+static int adhoc(struct sq *q, const char *text, sqlite3_stmt **s,
+		 struct cmfs_err *err)
+{
+	if (sqlite3_prepare_v2(q->db, text, -1, s, NULL)) {
+		*s = NULL;
+		return fail(q, sqlite3_extended_errcode(q->db), err);
+	}
+	return 0;
+}
+
+/*
+ * Open an existing catalog: no file is created, and a read-only one is
+ * neither migrated nor written (SQLite may still create the -shm file of
+ * a WAL database, which is not a change to the catalog).
+ */
+static int sq_open_existing(void **impl, const char *uri, int rdonly,
+			    struct cmfs_err *err)
+{
+	static const char *const pragmas_rw =
+		"PRAGMA journal_mode = WAL;"
+		"PRAGMA synchronous = FULL;"
+		"PRAGMA foreign_keys = ON;";
+	static const char *const pragmas_ro =
+		"PRAGMA foreign_keys = ON;"
+		"PRAGMA query_only = ON;";
+	pthread_mutexattr_t a;
+	sqlite3_stmt *s = NULL;
+	struct sq *q;
+	int rc, version = 0;
+
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&q->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	rc = sqlite3_open_v2(uri, &q->db,
+			     (rdonly ? SQLITE_OPEN_READONLY
+				     : SQLITE_OPEN_READWRITE) |
+				     SQLITE_OPEN_NOMUTEX,
+			     NULL);
+	if (rc) {
+		rc = cmfs_err_set(err, rc == SQLITE_CANTOPEN ? -ENOENT : -EIO,
+				  "catalog %s: %s", uri,
+				  rc == SQLITE_CANTOPEN ? "cannot open it"
+				  : q->db ? sqlite3_errmsg(q->db)
+					  : "cannot open");
+		goto bad;
+	}
+	sqlite3_busy_timeout(q->db, 10000);
+	sqlite3_extended_result_codes(q->db, 1);
+	if ((rc = adhoc(q, "PRAGMA user_version", &s, err)))
+		goto bad;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		version = sqlite3_column_int(s, 0);
+	else
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	sqlite3_finalize(s);
+	if (rc < 0)
+		goto bad;
+	if (version == 0 || version > SCHEMA_VERSION ||
+	    (rdonly && version < SCHEMA_VERSION)) {
+		rc = cmfs_err_set(err, -EPROTO,
+				  version == 0
+					  ? "catalog %s: no cmfs schema (an "
+					    "empty or foreign database)"
+				  : version > SCHEMA_VERSION
+					  ? "catalog %s: schema %d is newer "
+					    "than this cmfs"
+					  : "catalog %s: schema %d is older "
+					    "than this cmfs; mount it once",
+				  uri, version);
+		goto bad;
+	}
+	if (sqlite3_exec(q->db, rdonly ? pragmas_ro : pragmas_rw, NULL, NULL,
+			 NULL)) {
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+		goto bad;
+	}
+	if (!rdonly && (rc = migrate(q, err)))
+		goto bad;
+	*impl = q;
+	return 0;
+bad:
+	sq_close(q);
+	return rc;
+}
+
+/* A deferred BEGIN: the snapshot starts at the first read. */
+static int sq_begin_read(void *impl, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	int rc = 0;
+
+	lock(q);
+	if (q->depth++ == 0 && sqlite3_exec(q->db, "BEGIN", NULL, NULL, NULL))
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	if (rc) {
+		q->depth--;
+		unlock(q);
+	}
+	return rc;
+}
+
+static int sq_ver_put(void *impl, const struct catalog_version *v,
+		      struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	lock(q);
+	if ((rc = sq_begin(q, err)))
+		goto out;
+	rc = adhoc(q,
+		   "INSERT INTO versions(artifact_id, n, sha256, size, mtime,"
+		   " uid) VALUES(?, ?, ?, ?, ?, ?)",
+		   &s, err);
+	if (!rc) {
+		sqlite3_bind_int64(s, 1, v->artifact_id);
+		sqlite3_bind_int64(s, 2, v->n);
+		sqlite3_bind_text(s, 3, v->sha256, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 4, (int64_t)v->size);
+		sqlite3_bind_int64(s, 5, v->mtime);
+		sqlite3_bind_int64(s, 6, v->uid);
+		rc = exec_stmt(q, s, err);
+		sqlite3_finalize(s);
+	}
+	if (!rc)
+		rc = adhoc(q,
+			   "UPDATE artifacts SET next_n = max(next_n, ?2 + 1)"
+			   " WHERE id = ?1",
+			   &s, err);
+	if (!rc) {
+		sqlite3_bind_int64(s, 1, v->artifact_id);
+		sqlite3_bind_int64(s, 2, v->n);
+		rc = exec_stmt(q, s, err);
+		sqlite3_finalize(s);
+		if (!rc && sqlite3_changes(q->db) == 0)
+			rc = cmfs_err_set(err, -ENOENT, "artifact %lld: none",
+					  (long long)v->artifact_id);
+	}
+	rc = sq_end(q, rc, err);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_art_next_get(void *impl, int64_t art_id, int64_t *out,
+			   struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	lock(q);
+	rc = adhoc(q, "SELECT next_n FROM artifacts WHERE id = ?", &s, err);
+	if (!rc) {
+		sqlite3_bind_int64(s, 1, art_id);
+		rc = sqlite3_step(s);
+		if (rc == SQLITE_ROW) {
+			*out = sqlite3_column_int64(s, 0);
+			rc = 0;
+		} else {
+			rc = rc == SQLITE_DONE
+				     ? -ENOENT
+				     : fail(q, sqlite3_extended_errcode(q->db),
+					    err);
+		}
+		sqlite3_finalize(s);
+	}
+	unlock(q);
+	return rc;
+}
+
+static int sq_art_next_set(void *impl, int64_t art_id, int64_t n,
+			   struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	lock(q);
+	rc = adhoc(q,
+		   "UPDATE artifacts SET next_n = ?2 WHERE id = ?1 AND ?2 >"
+		   " COALESCE((SELECT max(n) FROM versions"
+		   " WHERE artifact_id = ?1), 0)",
+		   &s, err);
+	if (!rc) {
+		sqlite3_bind_int64(s, 1, art_id);
+		sqlite3_bind_int64(s, 2, n);
+		rc = exec_stmt(q, s, err);
+		sqlite3_finalize(s);
+		if (!rc && sqlite3_changes(q->db) == 0)
+			rc = cmfs_err_set(err, -EINVAL,
+					  "artifact %lld: next version %lld "
+					  "is not above its versions",
+					  (long long)art_id, (long long)n);
+	}
+	unlock(q);
+	return rc;
+}
+
 const struct catalog_backend catalog_sqlite_backend = {
 	.name = "sqlite",
 	.open = sq_open,
@@ -1418,4 +1636,9 @@ const struct catalog_backend catalog_sqlite_backend = {
 	.event_add = sq_event_add,
 	.event_size = sq_event_size,
 	.event_read = sq_event_read,
+	.open_existing = sq_open_existing,
+	.begin_read = sq_begin_read,
+	.ver_put = sq_ver_put,
+	.art_next_get = sq_art_next_get,
+	.art_next_set = sq_art_next_set,
 };

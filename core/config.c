@@ -226,10 +226,18 @@ const struct config_scope *config_scope_global(const struct config *c)
 	return NULL;
 }
 
-/* The state of one ini parse: the config being built and the first error. */
+/*
+ * The state of one ini parse: the config being built, the first error and
+ * its line, and the reader's place in the file (inih reads through
+ * read_line(), so the line a handler runs on is known exactly).
+ */
 struct load {
 	struct config *c;
 	char reason[200];
+	int line;		/* of the first error, 0 while none */
+	int at;			/* lines handed to inih so far */
+	const char *p;		/* the rest of the file */
+	char last[64];		/* the key of the previous handler call */
 };
 
 static int fail(struct load *l, const char *fmt, ...)
@@ -244,6 +252,7 @@ static int fail(struct load *l, const char *fmt, ...)
 		va_start(ap, fmt);
 		vsnprintf(l->reason, sizeof(l->reason), fmt, ap);
 		va_end(ap);
+		l->line = l->at;
 	}
 	return 0;
 }
@@ -288,10 +297,24 @@ static int who_valid(const char *w)
 }
 
 /* Parse a comma- or space-separated rule list into `w` (replacing it). */
-static int parse_who(struct load *l, struct config_who *w, const char *value)
+static int parse_who(struct load *l, struct config_who *w, const char *value,
+		     int append)
 {
 	char *copy = strdup(value), *tok, *save = NULL;
 	struct config_who nw = { 1, 0, NULL };
+	size_t i;
+
+	/* A continuation line adds to the list the key began. */
+	for (i = 0; append && copy && i < w->n; i++) {
+		char **v = realloc(nw.v, (nw.n + 1) * sizeof(char *));
+
+		if (!v || !(v[nw.n] = strdup(w->v[i]))) {
+			nw.v = v ? v : nw.v;
+			goto bad;
+		}
+		nw.v = v;
+		nw.n++;
+	}
 
 	if (!copy)
 		return fail(l, "out of memory");
@@ -333,6 +356,28 @@ static int set_str(struct load *l, char **dst, const char *value)
 	return 1;
 }
 
+/*
+ * A list value continued on indented lines: inih calls again with the same
+ * key, and the parts join with a comma.
+ */
+static int add_list(struct load *l, char **dst, const char *name,
+		    const char *value)
+{
+	char *s;
+
+	if (strcmp(l->last, name) || !*dst)
+		return set_str(l, dst, value);
+	if (!*value)
+		return 1;
+	s = malloc(strlen(*dst) + strlen(value) + 2);
+	if (!s)
+		return fail(l, "out of memory");
+	sprintf(s, "%s,%s", *dst, value);
+	free(*dst);
+	*dst = s;
+	return 1;
+}
+
 static int set_size(struct load *l, uint64_t *dst, const char *name,
 		    const char *value)
 {
@@ -348,7 +393,7 @@ static int set_seconds(struct load *l, double *dst, const char *name,
 	char *end;
 	double v = strtod(value, &end);
 
-	if (end == value || *end || v < 0 || v > 86400)
+	if (end == value || *end || !(v >= 0 && v <= 86400))
 		return fail(l, "%s: '%s' is not a number of seconds "
 			       "between 0 and 86400", name, value);
 	*dst = v;
@@ -429,19 +474,32 @@ static int handle_rules(struct load *l, const char *env, const char *name,
 	s = scope_get(l, env);
 	if (!s)
 		return fail(l, "out of memory");
-	return parse_who(l, &s->who[r], value);
+	return parse_who(l, &s->who[r], value, !strcmp(l->last, name));
 }
+
+static int handle(struct load *l, const char *section, const char *name,
+		  const char *value);
 
 static int handler(void *user, const char *section, const char *name,
 		   const char *value)
 {
 	struct load *l = user;
-	struct config *c = l->c;
+	int ok;
 
 	if (l->reason[0])
 		return 0;
 	if (!name) /* a section line alone (inih >= 51 reports those) */
 		return 1;
+	ok = handle(l, section, name, value);
+	snprintf(l->last, sizeof(l->last), "%s", name);
+	return ok;
+}
+
+static int handle(struct load *l, const char *section, const char *name,
+		  const char *value)
+{
+	struct config *c = l->c;
+
 	if (!strcmp(section, "store")) {
 		if (!strcmp(name, "path")) {
 			if (!*value)
@@ -454,11 +512,14 @@ static int handler(void *user, const char *section, const char *name,
 		return handle_limits(l, name, value);
 	if (!strcmp(section, "sql")) {
 		if (!strcmp(name, "builtin_connectors"))
-			return set_str(l, &c->sql.builtin_connectors, value);
+			return add_list(l, &c->sql.builtin_connectors, name,
+					value);
 		if (!strcmp(name, "builtin_formats"))
-			return set_str(l, &c->sql.builtin_formats, value);
+			return add_list(l, &c->sql.builtin_formats, name,
+					value);
 		if (!strcmp(name, "class_allowlist"))
-			return set_str(l, &c->sql.class_allowlist, value);
+			return add_list(l, &c->sql.class_allowlist, name,
+					value);
 		if (!strcmp(name, "jar_path_prefix")) {
 			if (value[0] != '/')
 				return fail(l, "jar_path_prefix: '%s' is not an "
@@ -492,34 +553,149 @@ static int handler(void *user, const char *section, const char *name,
 	return fail(l, "unknown section [%s]", section);
 }
 
+/* inih's reader: the next line of the file, counting lines. */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct load *l = stream;
+	const char *e;
+	size_t n;
+
+	if (!*l->p)
+		return NULL;
+	e = strchr(l->p, '\n');
+	n = e ? (size_t)(e - l->p) + 1 : strlen(l->p);
+	if (n > (size_t)num - 1)
+		n = (size_t)num - 1; /* the pre-scan rules this out */
+	memcpy(str, l->p, n);
+	str[n] = '\0';
+	l->p += n;
+	l->at++;
+	return str;
+}
+
+/* The sections this file may have. */
+static int section_known(const char *s, size_t n)
+{
+	static const char *const known[] = { "store", "limits", "sql",
+					     "mount", "log", "access" };
+	char env[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strlen(known[i]) == n && !memcmp(s, known[i], n))
+			return 1;
+	if (n > 4 && n - 4 < sizeof(env) && !memcmp(s, "env.", 4)) {
+		memcpy(env, s + 4, n - 4);
+		env[n - 4] = '\0';
+		return env_name_ok(env);
+	}
+	return 0;
+}
+
+/*
+ * What inih cannot tell: a line longer than its buffer (it would split
+ * it), and a section with no keys (it never reports those).
+ */
+static int prescan(struct load *l, const char *text)
+{
+	const char *p = text, *e, *q;
+	int line = 0;
+	size_t n;
+
+	for (; *p; p = e ? e + 1 : p + strlen(p)) {
+		e = strchr(p, '\n');
+		n = e ? (size_t)(e - p) : strlen(p);
+		line++;
+		if (n >= INI_MAX_LINE - 1) {
+			l->at = line;
+			return fail(l, "line longer than %d bytes: continue a "
+				       "list on indented lines",
+				    INI_MAX_LINE - 2);
+		}
+		for (q = p; q < p + n && (*q == ' ' || *q == '\t'); q++)
+			;
+		if (q < p + n && *q == '[') {
+			const char *close = memchr(q, ']', (size_t)(p + n - q));
+
+			int len = close ? (int)(close - q - 1) : 0;
+
+			if (close && !section_known(q + 1, (size_t)len)) {
+				l->at = line;
+				if (len >= 4 && !memcmp(q + 1, "env.", 4))
+					return fail(l,
+						    "[%.*s]: '%.*s' is not an "
+						    "environment name",
+						    len, q + 1, len - 4, q + 5);
+				return fail(l, "unknown section [%.*s]", len,
+					    q + 1);
+			}
+		}
+	}
+	return 1;
+}
+
+/* Read a whole file into a NUL-terminated buffer (the caller frees). */
+static int slurp(const char *file, char **out)
+{
+	FILE *f = fopen(file, "r");
+	char *b = NULL;
+	size_t n = 0, cap = 0, r;
+
+	if (!f)
+		return -errno;
+	do {
+		if (cap - n < 4096) {
+			char *nb = realloc(b, cap + 65536);
+
+			if (!nb) {
+				free(b);
+				fclose(f);
+				return -ENOMEM;
+			}
+			b = nb;
+			cap += 65536;
+		}
+		r = fread(b + n, 1, cap - n - 1, f);
+		n += r;
+	} while (r > 0 && n < (1 << 24));
+	fclose(f);
+	b[n] = '\0';
+	*out = b;
+	return 0;
+}
+
 int config_load(struct config *c, const char *file, struct cmfs_err *err)
 {
 	struct config n;
 	struct load l;
-	FILE *f;
+	char *text = NULL;
 	int line, rc;
 
-	f = fopen(file, "r");
-	if (!f)
-		return cmfs_err_set(err, -errno, "%s: %s", file,
-				    strerror(errno));
+	rc = slurp(file, &text);
+	if (rc)
+		return cmfs_err_set(err, rc, "%s: %s", file, strerror(-rc));
 	rc = copy_config(&n, c);
 	if (rc) {
-		fclose(f);
+		free(text);
 		return cmfs_err_set(err, rc, "%s: out of memory", file);
 	}
 	memset(&l, 0, sizeof(l));
 	l.c = &n;
-	line = ini_parse_file(f, handler, &l);
-	fclose(f);
-	if (line) {
+	l.p = text;
+	line = prescan(&l, text) ? ini_parse_stream(read_line, &l, handler, &l)
+				 : l.line;
+	free(text);
+	if (line || l.reason[0]) {
 		config_release(&n);
 		if (line < 0)
 			return cmfs_err_set(err, -ENOMEM, "%s: out of memory",
 					    file);
-		return cmfs_err_set(err, -EINVAL, "%s:%d: %s", file, line,
-				    l.reason[0] ? l.reason
-						: "not a key = value line");
+		/* The earlier of inih's syntax error and ours. */
+		if (l.reason[0] && (!line || l.line <= line))
+			return cmfs_err_set(err, -EINVAL, "%s:%d: %s", file,
+					    l.line, l.reason);
+		return cmfs_err_set(err, -EINVAL,
+				    "%s:%d: not a key = value line", file, line);
 	}
 	free(n.file);
 	n.file = strdup(file);

@@ -266,11 +266,15 @@ int repo_env_create(struct repo *r, const struct repo_who *who,
 	if (!rc) {
 		rc = catalog_begin(r->cat, err);
 		if (!rc) {
+			struct cmfs_err e2 = CMFS_ERR_INIT;
+
 			rc = catalog_env_add(r->cat, name, who->uid,
-					     repo_now(), NULL, err);
+					     repo_now(), NULL, &e2);
 			if (rc == -EEXIST)
 				cmfs_err_set(err, rc,
 					     "environment %s exists", name);
+			else if (rc)
+				cmfs_err_set(err, rc, "%s", e2.msg);
 			if (!rc)
 				record(r, &e, name, 0, NULL, 1);
 			rc = catalog_end(r->cat, rc, err);
@@ -449,6 +453,12 @@ int repo_art_rename(struct repo *r, const struct repo_who *who,
 	if (rc)
 		goto out;
 	rc = art_get(r, env, from, &e, &a, err);
+	if (!rc && !strcmp(from, to)) {
+		/* rename(2) onto itself does nothing. */
+		rc = catalog_end(r->cat, 0, err);
+		event_release(&ev);
+		return rc;
+	}
 	if (!rc && name_is_jar(to) &&
 	    catalog_ver_list(r->cat, a.id, all_zip, r, NULL))
 		rc = cmfs_err_set(err, -EINVAL,
@@ -985,8 +995,16 @@ int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 	char sha[STORE_SHA_HEX];
 	int rc;
 
-	if (!u->dirty)
+	if (!u->dirty) {
+		/* Nothing new: *out is the latest as it stands. */
+		struct catalog_env e;
+		struct catalog_artifact a;
+
+		if (out && !catalog_env_get(u->r->cat, u->env, &e, NULL) &&
+		    !catalog_art_get(u->r->cat, e.id, u->name, &a, NULL))
+			*out = a.latest;
 		return 0;
+	}
 	if (u->failed) {
 		/* Bytes are missing: committing the rest would make a
 		 * version nobody wrote. */

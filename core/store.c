@@ -317,6 +317,27 @@ int store_blob_copy(struct store *s, const char *sha, int fd,
 	return rc;
 }
 
+/* Copy `size` bytes of `fd` to a new file linked in blobs/ as `rel`. */
+static int link_copy(struct store *s, int fd, const char *rel, uint64_t size,
+		     struct cmfs_err *err)
+{
+	int tmp, rc = store_stage(s, &tmp, err);
+	char proc[64];
+
+	if (rc)
+		return rc;
+	rc = store_copy_fd(fd, tmp, size, err);
+	if (!rc && fsync(tmp))
+		rc = cmfs_err_set(err, -errno, "staging: %s", strerror(errno));
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", tmp);
+	if (!rc && linkat(AT_FDCWD, proc, s->blobs_fd, rel, AT_SYMLINK_FOLLOW) &&
+	    errno != EEXIST)
+		rc = cmfs_err_set(err, -errno, "blob %s: %s", rel,
+				  strerror(errno));
+	close(tmp);
+	return rc;
+}
+
 int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 		      struct cmfs_err *err)
 {
@@ -335,9 +356,14 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	if (linkat(AT_FDCWD, proc, s->blobs_fd, rel, AT_SYMLINK_FOLLOW) &&
 	    errno != EEXIST) {
-		rc = -errno;
-		cmfs_err_set(err, rc, "blob %s: %s", sha, strerror(errno));
-	} else if (fsync(dfd)) {
+		/* An anonymous file links once: after a refused commit freed
+		 * its blob, a retry copies the bytes instead. */
+		rc = errno == ENOENT ? link_copy(s, fd, rel, size, err) : -errno;
+		if (rc && errno != ENOENT)
+			cmfs_err_set(err, rc, "blob %s: %s", sha,
+				     strerror(-rc));
+	}
+	if (!rc && fsync(dfd)) {
 		rc = -errno;
 		cmfs_err_set(err, rc, "blob directory %s: %s", dir,
 			     strerror(errno));
