@@ -1,0 +1,980 @@
+/*
+ * test_catalog.c - unit tests of the catalog (core/catalog.h) over its
+ * SQLite backend: schema creation and migration, environments, artifacts
+ * and versions (numbers never reused), blob references, labels,
+ * inspections, tables with ordered options, the events log read at any
+ * offset and size, transactions that roll back, and the integrity check.
+ * Each test opens a catalog file in a fresh mkdtemp directory.
+ */
+#define _GNU_SOURCE
+#include "t.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "catalog.h"
+#include "err.h"
+#include "jar.h"
+
+#define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+#define SHA_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define SHA_C "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static char tmp[64];
+static char dbpath[128];
+
+static void mktemp_dir(void)
+{
+	snprintf(tmp, sizeof(tmp), "/tmp/cmfs-test-catalog-XXXXXX");
+	if (!mkdtemp(tmp)) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	snprintf(dbpath, sizeof(dbpath), "%s/catalog.db", tmp);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void rm_temp_dir(void)
+{
+	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A fresh temp dir and a catalog in it. */
+static struct catalog *setup(void)
+{
+	struct catalog *c = NULL;
+	struct cmfs_err err = CMFS_ERR_INIT;
+
+	mktemp_dir();
+	if (catalog_open(&c, dbpath, &err)) {
+		fprintf(stderr, "catalog_open: %s\n", cmfs_err_msg(&err));
+		exit(2);
+	}
+	return c;
+}
+
+static void teardown(struct catalog *c)
+{
+	catalog_close(c);
+	rm_temp_dir();
+}
+
+/* PRAGMA `what` of the file, read with SQLite directly. */
+static long long pragma_int(const char *what)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+	char q[128];
+	long long v = -1;
+
+	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE, NULL))
+		return -1;
+	snprintf(q, sizeof(q), "PRAGMA %s", what);
+	if (!sqlite3_prepare_v2(db, q, -1, &s, NULL)) {
+		if (sqlite3_step(s) == SQLITE_ROW)
+			v = sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(db);
+	return v;
+}
+
+/* The journal mode of the file, as text ("wal"), into `out`. */
+static void journal_mode(char *out, size_t n)
+{
+	sqlite3 *db;
+	sqlite3_stmt *s;
+
+	snprintf(out, n, "?");
+	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE, NULL))
+		return;
+	if (!sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &s, NULL)) {
+		if (sqlite3_step(s) == SQLITE_ROW)
+			snprintf(out, n, "%s", sqlite3_column_text(s, 0));
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(db);
+}
+
+static int exec_sql(const char *q)
+{
+	sqlite3 *db;
+	int rc;
+
+	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE, NULL))
+		return -1;
+	rc = sqlite3_exec(db, q, NULL, NULL, NULL);
+	sqlite3_close(db);
+	return rc;
+}
+
+/* An environment, made or die. */
+static int64_t env(struct catalog *c, const char *name)
+{
+	struct catalog_env e;
+
+	if (catalog_env_add(c, name, 0, 1, &e, NULL)) {
+		fprintf(stderr, "env_add %s failed\n", name);
+		exit(2);
+	}
+	return e.id;
+}
+
+/* An artifact with one version of blob `sha`, made or die. */
+static int64_t art(struct catalog *c, int64_t env_id, const char *name,
+		   const char *sha, uint64_t size)
+{
+	int64_t id;
+
+	if (catalog_art_add(c, env_id, name, &id, NULL) ||
+	    catalog_ver_add(c, id, sha, size, 100, 0, NULL, NULL)) {
+		fprintf(stderr, "artifact %s failed\n", name);
+		exit(2);
+	}
+	return id;
+}
+
+/* Collectors for the list functions: names joined with ','. */
+static int cat_env(void *arg, const struct catalog_env *e)
+{
+	return buf_printf(arg, "%s,", e->name);
+}
+
+static int cat_art(void *arg, const struct catalog_artifact *a)
+{
+	return buf_printf(arg, "%s:%lld/%lld,", a->name, (long long)a->latest.n,
+			  (long long)a->nversions);
+}
+
+static int cat_ver(void *arg, const struct catalog_version *v)
+{
+	return buf_printf(arg, "%lld,", (long long)v->n);
+}
+
+static int cat_label(void *arg, const char *key, const char *value)
+{
+	return buf_printf(arg, "%s=%s,", key, value);
+}
+
+static int cat_table(void *arg, const struct catalog_table *t)
+{
+	return buf_printf(arg, "%s,", t->name);
+}
+
+static int stop_at_first(void *arg, const struct catalog_env *e)
+{
+	(void)e;
+	(*(int *)arg)++;
+	return -ECANCELED;
+}
+
+/* ---- open and migrate ------------------------------------------------------ */
+
+static void test_open(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_env e;
+	char *check = NULL;
+
+	T_INTEQ(pragma_int("user_version"), 1);
+	T_INTEQ(catalog_check(c, &check, &err), 0);
+	T_STREQ(check, "ok");
+	free(check);
+	T_INTEQ(catalog_env_add(c, "prod", 5, 77, NULL, &err), 0);
+	catalog_close(c);
+
+	/* Reopen the existing file: same data, same version. */
+	c = NULL;
+	T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+	T_INTEQ(catalog_env_get(c, "prod", &e, &err), 0);
+	T_STREQ(e.name, "prod");
+	T_INTEQ(e.uid, 5);
+	T_INTEQ(e.ctime, 77);
+	catalog_close(c);
+	T_INTEQ(pragma_int("user_version"), 1);
+	{
+		char mode[16];
+
+		journal_mode(mode, sizeof(mode));
+		T_STREQ(mode, "wal");
+	}
+
+	/* The "sqlite:" form of the URI. */
+	{
+		char uri[160];
+
+		snprintf(uri, sizeof(uri), "sqlite:%s", dbpath);
+		c = NULL;
+		T_INTEQ(catalog_open(&c, uri, &err), 0);
+		T_INTEQ(c ? catalog_env_get(c, "prod", &e, &err) : -1, 0);
+		catalog_close(c);
+	}
+
+	/* A newer schema than this cmfs: refused, *out NULL. */
+	T_INTEQ(exec_sql("PRAGMA user_version = 2"), 0);
+	c = (struct catalog *)1;
+	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
+	T_CHECK(c == NULL);
+	T_CONTAINS(err.msg, "newer");
+	cmfs_err_clear(&err);
+
+	/* A file that cannot be opened. */
+	{
+		char bad[160];
+
+		snprintf(bad, sizeof(bad), "%s/no/such/dir/c.db", tmp);
+		c = (struct catalog *)1;
+		T_CHECK(catalog_open(&c, bad, &err) < 0);
+		T_CHECK(c == NULL);
+	}
+	catalog_close(NULL);
+	rm_temp_dir();
+}
+
+/* ---- environments ---------------------------------------------------------- */
+
+static void test_env(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_env e, e2;
+	struct catalog_table_def d = { (char *)"CREATE TABLE t (a INT)", NULL,
+				       0, NULL, NULL };
+	struct buf b = BUF_INIT(4096);
+	int64_t a;
+	int n = 0;
+
+	T_INTEQ(catalog_env_add(c, "prod", 1000, 123456789, &e, &err), 0);
+	T_CHECK(e.id > 0);
+	T_STREQ(e.name, "prod");
+	T_INTEQ(e.uid, 1000);
+	T_INTEQ(e.ctime, 123456789);
+	T_INTEQ(catalog_env_get(c, "prod", &e2, &err), 0);
+	T_INTEQ(e2.id, e.id);
+	T_STREQ(e2.name, "prod");
+	T_INTEQ(e2.uid, 1000);
+	T_INTEQ(e2.ctime, 123456789);
+	T_ERRNO(catalog_env_add(c, "prod", 0, 1, NULL, &err), EEXIST);
+	cmfs_err_clear(&err);
+	T_ERRNO(catalog_env_get(c, "Prod", &e2, &err), ENOENT);
+	T_ERRNO(catalog_env_get(c, "nope", &e2, &err), ENOENT);
+	T_INTEQ(catalog_env_add(c, "dev", 0, 1, NULL, &err), 0);
+	T_INTEQ(catalog_env_add(c, "alpha", 0, 1, NULL, &err), 0);
+	T_INTEQ(catalog_env_list(c, cat_env, &b, &err), 0);
+	T_STREQ(buf_str(&b), "alpha,dev,prod,");
+	T_ERRNO(catalog_env_list(c, stop_at_first, &n, &err), ECANCELED);
+	T_INTEQ(n, 1);
+
+	/* -ENOTEMPTY while it holds an artifact ... */
+	a = art(c, e.id, "x.jar", SHA_A, 1);
+	T_ERRNO(catalog_env_del(c, e.id, &err), ENOTEMPTY);
+	T_INTEQ(catalog_env_get(c, "prod", &e2, &err), 0);
+	/* ... even one without versions ... */
+	T_INTEQ(catalog_ver_del(c, a, 1, &err), 0);
+	T_ERRNO(catalog_env_del(c, e.id, &err), ENOTEMPTY);
+	T_INTEQ(catalog_art_del(c, a, &err), 0);
+	/* ... or a table. */
+	T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err), 0);
+	T_ERRNO(catalog_env_del(c, e.id, &err), ENOTEMPTY);
+	{
+		struct catalog_table t;
+
+		T_INTEQ(catalog_table_get(c, e.id, "t", &t, &err), 0);
+		T_INTEQ(catalog_table_del(c, t.id, &err), 0);
+	}
+	T_INTEQ(catalog_env_del(c, e.id, &err), 0);
+	T_ERRNO(catalog_env_get(c, "prod", &e2, &err), ENOENT);
+	buf_reset(&b);
+	T_INTEQ(catalog_env_list(c, cat_env, &b, &err), 0);
+	T_STREQ(buf_str(&b), "alpha,dev,");
+	/* The name is free again. */
+	T_INTEQ(catalog_env_add(c, "prod", 0, 2, &e2, &err), 0);
+	buf_release(&b);
+	teardown(c);
+}
+
+/* ---- artifacts and versions ------------------------------------------------ */
+
+static void test_artifacts(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_artifact a;
+	struct catalog_version v;
+	struct buf b = BUF_INIT(4096);
+	int64_t e = env(c, "prod"), e2 = env(c, "dev"), id, id2;
+	uint64_t n;
+
+	T_INTEQ(catalog_art_add(c, e, "x.jar", &id, &err), 0);
+	T_CHECK(id > 0);
+	T_ERRNO(catalog_art_add(c, e, "x.jar", &id2, &err), EEXIST);
+	cmfs_err_clear(&err);
+	/* The same name in another environment is another artifact. */
+	T_INTEQ(catalog_art_add(c, e2, "x.jar", &id2, &err), 0);
+	T_CHECK(id2 != id);
+	/* Without versions it is not visible to get or list. */
+	T_ERRNO(catalog_art_get(c, e, "x.jar", &a, &err), ENOENT);
+	T_INTEQ(catalog_art_list(c, e, cat_art, &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+	T_INTEQ(catalog_art_count(c, e, &n, &err), 0);
+	T_INTEQ(n, 1);
+
+	T_INTEQ(catalog_ver_add(c, id, SHA_A, 10, 1000, 42, &v, &err), 0);
+	T_INTEQ(v.n, 1);
+	T_INTEQ(v.artifact_id, id);
+	T_STREQ(v.sha256, SHA_A);
+	T_INTEQ(v.size, 10);
+	T_INTEQ(v.mtime, 1000);
+	T_INTEQ(v.uid, 42);
+	T_INTEQ(catalog_ver_add(c, id, SHA_B, 20, 2000, 43, &v, &err), 0);
+	T_INTEQ(v.n, 2);
+	T_INTEQ(catalog_art_get(c, e, "x.jar", &a, &err), 0);
+	T_INTEQ(a.id, id);
+	T_INTEQ(a.env_id, e);
+	T_STREQ(a.name, "x.jar");
+	T_INTEQ(a.nversions, 2);
+	T_INTEQ(a.latest.n, 2);
+	T_INTEQ(a.latest.artifact_id, id);
+	T_STREQ(a.latest.sha256, SHA_B);
+	T_INTEQ(a.latest.size, 20);
+	T_INTEQ(a.latest.mtime, 2000);
+	T_INTEQ(a.latest.uid, 43);
+	T_INTEQ(catalog_ver_get(c, id, 1, &v, &err), 0);
+	T_STREQ(v.sha256, SHA_A);
+	T_INTEQ(v.size, 10);
+	T_ERRNO(catalog_ver_get(c, id, 3, &v, &err), ENOENT);
+
+	/* Delete the latest: numbers are never reused. */
+	T_INTEQ(catalog_ver_del(c, id, 2, &err), 0);
+	T_ERRNO(catalog_ver_del(c, id, 2, &err), ENOENT);
+	T_INTEQ(catalog_art_get(c, e, "x.jar", &a, &err), 0);
+	T_INTEQ(a.latest.n, 1);
+	T_INTEQ(a.nversions, 1);
+	T_INTEQ(catalog_ver_add(c, id, SHA_C, 30, 3000, 0, &v, &err), 0);
+	T_INTEQ(v.n, 3);
+	T_INTEQ(catalog_ver_add(c, id, SHA_C, 30, 3001, 0, &v, &err), 0);
+	T_INTEQ(v.n, 4);
+	T_INTEQ(catalog_ver_list(c, id, cat_ver, &b, &err), 0);
+	T_STREQ(buf_str(&b), "1,3,4,");
+	/* Delete all versions, then add: still the next number. */
+	T_INTEQ(catalog_ver_del(c, id, 1, &err), 0);
+	T_INTEQ(catalog_ver_del(c, id, 3, &err), 0);
+	T_INTEQ(catalog_ver_del(c, id, 4, &err), 0);
+	T_ERRNO(catalog_art_get(c, e, "x.jar", &a, &err), ENOENT);
+	T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 5);
+	/* A version of an artifact that does not exist. */
+	cmfs_err_clear(&err);
+	T_ERRNO(catalog_ver_add(c, 999999, SHA_A, 1, 1, 0, &v, &err), ENOENT);
+	cmfs_err_clear(&err);
+
+	/* List: name order, this environment only, counts right. */
+	art(c, e, "b.txt", SHA_A, 1);
+	art(c, e, "A.jar", SHA_B, 1);
+	art(c, e2, "other.jar", SHA_B, 1);
+	buf_reset(&b);
+	T_INTEQ(catalog_art_list(c, e, cat_art, &b, &err), 0);
+	T_STREQ(buf_str(&b), "A.jar:1/1,b.txt:1/1,x.jar:5/1,");
+	T_INTEQ(catalog_art_count(c, e, &n, &err), 0);
+	T_INTEQ(n, 3);
+
+	/* Rename; onto a taken name: -EEXIST. */
+	T_INTEQ(catalog_art_rename(c, id, "y.jar", &err), 0);
+	T_ERRNO(catalog_art_get(c, e, "x.jar", &a, &err), ENOENT);
+	T_INTEQ(catalog_art_get(c, e, "y.jar", &a, &err), 0);
+	T_INTEQ(a.id, id);
+	T_INTEQ(a.latest.n, 5);
+	T_ERRNO(catalog_art_rename(c, id, "b.txt", &err), EEXIST);
+	cmfs_err_clear(&err);
+	T_INTEQ(catalog_art_get(c, e, "y.jar", &a, &err), 0);
+
+	/* Delete with versions and labels. */
+	T_INTEQ(catalog_label_set(c, id, "k", "v", &err), 0);
+	T_INTEQ(catalog_art_del(c, id, &err), 0);
+	T_ERRNO(catalog_art_get(c, e, "y.jar", &a, &err), ENOENT);
+	buf_reset(&b);
+	T_INTEQ(catalog_ver_list(c, id, cat_ver, &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+	buf_reset(&b);
+	T_INTEQ(catalog_label_list(c, id, cat_label, &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+	T_INTEQ(catalog_art_count(c, e, &n, &err), 0);
+	T_INTEQ(n, 2);
+	buf_release(&b);
+	teardown(c);
+}
+
+static void test_blob_refs(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int64_t e = env(c, "prod"), a, b2;
+	uint64_t n = 99;
+
+	T_INTEQ(catalog_blob_refs(c, SHA_A, &n, &err), 0);
+	T_INTEQ(n, 0);
+	T_INTEQ(catalog_blob_total(c, &n, &err), 0);
+	T_INTEQ(n, 0);
+	a = art(c, e, "a.jar", SHA_A, 10);
+	b2 = art(c, e, "b.jar", SHA_A, 10);
+	T_INTEQ(catalog_ver_add(c, a, SHA_B, 5, 1, 0, NULL, &err), 0);
+	T_INTEQ(catalog_ver_add(c, a, SHA_A, 10, 1, 0, NULL, &err), 0);
+	T_INTEQ(catalog_blob_refs(c, SHA_A, &n, &err), 0);
+	T_INTEQ(n, 3);
+	T_INTEQ(catalog_blob_refs(c, SHA_B, &n, &err), 0);
+	T_INTEQ(n, 1);
+	T_INTEQ(catalog_blob_refs(c, SHA_C, &n, &err), 0);
+	T_INTEQ(n, 0);
+	/* Distinct blobs: 10 + 5. */
+	T_INTEQ(catalog_blob_total(c, &n, &err), 0);
+	T_INTEQ(n, 15);
+	T_INTEQ(catalog_art_del(c, b2, &err), 0);
+	T_INTEQ(catalog_blob_refs(c, SHA_A, &n, &err), 0);
+	T_INTEQ(n, 2);
+	T_INTEQ(catalog_ver_del(c, a, 2, &err), 0);
+	T_INTEQ(catalog_blob_refs(c, SHA_B, &n, &err), 0);
+	T_INTEQ(n, 0);
+	T_INTEQ(catalog_blob_total(c, &n, &err), 0);
+	T_INTEQ(n, 10);
+	teardown(c);
+}
+
+/* ---- labels ---------------------------------------------------------------- */
+
+static void test_labels(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf b = BUF_INIT(4096);
+	int64_t e = env(c, "prod"), e2 = env(c, "dev"), x, y, z, w, bare;
+	char *v = NULL;
+	const char *T = "cmf.confluent.io/sql-artifact-type";
+	const char *I = "cmf.confluent.io/sql-artifact-identifier";
+
+	x = art(c, e, "x.jar", SHA_A, 1);
+	y = art(c, e, "y.jar", SHA_B, 1);
+	z = art(c, e, "a-z.jar", SHA_C, 1);
+	w = art(c, e2, "w.jar", SHA_C, 1);
+	T_INTEQ(catalog_art_add(c, e, "bare.jar", &bare, &err), 0);
+
+	T_ERRNO(catalog_label_get(c, x, T, &v, &err), ENODATA);
+	T_CHECK(v == NULL);
+	T_INTEQ(catalog_label_set(c, x, T, "connector", &err), 0);
+	T_INTEQ(catalog_label_get(c, x, T, &v, &err), 0);
+	T_STREQ(v, "connector");
+	free(v);
+	v = NULL;
+	/* Set again: replaced. */
+	T_INTEQ(catalog_label_set(c, x, T, "format", &err), 0);
+	T_INTEQ(catalog_label_get(c, x, T, &v, &err), 0);
+	T_STREQ(v, "format");
+	free(v);
+	v = NULL;
+	/* An empty value is a value. */
+	T_INTEQ(catalog_label_set(c, x, "empty", "", &err), 0);
+	T_INTEQ(catalog_label_get(c, x, "empty", &v, &err), 0);
+	T_STREQ(v, "");
+	free(v);
+	v = NULL;
+	T_INTEQ(catalog_label_set(c, x, I, "kafka", &err), 0);
+	T_INTEQ(catalog_label_set(c, x, "app", "web", &err), 0);
+	/* Key order. */
+	T_INTEQ(catalog_label_list(c, x, cat_label, &b, &err), 0);
+	T_STREQ(buf_str(&b), "app=web,cmf.confluent.io/sql-artifact-identifier="
+			     "kafka,cmf.confluent.io/sql-artifact-type=format,"
+			     "empty=,");
+	/* Labels belong to one artifact. */
+	T_ERRNO(catalog_label_get(c, y, T, &v, &err), ENODATA);
+	/* Delete; deleting what is not set: -ENODATA. */
+	T_INTEQ(catalog_label_del(c, x, "app", &err), 0);
+	T_ERRNO(catalog_label_del(c, x, "app", &err), ENODATA);
+	T_ERRNO(catalog_label_get(c, x, "app", &v, &err), ENODATA);
+	T_ERRNO(catalog_label_del(c, y, "never", &err), ENODATA);
+
+	/* By label: name order, the environment's only, versions only. */
+	T_INTEQ(catalog_label_set(c, y, T, "format", &err), 0);
+	T_INTEQ(catalog_label_set(c, z, T, "format", &err), 0);
+	T_INTEQ(catalog_label_set(c, w, T, "format", &err), 0);
+	T_INTEQ(catalog_label_set(c, bare, T, "format", &err), 0);
+	buf_reset(&b);
+	T_INTEQ(catalog_art_by_label(c, e, T, "format", cat_art, &b, &err), 0);
+	T_STREQ(buf_str(&b), "a-z.jar:1/1,x.jar:1/1,y.jar:1/1,");
+	buf_reset(&b);
+	T_INTEQ(catalog_art_by_label(c, e2, T, "format", cat_art, &b, &err),
+		0);
+	T_STREQ(buf_str(&b), "w.jar:1/1,");
+	buf_reset(&b);
+	T_INTEQ(catalog_art_by_label(c, e, T, "connector", cat_art, &b, &err),
+		0);
+	T_STREQ(buf_str(&b), "");
+	buf_reset(&b);
+	T_INTEQ(catalog_art_by_label(c, e, I, "kafka", cat_art, &b, &err), 0);
+	T_STREQ(buf_str(&b), "x.jar:1/1,");
+	buf_release(&b);
+	teardown(c);
+}
+
+/* ---- inspections ----------------------------------------------------------- */
+
+static void test_inspections(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct jar_factory f[3] = {
+		{ (char *)"com.example.mongodb.MongoFactory",
+		  JAR_KIND_CONNECTOR, (char *)"mongodb" },
+		{ (char *)"com.example.fmt.BsonFormatFactory", JAR_KIND_FORMAT,
+		  NULL },
+		{ (char *)"com.example.cat.Catalog$Factory", JAR_KIND_OTHER,
+		  (char *)"mcat" },
+	};
+	char *ext[3] = { (char *)"java.lang.String",
+			 (char *)"org.apache.flink.table.factories.Factory",
+			 (char *)"org.bson.Document$Inner" };
+	struct jar_report in, *out = NULL;
+
+	memset(&in, 0, sizeof(in));
+	in.nentries = 12;
+	in.nfactories = 3;
+	in.factories = f;
+	in.nexternal = 3;
+	in.external = ext;
+
+	T_ERRNO(catalog_insp_get(c, SHA_A, &out, &err), ENOENT);
+	T_CHECK(out == NULL);
+	T_INTEQ(catalog_insp_put(c, SHA_A, &in, &err), 0);
+	T_INTEQ(catalog_insp_get(c, SHA_A, &out, &err), 0);
+	T_CHECK(out != NULL);
+	if (out) {
+		T_CHECK(out->error == NULL);
+		T_INTEQ(out->nfactories, 3);
+		T_INTEQ(out->nexternal, 3);
+	}
+	if (out && out->nfactories == 3) {
+		T_STREQ(out->factories[0].cls,
+			"com.example.mongodb.MongoFactory");
+		T_INTEQ(out->factories[0].kind, JAR_KIND_CONNECTOR);
+		T_STREQ(out->factories[0].identifier, "mongodb");
+		T_STREQ(out->factories[1].cls,
+			"com.example.fmt.BsonFormatFactory");
+		T_INTEQ(out->factories[1].kind, JAR_KIND_FORMAT);
+		T_CHECK(out->factories[1].identifier == NULL);
+		T_STREQ(out->factories[2].cls,
+			"com.example.cat.Catalog$Factory");
+		T_INTEQ(out->factories[2].kind, JAR_KIND_OTHER);
+		T_STREQ(out->factories[2].identifier, "mcat");
+	}
+	if (out && out->nexternal == 3) {
+		T_STREQ(out->external[0], "java.lang.String");
+		T_STREQ(out->external[1],
+			"org.apache.flink.table.factories.Factory");
+		T_STREQ(out->external[2], "org.bson.Document$Inner");
+	}
+	jar_report_free(out);
+	out = NULL;
+
+	/* An error report: no factories, no externals. */
+	memset(&in, 0, sizeof(in));
+	in.error = (char *)"no META-INF/services/...Factory in the JAR";
+	in.code = -ENOEXEC;
+	T_INTEQ(catalog_insp_put(c, SHA_B, &in, &err), 0);
+	T_INTEQ(catalog_insp_get(c, SHA_B, &out, &err), 0);
+	if (out) {
+		T_STREQ(out->error,
+			"no META-INF/services/...Factory in the JAR");
+		T_INTEQ(out->nfactories, 0);
+		T_INTEQ(out->nexternal, 0);
+		T_CHECK(out->external == NULL || out->nexternal == 0);
+	}
+	jar_report_free(out);
+	out = NULL;
+
+	/* Put again for the same blob: the new report replaces the old. */
+	memset(&in, 0, sizeof(in));
+	in.nfactories = 1;
+	in.factories = &f[1];
+	in.nexternal = 1;
+	in.external = &ext[0];
+	cmfs_err_clear(&err);
+	T_INTEQ(catalog_insp_put(c, SHA_A, &in, &err), 0);
+	if (err.code)
+		fprintf(stderr, "  re-put: %s\n", err.msg);
+	T_INTEQ(catalog_insp_get(c, SHA_A, &out, &err), 0);
+	if (out) {
+		T_INTEQ(out->nfactories, 1);
+		T_INTEQ(out->nexternal, 1);
+		if (out->nfactories == 1)
+			T_STREQ(out->factories[0].cls,
+				"com.example.fmt.BsonFormatFactory");
+	}
+	jar_report_free(out);
+	teardown(c);
+}
+
+/* ---- tables ---------------------------------------------------------------- */
+
+static void test_tables(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char *keys[3] = { (char *)"connector", (char *)"zeta",
+			  (char *)"alpha" };
+	char *vals[3] = { (char *)"datagen", (char *)"it's", (char *)"" };
+	const char *ddl = "CREATE TABLE t (a INT) WITH ('connector' = "
+			  "'datagen', 'zeta' = 'it''s', 'alpha' = '');";
+	struct catalog_table_def d = { (char *)ddl, NULL, 3, keys, vals };
+	struct catalog_table_def got;
+	struct catalog_table t, t2;
+	struct buf b = BUF_INIT(4096);
+	int64_t e = env(c, "prod"), e2 = env(c, "dev");
+	uint64_t n;
+
+	T_ERRNO(catalog_table_get(c, e, "t", &t, &err), ENOENT);
+	T_INTEQ(catalog_table_put(c, e, "t", &d, 5000, 1000, &t, &err), 0);
+	T_CHECK(t.id > 0);
+	T_INTEQ(t.env_id, e);
+	T_STREQ(t.name, "t");
+	T_INTEQ(t.size, strlen(ddl));
+	T_INTEQ(t.mtime, 5000);
+	T_INTEQ(t.uid, 1000);
+	T_INTEQ(catalog_table_get(c, e, "t", &t2, &err), 0);
+	T_INTEQ(t2.id, t.id);
+	T_INTEQ(t2.size, strlen(ddl));
+	T_INTEQ(t2.mtime, 5000);
+	T_INTEQ(t2.uid, 1000);
+	T_ERRNO(catalog_table_get(c, e2, "t", &t2, &err), ENOENT);
+	T_ERRNO(catalog_table_get(c, e, "T", &t2, &err), ENOENT);
+
+	memset(&got, 0, sizeof(got));
+	T_INTEQ(catalog_table_def(c, t.id, &got, &err), 0);
+	T_STREQ(got.ddl, ddl);
+	T_CHECK(got.like_ddl == NULL);
+	T_INTEQ(got.nopts, 3);
+	if (got.nopts == 3) {
+		T_STREQ(got.keys[0], "connector");
+		T_STREQ(got.values[0], "datagen");
+		T_STREQ(got.keys[1], "zeta");
+		T_STREQ(got.values[1], "it's");
+		T_STREQ(got.keys[2], "alpha");
+		T_STREQ(got.values[2], "");
+	}
+	catalog_table_def_release(&got);
+	T_CHECK(got.ddl == NULL && got.nopts == 0);
+
+	/* Replace: same id, new text, the options replaced whole. */
+	d.ddl = (char *)"CREATE TABLE t (b INT) WITH ('connector' = 'print')";
+	d.like_ddl = (char *)"CREATE TABLE base (x INT);\n";
+	d.nopts = 1;
+	vals[0] = (char *)"print";
+	T_INTEQ(catalog_table_put(c, e, "t", &d, 6000, 7, NULL, &err), 0);
+	T_INTEQ(catalog_table_get(c, e, "t", &t2, &err), 0);
+	T_INTEQ(t2.id, t.id);
+	T_INTEQ(t2.size, strlen(d.ddl));
+	T_INTEQ(t2.mtime, 6000);
+	T_INTEQ(t2.uid, 7);
+	T_INTEQ(catalog_table_def(c, t.id, &got, &err), 0);
+	T_STREQ(got.ddl, d.ddl);
+	T_STREQ(got.like_ddl, "CREATE TABLE base (x INT);\n");
+	T_INTEQ(got.nopts, 1);
+	if (got.nopts == 1) {
+		T_STREQ(got.keys[0], "connector");
+		T_STREQ(got.values[0], "print");
+	}
+	catalog_table_def_release(&got);
+
+	/* No options at all. */
+	d.nopts = 0;
+	d.like_ddl = NULL;
+	d.ddl = (char *)"CREATE TABLE a (x INT)";
+	T_INTEQ(catalog_table_put(c, e, "a", &d, 1, 0, &t2, &err), 0);
+	T_INTEQ(catalog_table_def(c, t2.id, &got, &err), 0);
+	T_INTEQ(got.nopts, 0);
+	T_CHECK(got.like_ddl == NULL);
+	catalog_table_def_release(&got);
+	T_INTEQ(catalog_table_put(c, e, "m", &d, 1, 0, NULL, &err), 0);
+	T_INTEQ(catalog_table_put(c, e2, "zz", &d, 1, 0, NULL, &err), 0);
+
+	/* List, count. */
+	T_INTEQ(catalog_table_list(c, e, cat_table, &b, &err), 0);
+	T_STREQ(buf_str(&b), "a,m,t,");
+	T_INTEQ(catalog_table_count(c, e, &n, &err), 0);
+	T_INTEQ(n, 3);
+	T_INTEQ(catalog_table_count(c, e2, &n, &err), 0);
+	T_INTEQ(n, 1);
+
+	/* Delete. */
+	T_INTEQ(catalog_table_del(c, t.id, &err), 0);
+	T_ERRNO(catalog_table_get(c, e, "t", &t2, &err), ENOENT);
+	T_ERRNO(catalog_table_def(c, t.id, &got, &err), ENOENT);
+	buf_reset(&b);
+	T_INTEQ(catalog_table_list(c, e, cat_table, &b, &err), 0);
+	T_STREQ(buf_str(&b), "a,m,");
+	T_INTEQ(catalog_table_count(c, e, &n, &err), 0);
+	T_INTEQ(n, 2);
+	buf_release(&b);
+	teardown(c);
+}
+
+/* ---- events ---------------------------------------------------------------- */
+
+static void test_events(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf b = BUF_INIT(1 << 16);
+	static const char *const lines[] = {
+		"l1\n", "line two\n", "3\n", "a much longer fourth line, "
+		"with spaces and = signs\n", "5\n",
+	};
+	char all[256] = "";
+	size_t i, total, off, size;
+	uint64_t n;
+	int bad = 0;
+
+	T_INTEQ(catalog_event_size(c, "prod", &n, &err), 0);
+	T_INTEQ(n, 0);
+	T_INTEQ(catalog_event_read(c, "prod", 0, 100, &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+		T_INTEQ(catalog_event_add(c, "prod", lines[i], &err), 0);
+		strcat(all, lines[i]);
+	}
+	total = strlen(all);
+	T_INTEQ(catalog_event_add(c, "dev", "other env\n", &err), 0);
+	T_INTEQ(catalog_event_size(c, "prod", &n, &err), 0);
+	T_INTEQ(n, total);
+	T_INTEQ(catalog_event_size(c, "dev", &n, &err), 0);
+	T_INTEQ(n, 10);
+
+	buf_reset(&b);
+	T_INTEQ(catalog_event_read(c, "prod", 0, total, &b, &err), 0);
+	T_STREQ(buf_str(&b), all);
+	buf_reset(&b);
+	T_INTEQ(catalog_event_read(c, "prod", 1, 4, &b, &err), 0);
+	T_STREQ(buf_str(&b), "1\nli");
+	buf_reset(&b);
+	T_INTEQ(catalog_event_read(c, "prod", 3, 9, &b, &err), 0);
+	T_STREQ(buf_str(&b), "line two\n");
+	buf_reset(&b);
+	T_INTEQ(catalog_event_read(c, "prod", total - 1, 10, &b, &err), 0);
+	T_STREQ(buf_str(&b), "\n");
+	buf_reset(&b);
+	T_INTEQ(catalog_event_read(c, "prod", total, 10, &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+	T_INTEQ(catalog_event_read(c, "prod", total + 100, 10, &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+	T_INTEQ(catalog_event_read(c, "prod", 2, 0, &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+	T_INTEQ(catalog_event_read(c, "nope", 0, 10, &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+
+	/* Every offset and size, against the concatenation. */
+	for (off = 0; off <= total + 1; off++) {
+		const char *want = all + (off < total ? off : total);
+
+		for (size = 0; size <= total + 2; size++) {
+			size_t want_len = off >= total ? 0
+				: (size < total - off ? size : total - off);
+			int rc;
+
+			buf_reset(&b);
+			rc = catalog_event_read(c, "prod", off, size, &b, &err);
+			if (!rc && b.len == want_len &&
+			    !memcmp(buf_str(&b), want, want_len))
+				continue;
+			if (!bad)
+				fprintf(stderr, "  read(%zu, %zu) = \"%s\"\n",
+					off, size, buf_str(&b));
+			bad++;
+		}
+	}
+	T_INTEQ(bad, 0);
+	/* Appended to what the buffer already holds. */
+	buf_reset(&b);
+	buf_adds(&b, ">>");
+	T_INTEQ(catalog_event_read(c, "dev", 0, 100, &b, &err), 0);
+	T_STREQ(buf_str(&b), ">>other env\n");
+	/* A full buffer: the error, not a short read passed off as whole. */
+	{
+		struct buf small = BUF_INIT(5);
+
+		T_ERRNO(catalog_event_read(c, "prod", 0, total, &small, &err),
+			EFBIG);
+		buf_release(&small);
+	}
+	/* The log outlives its environment: it is kept by name. */
+	catalog_close(c);
+	c = NULL;
+	T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+	T_INTEQ(catalog_event_size(c, "prod", &n, &err), 0);
+	T_INTEQ(n, total);
+	buf_release(&b);
+	teardown(c);
+}
+
+/* ---- transactions ---------------------------------------------------------- */
+
+static void test_transactions(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_env e;
+	uint64_t n;
+	int64_t eid, a;
+	int rc;
+	char *check = NULL;
+
+	/* A failing op inside: everything before it is rolled back. */
+	T_INTEQ(catalog_begin(c, &err), 0);
+	rc = catalog_env_add(c, "t1", 0, 1, &e, &err);
+	T_INTEQ(rc, 0);
+	eid = e.id;
+	if (!rc)
+		rc = catalog_art_add(c, eid, "x.jar", &a, &err);
+	if (!rc)
+		rc = catalog_event_add(c, "t1", "created\n", &err);
+	if (!rc)
+		rc = catalog_env_add(c, "t1", 0, 1, NULL, &err);
+	T_ERRNO(rc, EEXIST);
+	T_ERRNO(catalog_end(c, rc, &err), EEXIST);
+	T_ERRNO(catalog_env_get(c, "t1", &e, &err), ENOENT);
+	T_INTEQ(catalog_event_size(c, "t1", &n, &err), 0);
+	T_INTEQ(n, 0);
+
+	/* A succeeding one commits. */
+	cmfs_err_clear(&err);
+	T_INTEQ(catalog_begin(c, &err), 0);
+	rc = catalog_env_add(c, "t2", 0, 1, NULL, &err);
+	if (!rc)
+		rc = catalog_event_add(c, "t2", "created\n", &err);
+	T_INTEQ(catalog_end(c, rc, &err), 0);
+	T_INTEQ(catalog_env_get(c, "t2", &e, &err), 0);
+	T_INTEQ(catalog_event_size(c, "t2", &n, &err), 0);
+	T_INTEQ(n, 8);
+
+	/* Nested: the outer end decides; a failure rolls back the inner's
+	 * work too. */
+	T_INTEQ(catalog_begin(c, &err), 0);
+	T_INTEQ(catalog_env_add(c, "t3", 0, 1, NULL, &err), 0);
+	T_INTEQ(catalog_begin(c, &err), 0);
+	T_INTEQ(catalog_env_add(c, "t4", 0, 1, NULL, &err), 0);
+	T_INTEQ(catalog_end(c, 0, &err), 0);
+	T_ERRNO(catalog_end(c, -EIO, &err), EIO);
+	T_ERRNO(catalog_env_get(c, "t3", &e, &err), ENOENT);
+	T_ERRNO(catalog_env_get(c, "t4", &e, &err), ENOENT);
+
+	/* A refusal by the caller (not the catalog) rolls back as well. */
+	T_INTEQ(catalog_begin(c, &err), 0);
+	T_INTEQ(catalog_env_add(c, "t5", 0, 1, NULL, &err), 0);
+	T_ERRNO(catalog_end(c, -EDQUOT, &err), EDQUOT);
+	T_ERRNO(catalog_env_get(c, "t5", &e, &err), ENOENT);
+
+	/* Table puts (a transaction of their own) nest inside one. */
+	T_INTEQ(catalog_env_get(c, "t2", &e, &err), 0);
+	{
+		struct catalog_table_def d = { (char *)"CREATE TABLE t (a INT)",
+					       NULL, 0, NULL, NULL };
+		struct catalog_table t;
+
+		T_INTEQ(catalog_begin(c, &err), 0);
+		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
+			0);
+		T_ERRNO(catalog_end(c, -EINVAL, &err), EINVAL);
+		T_ERRNO(catalog_table_get(c, e.id, "t", &t, &err), ENOENT);
+	}
+	/* The catalog still works, and is sound. */
+	T_INTEQ(catalog_env_add(c, "t6", 0, 1, NULL, &err), 0);
+	T_INTEQ(catalog_check(c, &check, &err), 0);
+	T_STREQ(check, "ok");
+	free(check);
+	teardown(c);
+}
+
+/* ---- threads --------------------------------------------------------------- */
+
+struct holder {
+	struct catalog *c;
+	pthread_mutex_t m;
+	pthread_cond_t cv;
+	int began;
+};
+
+/* Hold a transaction that adds "held", then roll it back. */
+static void *hold_txn(void *arg)
+{
+	struct holder *h = arg;
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+
+	catalog_begin(h->c, NULL);
+	catalog_env_add(h->c, "held", 0, 1, NULL, NULL);
+	pthread_mutex_lock(&h->m);
+	h->began = 1;
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->m);
+	nanosleep(&ts, NULL);
+	catalog_end(h->c, -EIO, NULL);
+	return NULL;
+}
+
+/* Another thread never sees a transaction's uncommitted rows: it waits
+ * for the transaction to end. */
+static void test_threads(void)
+{
+	struct catalog *c = setup();
+	struct catalog_env e;
+	struct holder h;
+	pthread_t t;
+
+	memset(&h, 0, sizeof(h));
+	h.c = c;
+	pthread_mutex_init(&h.m, NULL);
+	pthread_cond_init(&h.cv, NULL);
+	T_INTEQ(pthread_create(&t, NULL, hold_txn, &h), 0);
+	pthread_mutex_lock(&h.m);
+	while (!h.began)
+		pthread_cond_wait(&h.cv, &h.m);
+	pthread_mutex_unlock(&h.m);
+	T_ERRNO(catalog_env_get(c, "held", &e, NULL), ENOENT);
+	T_INTEQ(catalog_env_add(c, "held", 0, 2, &e, NULL), 0);
+	pthread_join(t, NULL);
+	T_INTEQ(catalog_env_get(c, "held", &e, NULL), 0);
+	T_INTEQ(e.ctime, 2);
+	pthread_cond_destroy(&h.cv);
+	pthread_mutex_destroy(&h.m);
+	teardown(c);
+}
+
+int main(void)
+{
+	T_RUN(test_open);
+	T_RUN(test_env);
+	T_RUN(test_artifacts);
+	T_RUN(test_blob_refs);
+	T_RUN(test_labels);
+	T_RUN(test_inspections);
+	T_RUN(test_tables);
+	T_RUN(test_events);
+	T_RUN(test_transactions);
+	T_RUN(test_threads);
+	return T_DONE();
+}

@@ -1,0 +1,1636 @@
+/*
+ * test_repo.c - unit tests of the rules of DESIGN.md over catalog and store
+ * (core/repo.h): environments, uploads (new version, idempotent, copy-on-
+ * write, writes out of order), the *.jar-must-be-a-zip rule, limits,
+ * version and artifact removal with blob freeing, renames, labels (syntax,
+ * sql-artifact-type, the check against a real JAR's factories), scratch
+ * files and their labels, tables (valid, invalid, CTAS, names, LIKE), the
+ * events line each operation writes, reopening, and the sweep of orphan
+ * blobs at open.
+ *
+ * Each test opens a repo whose store lives in a fresh mkdtemp directory.
+ * The JAR fixtures come from tests/fixtures/jars/ (run with cwd = tests/);
+ * a test that needs one and does not find it says so and skips that part.
+ */
+#define _GNU_SOURCE
+#include "t.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "catalog.h"
+#include "config.h"
+#include "err.h"
+#include "repo.h"
+#include "store.h"
+
+#define SHA_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+#define SHA_HELLO "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+#define TYPE "cmf.confluent.io/sql-artifact-type"
+#define IDENT "cmf.confluent.io/sql-artifact-identifier"
+#define FIXTURES "fixtures/jars/"
+
+/* ---- helpers --------------------------------------------------------------- */
+
+static const struct repo_who who = { 1000, 1000, 4242 };
+
+struct ctx {
+	char tmp[64];
+	char store[128];
+	struct config cfg;
+	struct repo *r;
+	struct buf log;		/* the daemon's log lines */
+};
+
+static char last_msg[CMFS_ERR_MSG];	/* the message of the last call */
+
+static void log_fn(void *arg, int level, const char *line)
+{
+	struct buf *b = arg;
+
+	(void)level;
+	buf_adds(b, line);
+	buf_addc(b, '\n');
+}
+
+static void open_repo(struct ctx *x)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+
+	if (repo_open(&x->r, &x->cfg, "/mnt/cmfs", log_fn, &x->log, &err)) {
+		fprintf(stderr, "repo_open: %s\n", cmfs_err_msg(&err));
+		exit(2);
+	}
+}
+
+static void setup(struct ctx *x)
+{
+	memset(x, 0, sizeof(*x));
+	snprintf(x->tmp, sizeof(x->tmp), "/tmp/cmfs-test-repo-XXXXXX");
+	if (!mkdtemp(x->tmp)) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	snprintf(x->store, sizeof(x->store), "%s/store", x->tmp);
+	buf_init(&x->log, 1 << 22);
+	if (config_defaults(&x->cfg))
+		exit(2);
+	free(x->cfg.store_path);
+	x->cfg.store_path = strdup(x->store);
+	open_repo(x);
+}
+
+static void reopen(struct ctx *x)
+{
+	repo_close(x->r);
+	x->r = NULL;
+	open_repo(x);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void teardown(struct ctx *x)
+{
+	repo_close(x->r);
+	config_release(&x->cfg);
+	buf_release(&x->log);
+	nftw(x->tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void keep_msg(const struct cmfs_err *err)
+{
+	snprintf(last_msg, sizeof(last_msg), "%s", cmfs_err_msg(err));
+}
+
+static int mkenv(struct ctx *x, const char *env)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int rc = repo_env_create(x->r, &who, env, &err);
+
+	keep_msg(&err);
+	return rc;
+}
+
+/* Upload `len` bytes as `name` in one write at offset 0. */
+static int upload(struct ctx *x, const char *env, const char *name,
+		  const void *data, size_t len, struct catalog_version *v)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct repo_upload *u = NULL;
+	int rc = repo_upload_begin(&u, x->r, env, name, 1, &err);
+
+	if (!rc && len && repo_upload_write(u, data, len, 0) != (ssize_t)len)
+		rc = -EIO;
+	if (!rc)
+		rc = repo_upload_commit(u, &who, v, &err);
+	keep_msg(&err);
+	repo_upload_free(u);
+	return rc;
+}
+
+static int ups(struct ctx *x, const char *env, const char *name,
+	       const char *text)
+{
+	return upload(x, env, name, text, strlen(text), NULL);
+}
+
+/* The whole events log of `env` (static buffer). */
+static const char *events(struct ctx *x, const char *env)
+{
+	static char *s;
+	struct buf b = BUF_INIT(1 << 22);
+	uint64_t n = 0;
+
+	free(s);
+	repo_events_size(x->r, env, &n);
+	repo_events_read(x->r, env, 0, (size_t)n, &b);
+	s = buf_take(&b, NULL);
+	return s;
+}
+
+/* The last line of the events log of `env`, without its newline. */
+static const char *last_event(struct ctx *x, const char *env)
+{
+	static char line[4096];
+	const char *all = events(x, env), *p;
+	size_t n = strlen(all);
+
+	line[0] = '\0';
+	if (!n)
+		return line;
+	if (all[n - 1] == '\n')
+		n--;
+	for (p = all + n; p > all && p[-1] != '\n'; p--)
+		;
+	snprintf(line, sizeof(line), "%.*s", (int)(all + n - p), p);
+	return line;
+}
+
+/* Number of lines in the events log of `env`. */
+static int event_lines(struct ctx *x, const char *env)
+{
+	const char *p;
+	int n = 0;
+
+	for (p = events(x, env); *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+static void sha_of(char hex[STORE_SHA_HEX], const void *data, size_t len)
+{
+	struct store_hash *h = NULL;
+
+	if (store_hash_new(&h))
+		exit(2);
+	store_hash_update(h, data, len);
+	store_hash_final(h, hex);
+	store_hash_free(h);
+}
+
+static int blob_exists(struct ctx *x, const char *sha)
+{
+	char p[256];
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/blobs/%.2s/%s", x->store, sha, sha);
+	return stat(p, &st) == 0;
+}
+
+static int count_one(void *arg, const char *sha, uint64_t size)
+{
+	(void)sha;
+	(void)size;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int count_blobs(struct ctx *x)
+{
+	int n = 0;
+
+	store_blob_walk(repo_store(x->r), count_one, &n);
+	return n;
+}
+
+/* 1 if blob `sha` holds exactly `len` bytes `data`. */
+static int blob_is(struct ctx *x, const char *sha, const void *data,
+		   size_t len)
+{
+	char *got = malloc(len + 1);
+	int fd, ok;
+	ssize_t n;
+
+	if (!got || store_blob_open(repo_store(x->r), sha, &fd, NULL)) {
+		free(got);
+		return 0;
+	}
+	n = pread(fd, got, len + 1, 0);
+	ok = n == (ssize_t)len && !memcmp(got, data, len);
+	close(fd);
+	free(got);
+	return ok;
+}
+
+/* The artifact `name` of `env`, via the catalog; 0 or -errno. */
+static int art(struct ctx *x, const char *env, const char *name,
+	       struct catalog_artifact *a)
+{
+	struct catalog *c = repo_catalog(x->r);
+	struct catalog_env e;
+	int rc = catalog_env_get(c, env, &e, NULL);
+
+	return rc ? rc : catalog_art_get(c, e.id, name, a, NULL);
+}
+
+static uint64_t art_count(struct ctx *x, const char *env)
+{
+	struct catalog *c = repo_catalog(x->r);
+	struct catalog_env e;
+	uint64_t n = 0;
+
+	if (!catalog_env_get(c, env, &e, NULL))
+		catalog_art_count(c, e.id, &n, NULL);
+	return n;
+}
+
+static int cat_ver(void *arg, const struct catalog_version *v)
+{
+	return buf_printf(arg, "%lld,", (long long)v->n);
+}
+
+/* The version numbers of artifact `name`, "1,3," (static buffer). */
+static const char *versions(struct ctx *x, const char *env, const char *name)
+{
+	static char s[256];
+	struct catalog_artifact a;
+	struct buf b = BUF_INIT(256);
+
+	s[0] = '\0';
+	if (!art(x, env, name, &a)) {
+		catalog_ver_list(repo_catalog(x->r), a.id, cat_ver, &b, NULL);
+		snprintf(s, sizeof(s), "%s", buf_str(&b));
+	}
+	buf_release(&b);
+	return s;
+}
+
+/* The value of label `key` of `name`, or "(none)" (static buffer). */
+static const char *label(struct ctx *x, const char *env, const char *name,
+			 const char *key)
+{
+	static char s[256];
+	struct buf b = BUF_INIT(256);
+	int rc = repo_label_get(x->r, env, name, key, &b);
+
+	snprintf(s, sizeof(s), "%s", rc ? "(none)" : buf_str(&b));
+	buf_release(&b);
+	return s;
+}
+
+static int set_label(struct ctx *x, const char *env, const char *name,
+		     const char *key, const char *value)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int rc = repo_label_set(x->r, &who, env, name, key, value,
+				strlen(value), &err);
+
+	keep_msg(&err);
+	return rc;
+}
+
+static int table_write(struct ctx *x, const char *env, const char *name,
+		       const char *text)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int rc = repo_table_write(x->r, &who, env, name, text, strlen(text),
+				  &err);
+
+	keep_msg(&err);
+	return rc;
+}
+
+/* The text of table `name`, or "(none)" (static buffer). */
+static const char *table_text(struct ctx *x, const char *env,
+			      const char *name)
+{
+	static char s[4096];
+	struct buf b = BUF_INIT(1 << 20);
+	int rc = repo_table_text(x->r, env, name, &b, NULL);
+
+	snprintf(s, sizeof(s), "%s", rc ? "(none)" : buf_str(&b));
+	buf_release(&b);
+	return s;
+}
+
+/* A fixture JAR's bytes (malloc'd), or NULL with a skip message. */
+static char *fixture(const char *name, size_t *len, const char *why)
+{
+	struct buf b = BUF_INIT(64 << 20);
+	char path[256], chunk[8192];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), FIXTURES "%s", name);
+	f = fopen(path, "rb");
+	if (!f) {
+		fprintf(stderr, "SKIP: %s: no %s (run from tests/ with the "
+				"fixture JARs built)\n", why, path);
+		return NULL;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (buf_add(&b, chunk, n))
+			break;
+	fclose(f);
+	return buf_take(&b, len);
+}
+
+/* Write `text` to scratch file `name` of artifacts/ in `env`. */
+static int scratch_file(struct ctx *x, const char *env, const char *name,
+			const void *data, size_t len)
+{
+	int fd, rc = store_scratch_open(repo_store(x->r), env, 'a', name,
+					O_CREAT | O_TRUNC | O_WRONLY, 0600,
+					&fd);
+
+	if (rc)
+		return rc;
+	if (pwrite(fd, data, len, 0) != (ssize_t)len)
+		rc = -EIO;
+	close(fd);
+	return rc;
+}
+
+/* ---- environments ---------------------------------------------------------- */
+
+static void test_env(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_env e;
+	static const char *const bad[] = {
+		"Dev", "a_b", "", "-x", "x-", "a/b", "..", "a b",
+		"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	struct stat st;
+	struct buf b = BUF_INIT(256);
+	size_t i;
+	int fd;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(catalog_env_get(repo_catalog(x.r), "dev", &e, NULL), 0);
+	T_INTEQ(e.uid, 1000);
+	T_CONTAINS(last_event(&x, "dev"),
+		   " uid=1000 env=dev action=mkdir result=ok");
+	T_ERRNO(mkenv(&x, "dev"), EEXIST);
+	T_CONTAINS(last_msg, "environment dev exists");
+	T_CONTAINS(last_event(&x, "dev"),
+		   "action=mkdir result=refused errno=EEXIST");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		T_ERRNO(mkenv(&x, bad[i]), EINVAL);
+		T_ERRNO(catalog_env_get(repo_catalog(x.r), bad[i], &e, NULL),
+			ENOENT);
+	}
+	T_CONTAINS(last_msg, "environment name");
+	/* A bad name has no events file: it goes to the daemon's log. */
+	T_CONTAINS(buf_str(&x.log), "action=mkdir result=refused errno=EINVAL");
+	T_INTEQ(event_lines(&x, "Dev"), 0);
+
+	/* Not empty: an artifact, then a table. */
+	T_INTEQ(ups(&x, "dev", "a.txt", "a"), 0);
+	T_ERRNO(repo_env_remove(x.r, &who, "dev", &err), ENOTEMPTY);
+	T_CONTAINS(cmfs_err_msg(&err), "holds artifacts or tables");
+	T_CONTAINS(last_event(&x, "dev"),
+		   "action=rmdir result=refused errno=ENOTEMPTY");
+	T_INTEQ(catalog_env_get(repo_catalog(x.r), "dev", &e, NULL), 0);
+	T_INTEQ(repo_art_remove(x.r, &who, "dev", "a.txt", NULL), 0);
+	T_INTEQ(table_write(&x, "dev", "t", "CREATE TABLE t (a INT)"), 0);
+	cmfs_err_clear(&err);
+	T_ERRNO(repo_env_remove(x.r, &who, "dev", &err), ENOTEMPTY);
+	T_INTEQ(repo_table_remove(x.r, &who, "dev", "t", NULL), 0);
+
+	/* Scratch files and their labels go with the environment. */
+	T_INTEQ(store_scratch_open(repo_store(x.r), "dev", 'a', ".s",
+				   O_CREAT | O_WRONLY, 0600, &fd), 0);
+	close(fd);
+	T_INTEQ(repo_scratch_label_set(x.r, "dev", ".s", "app", "x", NULL), 0);
+	T_INTEQ(repo_env_remove(x.r, &who, "dev", NULL), 0);
+	T_CONTAINS(last_event(&x, "dev"), "action=rmdir result=ok");
+	T_ERRNO(catalog_env_get(repo_catalog(x.r), "dev", &e, NULL), ENOENT);
+	T_ERRNO(store_scratch_stat(repo_store(x.r), "dev", 'a', ".s", &st),
+		ENOENT);
+	T_ERRNO(repo_env_remove(x.r, &who, "dev", NULL), ENOENT);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_ERRNO(repo_scratch_label_get(x.r, "dev", ".s", "app", &b), ENODATA);
+	/* The events of the removed environment are still there. */
+	T_CONTAINS(events(&x, "dev"), "action=rmdir result=ok");
+	buf_release(&b);
+	teardown(&x);
+}
+
+/* ---- uploads --------------------------------------------------------------- */
+
+static void test_upload(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct catalog_artifact a;
+	struct repo_upload *u = NULL;
+	char sha[STORE_SHA_HEX], want[300], got[64];
+	int lines;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+
+	/* A new artifact: version 1. */
+	memset(&v, 0, sizeof(v));
+	T_INTEQ(upload(&x, "dev", "notes.txt", "hello", 5, &v), 0);
+	T_INTEQ(v.n, 1);
+	T_INTEQ(v.size, 5);
+	T_STREQ(v.sha256, SHA_HELLO);
+	T_INTEQ(v.uid, 1000);
+	T_CHECK(v.mtime > 0);
+	T_INTEQ(art(&x, "dev", "notes.txt", &a), 0);
+	T_INTEQ(a.nversions, 1);
+	T_STREQ(a.latest.sha256, SHA_HELLO);
+	T_CHECK(blob_is(&x, SHA_HELLO, "hello", 5));
+	snprintf(want, sizeof(want),
+		 " uid=1000 env=dev action=upload artifact=notes.txt version=1 "
+		 "size=5 sha256=%s result=ok", SHA_HELLO);
+	T_CONTAINS(last_event(&x, "dev"), want);
+
+	/* The same bytes again: no new version. */
+	lines = event_lines(&x, "dev");
+	memset(&v, 0, sizeof(v));
+	T_INTEQ(upload(&x, "dev", "notes.txt", "hello", 5, &v), 0);
+	T_INTEQ(v.n, 1);
+	T_STREQ(v.sha256, SHA_HELLO);
+	T_INTEQ(art(&x, "dev", "notes.txt", &a), 0);
+	T_INTEQ(a.nversions, 1);
+	T_INTEQ(event_lines(&x, "dev"), lines + 1);
+	T_CONTAINS(last_event(&x, "dev"), "version=1");
+	T_CONTAINS(last_event(&x, "dev"), "unchanged=yes result=ok");
+	T_INTEQ(count_blobs(&x), 1);
+
+	/* New bytes: version 2. */
+	T_INTEQ(upload(&x, "dev", "notes.txt", "hello2", 6, &v), 0);
+	T_INTEQ(v.n, 2);
+
+	/* Copy-on-write: open without truncating, change one byte. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "notes.txt", 0, &err), 0);
+	T_INTEQ(repo_upload_size(u), 6);
+	T_INTEQ(repo_upload_dirty(u), 0);
+	memset(got, 0, sizeof(got));
+	T_INTEQ(repo_upload_read(u, got, sizeof(got), 0), 6);
+	T_STREQ(got, "hello2");
+	T_INTEQ(repo_upload_read(u, got, 10, 6), 0);
+	T_INTEQ(repo_upload_write(u, "J", 1, 0), 1);
+	T_INTEQ(repo_upload_dirty(u), 1);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	T_INTEQ(v.n, 3);
+	T_INTEQ(v.size, 6);
+	sha_of(sha, "Jello2", 6);
+	T_STREQ(v.sha256, sha);
+	T_CHECK(blob_is(&x, sha, "Jello2", 6));
+	T_INTEQ(repo_upload_dirty(u), 0);
+	/* The same open file goes on: an append after the commit. */
+	T_INTEQ(repo_upload_write(u, "!!", 2, 6), 2);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	T_INTEQ(v.n, 4);
+	sha_of(sha, "Jello2!!", 8);
+	T_STREQ(v.sha256, sha);
+	T_CHECK(blob_is(&x, sha, "Jello2!!", 8));
+	repo_upload_free(u);
+	u = NULL;
+
+	/* Open and close without writing: nothing new; *out is the latest. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "notes.txt", 0, &err), 0);
+	memset(&v, 0, sizeof(v));
+	lines = event_lines(&x, "dev");
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	T_INTEQ(v.n, 4);
+	T_STREQ(v.sha256, sha);
+	T_INTEQ(event_lines(&x, "dev"), lines);
+	repo_upload_free(u);
+	u = NULL;
+	T_INTEQ(art(&x, "dev", "notes.txt", &a), 0);
+	T_INTEQ(a.nversions, 4);
+
+	/* O_TRUNC alone: an empty version. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "notes.txt", 1, &err), 0);
+	T_INTEQ(repo_upload_size(u), 0);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	T_INTEQ(v.n, 5);
+	T_INTEQ(v.size, 0);
+	T_STREQ(v.sha256, SHA_EMPTY);
+	repo_upload_free(u);
+	u = NULL;
+
+	/* Dropped without a commit: nothing changes. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "notes.txt", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, "dropped", 7, 0), 7);
+	repo_upload_free(u);
+	u = NULL;
+	T_INTEQ(art(&x, "dev", "notes.txt", &a), 0);
+	T_INTEQ(a.latest.n, 5);
+	sha_of(sha, "dropped", 7);
+	T_CHECK(!blob_exists(&x, sha));
+
+	/* A missing environment. */
+	u = (struct repo_upload *)1;
+	T_ERRNO(repo_upload_begin(&u, x.r, "nope", "x.txt", 1, &err), ENOENT);
+	T_CHECK(u == NULL);
+	u = NULL;
+
+	/* A bad artifact name is refused at commit, with an event. */
+	cmfs_err_clear(&err);
+	T_ERRNO(ups(&x, "dev", "bad name", "x"), EINVAL);
+	T_CONTAINS(last_msg, "artifact name 'bad name'");
+	T_CONTAINS(last_event(&x, "dev"),
+		   "action=upload artifact=\"bad name\"");
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_ERRNO(ups(&x, "dev", ".hidden", "x"), EINVAL);
+	T_ERRNO(ups(&x, "dev", "a/b", "x"), EINVAL);
+	T_INTEQ(art_count(&x, "dev"), 1);
+
+	/* Negative offsets. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "n.txt", 1, &err), 0);
+	T_ERRNO(repo_upload_write(u, "x", 1, -1), EINVAL);
+	T_ERRNO(repo_upload_truncate(u, -1), EINVAL);
+	repo_upload_free(u);
+	teardown(&x);
+}
+
+/* Writes in any order, holes, truncation: the hash is of the bytes. */
+static void test_upload_order(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct repo_upload *u = NULL;
+	char sha[STORE_SHA_HEX];
+	static char big[300000];
+	size_t i;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+
+	/* Back to front. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "o.txt", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, "world", 5, 6), 5);
+	T_INTEQ(repo_upload_write(u, "hello ", 6, 0), 6);
+	T_INTEQ(repo_upload_size(u), 11);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	sha_of(sha, "hello world", 11);
+	T_STREQ(v.sha256, sha);
+	T_INTEQ(v.size, 11);
+	T_CHECK(blob_is(&x, sha, "hello world", 11));
+	repo_upload_free(u);
+
+	/* A hole. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "o.txt", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, "x", 1, 3), 1);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	sha_of(sha, "\0\0\0x", 4);
+	T_STREQ(v.sha256, sha);
+	T_CHECK(blob_is(&x, sha, "\0\0\0x", 4));
+	repo_upload_free(u);
+
+	/* Overlapping rewrites. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "o.txt", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, "abcdef", 6, 0), 6);
+	T_INTEQ(repo_upload_write(u, "XY", 2, 2), 2);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	sha_of(sha, "abXYef", 6);
+	T_STREQ(v.sha256, sha);
+	repo_upload_free(u);
+
+	/* Truncate down, then write on. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "o.txt", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, "abcdef", 6, 0), 6);
+	T_INTEQ(repo_upload_truncate(u, 3), 0);
+	T_INTEQ(repo_upload_size(u), 3);
+	T_INTEQ(repo_upload_write(u, "XY", 2, 3), 2);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	sha_of(sha, "abcXY", 5);
+	T_STREQ(v.sha256, sha);
+	T_CHECK(blob_is(&x, sha, "abcXY", 5));
+	repo_upload_free(u);
+
+	/* Truncate up: zeros. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "o.txt", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, "ab", 2, 0), 2);
+	T_INTEQ(repo_upload_truncate(u, 4), 0);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	sha_of(sha, "ab\0\0", 4);
+	T_STREQ(v.sha256, sha);
+	repo_upload_free(u);
+
+	/* Copy-on-write, then truncate: the base bytes count. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "o.txt", 0, &err), 0);
+	T_INTEQ(repo_upload_truncate(u, 1), 0);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	sha_of(sha, "a", 1);
+	T_STREQ(v.sha256, sha);
+	repo_upload_free(u);
+
+	/* Many sequential writes (the streaming hash). */
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = (char)(i * 7 + i / 1000);
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "big.bin", 1, &err), 0);
+	for (i = 0; i < sizeof(big); i += 65536) {
+		size_t n = sizeof(big) - i < 65536 ? sizeof(big) - i : 65536;
+
+		T_INTEQ(repo_upload_write(u, big + i, n, (off_t)i), (ssize_t)n);
+	}
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	sha_of(sha, big, sizeof(big));
+	T_STREQ(v.sha256, sha);
+	T_INTEQ(v.size, sizeof(big));
+	T_CHECK(blob_is(&x, sha, big, sizeof(big)));
+	repo_upload_free(u);
+
+	/* The same, written twice over in order (rsync's rewrite). */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "big2.bin", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, big, 1000, 0), 1000);
+	T_INTEQ(repo_upload_write(u, big, 1000, 0), 1000);
+	T_INTEQ(repo_upload_write(u, big + 1000, 1000, 1000), 1000);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	sha_of(sha, big, 2000);
+	T_STREQ(v.sha256, sha);
+	repo_upload_free(u);
+	teardown(&x);
+}
+
+/* ---- *.jar must be a zip --------------------------------------------------- */
+
+static void test_jar_not_zip(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct catalog_artifact a;
+	struct repo_upload *u = NULL;
+	char sha[STORE_SHA_HEX];
+	char *jar;
+	size_t len;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "x.jar", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, "not a zip", 9, 0), 9);
+	T_ERRNO(repo_upload_commit(u, &who, &v, &err), EINVAL);
+	T_CONTAINS(cmfs_err_msg(&err), "x.jar is not a valid JAR");
+	/* Nothing changed: no artifact, no blob; the upload stays dirty. */
+	T_ERRNO(art(&x, "dev", "x.jar", &a), ENOENT);
+	T_INTEQ(art_count(&x, "dev"), 0);
+	T_INTEQ(count_blobs(&x), 0);
+	sha_of(sha, "not a zip", 9);
+	T_CHECK(!blob_exists(&x, sha));
+	T_INTEQ(repo_upload_dirty(u), 1);
+	T_CONTAINS(last_event(&x, "dev"), "action=upload artifact=x.jar");
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_CONTAINS(last_event(&x, "dev"), "not a valid JAR");
+
+	/* Fixed within the same open file: commits then. */
+	jar = fixture("mongodb.jar", &len, "retrying a refused JAR upload");
+	if (jar) {
+		cmfs_err_clear(&err);
+		T_INTEQ(repo_upload_truncate(u, 0), 0);
+		T_INTEQ(repo_upload_write(u, jar, len, 0), (ssize_t)len);
+		T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+		T_INTEQ(v.n, 1);
+		T_INTEQ(v.size, len);
+	}
+	repo_upload_free(u);
+	u = NULL;
+
+	/* An empty *.jar is no zip either. */
+	T_ERRNO(upload(&x, "dev", "empty.jar", "", 0, NULL), EINVAL);
+	T_ERRNO(art(&x, "dev", "empty.jar", &a), ENOENT);
+	/* The same bytes under another name are stored as they are. */
+	T_INTEQ(ups(&x, "dev", "x.txt", "not a zip"), 0);
+	T_CHECK(blob_exists(&x, sha));
+
+	/* Not a zip as a new version of a JAR: the old one stays latest. */
+	if (jar) {
+		int blobs = count_blobs(&x);
+
+		T_ERRNO(ups(&x, "dev", "x.jar", "garbage, no zip"), EINVAL);
+		T_INTEQ(art(&x, "dev", "x.jar", &a), 0);
+		T_INTEQ(a.latest.n, 1);
+		T_INTEQ(a.nversions, 1);
+		T_INTEQ(count_blobs(&x), blobs);
+		/* A zip cut short is refused too. */
+		T_ERRNO(upload(&x, "dev", "x.jar", jar, len / 2, NULL),
+			EINVAL);
+		T_INTEQ(art(&x, "dev", "x.jar", &a), 0);
+		T_INTEQ(a.nversions, 1);
+		T_INTEQ(count_blobs(&x), blobs);
+	}
+	free(jar);
+	teardown(&x);
+}
+
+/* ---- limits ---------------------------------------------------------------- */
+
+static void test_limits(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct repo_upload *u = NULL;
+	uint64_t total = 0;
+	int rc;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(mkenv(&x, "prod"), 0);
+
+	/* max_artifact_size: at write time; a failed write leaves nothing
+	 * to commit (the bytes would not be what was written) ... */
+	x.cfg.limits.artifact_size = 10;
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "s.bin", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, "0123456789", 10, 0), 10);
+	T_ERRNO(repo_upload_write(u, "A", 1, 10), EFBIG);
+	T_ERRNO(repo_upload_write(u, "0123456789A", 11, 0), EFBIG);
+	T_ERRNO(repo_upload_commit(u, &who, &v, &err), EFBIG);
+	T_CONTAINS(last_event(&x, "dev"), "action=upload artifact=s.bin");
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EFBIG");
+	T_INTEQ(art_count(&x, "dev"), 0);
+	T_INTEQ(count_blobs(&x), 0);
+	repo_upload_free(u);
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "s.bin", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, "0123456789", 10, 0), 10);
+	T_ERRNO(repo_upload_truncate(u, 11), EFBIG);
+	T_INTEQ(repo_upload_size(u), 10);
+	repo_upload_free(u);
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "s.bin", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, "0123456789", 10, 0), 10);
+	cmfs_err_clear(&err);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	T_INTEQ(v.size, 10);
+	repo_upload_free(u);
+	u = NULL;
+	/* ... and at the commit of a scratch file. */
+	T_INTEQ(scratch_file(&x, "dev", ".big", "0123456789ABCDEF", 16), 0);
+	T_ERRNO(repo_scratch_commit(x.r, &who, "dev", ".big", "big.bin", NULL,
+				    &err), EFBIG);
+	T_CONTAINS(cmfs_err_msg(&err), "over the artifact size limit");
+	T_CONTAINS(last_event(&x, "dev"), "artifact=big.bin");
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EFBIG");
+	x.cfg.limits.artifact_size = 1 << 20;
+
+	/* max_artifacts_per_env: new artifacts only, per environment. */
+	x.cfg.limits.artifacts_per_env = 2;
+	T_INTEQ(ups(&x, "dev", "b.txt", "b"), 0);
+	T_ERRNO(ups(&x, "dev", "c.txt", "c"), EDQUOT);
+	T_CONTAINS(last_msg, "c.txt");
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EDQUOT");
+	T_INTEQ(art_count(&x, "dev"), 2);
+	T_INTEQ(ups(&x, "dev", "b.txt", "b2"), 0);
+	T_INTEQ(ups(&x, "prod", "c.txt", "c"), 0);
+	/* A refused commit leaves the upload staged: once the limit is
+	 * raised, the same open file commits. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "c.txt", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, "fresh", 5, 0), 5);
+	T_ERRNO(repo_upload_commit(u, &who, &v, &err), EDQUOT);
+	T_INTEQ(repo_upload_dirty(u), 1);
+	x.cfg.limits.artifacts_per_env = 1000;
+	cmfs_err_clear(&err);
+	rc = repo_upload_commit(u, &who, &v, &err);
+	T_INTEQ(rc, 0);
+	if (rc)
+		fprintf(stderr, "  retried commit: %s\n", err.msg);
+	if (!rc) {
+		T_INTEQ(v.n, 1);
+		T_INTEQ(v.size, 5);
+		T_CHECK(blob_is(&x, v.sha256, "fresh", 5));
+	}
+	repo_upload_free(u);
+	u = NULL;
+	repo_art_remove(x.r, &who, "dev", "c.txt", NULL);
+
+	/* max_store_size: distinct blobs; bytes already stored are free. */
+	T_INTEQ(catalog_blob_total(repo_catalog(x.r), &total, NULL), 0);
+	T_INTEQ(total, 10 + 1 + 2 + 1);
+	x.cfg.limits.store_size = total + 5;
+	T_ERRNO(ups(&x, "dev", "d.txt", "666666"), EDQUOT);
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EDQUOT");
+	T_INTEQ(count_blobs(&x), 4);
+	T_INTEQ(ups(&x, "dev", "d.txt", "55555"), 0);
+	T_ERRNO(ups(&x, "dev", "e.txt", "1"), EDQUOT);
+	T_INTEQ(ups(&x, "dev", "e.txt", "0123456789"), 0);
+	x.cfg.limits.store_size = 0;
+
+	/* max_labels. */
+	x.cfg.limits.labels = 1;
+	T_INTEQ(set_label(&x, "dev", "b.txt", "one", "1"), 0);
+	T_ERRNO(set_label(&x, "dev", "b.txt", "two", "2"), EDQUOT);
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EDQUOT");
+	T_STREQ(label(&x, "dev", "b.txt", "two"), "(none)");
+	T_INTEQ(set_label(&x, "dev", "b.txt", "one", "11"), 0);
+	T_STREQ(label(&x, "dev", "b.txt", "one"), "11");
+	x.cfg.limits.labels = 64;
+
+	/* max_xattr_size. */
+	x.cfg.limits.xattr_size = 8;
+	T_INTEQ(set_label(&x, "dev", "b.txt", "k", "12345678"), 0);
+	T_ERRNO(set_label(&x, "dev", "b.txt", "k", "123456789"), EFBIG);
+	T_STREQ(label(&x, "dev", "b.txt", "k"), "12345678");
+	x.cfg.limits.xattr_size = 4096;
+
+	/* max_ddl_size and max_tables_per_env. */
+	x.cfg.limits.ddl_size = 30;
+	T_ERRNO(table_write(&x, "dev", "t",
+			    "CREATE TABLE t (a INT, b STRING, c BIGINT)"),
+		EFBIG);
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EFBIG");
+	T_STREQ(table_text(&x, "dev", "t"), "(none)");
+	x.cfg.limits.ddl_size = 1 << 20;
+	x.cfg.limits.tables_per_env = 1;
+	T_INTEQ(table_write(&x, "dev", "t", "CREATE TABLE t (a INT)"), 0);
+	T_ERRNO(table_write(&x, "dev", "u", "CREATE TABLE u (a INT)"), EDQUOT);
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EDQUOT");
+	T_INTEQ(table_write(&x, "dev", "t", "CREATE TABLE t (b INT)"), 0);
+	T_INTEQ(table_write(&x, "prod", "u", "CREATE TABLE u (a INT)"), 0);
+	teardown(&x);
+}
+
+/* ---- removal --------------------------------------------------------------- */
+
+static void test_remove(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct catalog_artifact a;
+	char one[STORE_SHA_HEX], two[STORE_SHA_HEX], three[STORE_SHA_HEX],
+		four[STORE_SHA_HEX];
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	sha_of(one, "one", 3);
+	sha_of(two, "two", 3);
+	sha_of(three, "three", 5);
+	sha_of(four, "four", 4);
+	T_INTEQ(ups(&x, "dev", "f.txt", "one"), 0);
+	T_INTEQ(ups(&x, "dev", "f.txt", "two"), 0);
+	T_INTEQ(ups(&x, "dev", "f.txt", "three"), 0);
+	T_STREQ(versions(&x, "dev", "f.txt"), "1,2,3,");
+	T_CHECK(blob_exists(&x, two));
+
+	/* A middle version: its blob goes. */
+	T_INTEQ(repo_ver_remove(x.r, &who, "dev", "f.txt", 2, &err), 0);
+	T_STREQ(versions(&x, "dev", "f.txt"), "1,3,");
+	T_CHECK(!blob_exists(&x, two));
+	T_CONTAINS(last_event(&x, "dev"), "action=delete-version "
+		   "artifact=f.txt version=2 result=ok");
+	T_ERRNO(repo_ver_remove(x.r, &who, "dev", "f.txt", 2, &err), ENOENT);
+	T_ERRNO(repo_ver_remove(x.r, &who, "dev", "g.txt", 1, &err), ENOENT);
+	T_ERRNO(repo_ver_remove(x.r, &who, "nope", "f.txt", 1, &err), ENOENT);
+
+	/* The latest: the one before becomes latest; numbers go on. */
+	T_INTEQ(repo_ver_remove(x.r, &who, "dev", "f.txt", 3, &err), 0);
+	T_INTEQ(art(&x, "dev", "f.txt", &a), 0);
+	T_INTEQ(a.latest.n, 1);
+	T_STREQ(a.latest.sha256, one);
+	T_CHECK(!blob_exists(&x, three));
+	T_INTEQ(upload(&x, "dev", "f.txt", "four", 4, &v), 0);
+	T_INTEQ(v.n, 4);
+	T_STREQ(versions(&x, "dev", "f.txt"), "1,4,");
+
+	/* A blob two artifacts share stays while one refers to it. */
+	T_INTEQ(ups(&x, "dev", "other.txt", "one"), 0);
+	T_INTEQ(repo_ver_remove(x.r, &who, "dev", "f.txt", 1, &err), 0);
+	T_CHECK(blob_exists(&x, one));
+	T_CHECK(blob_is(&x, one, "one", 3));
+
+	/* A blob two versions of one artifact share stays too. */
+	T_INTEQ(ups(&x, "dev", "g.txt", "g-a"), 0);
+	T_INTEQ(ups(&x, "dev", "g.txt", "g-b"), 0);
+	T_INTEQ(ups(&x, "dev", "g.txt", "g-a"), 0);
+	T_STREQ(versions(&x, "dev", "g.txt"), "1,2,3,");
+	T_INTEQ(repo_ver_remove(x.r, &who, "dev", "g.txt", 1, &err), 0);
+	{
+		char ga[STORE_SHA_HEX];
+
+		sha_of(ga, "g-a", 3);
+		T_CHECK(blob_is(&x, ga, "g-a", 3));
+		T_INTEQ(repo_art_remove(x.r, &who, "dev", "g.txt", &err), 0);
+		T_CHECK(!blob_exists(&x, ga));
+	}
+
+	/* The last version takes the artifact with it. */
+	T_INTEQ(repo_ver_remove(x.r, &who, "dev", "f.txt", 4, &err), 0);
+	T_ERRNO(art(&x, "dev", "f.txt", &a), ENOENT);
+	T_INTEQ(art_count(&x, "dev"), 1);
+	T_CHECK(!blob_exists(&x, four));
+	T_CONTAINS(last_event(&x, "dev"), "artifact-removed=yes result=ok");
+
+	/* Removing a whole artifact. */
+	T_INTEQ(ups(&x, "dev", "other.txt", "two"), 0);
+	T_INTEQ(set_label(&x, "dev", "other.txt", "app", "x"), 0);
+	T_INTEQ(repo_art_remove(x.r, &who, "dev", "other.txt", &err), 0);
+	T_ERRNO(art(&x, "dev", "other.txt", &a), ENOENT);
+	T_INTEQ(art_count(&x, "dev"), 0);
+	T_CHECK(!blob_exists(&x, one));
+	T_CHECK(!blob_exists(&x, two));
+	T_INTEQ(count_blobs(&x), 0);
+	T_CONTAINS(last_event(&x, "dev"),
+		   "action=delete artifact=other.txt versions=2 result=ok");
+	T_ERRNO(repo_art_remove(x.r, &who, "dev", "other.txt", &err), ENOENT);
+	/* A new artifact of the same name starts afresh, without labels. */
+	T_INTEQ(ups(&x, "dev", "other.txt", "one"), 0);
+	T_STREQ(versions(&x, "dev", "other.txt"), "1,");
+	T_STREQ(label(&x, "dev", "other.txt", "app"), "(none)");
+	teardown(&x);
+}
+
+/* ---- rename ---------------------------------------------------------------- */
+
+static void test_rename(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_artifact a;
+	char cc[STORE_SHA_HEX], a2[STORE_SHA_HEX];
+	char *jar;
+	size_t len;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	sha_of(cc, "cc", 2);
+	sha_of(a2, "a2", 2);
+	T_INTEQ(ups(&x, "dev", "a.txt", "a1"), 0);
+	T_INTEQ(ups(&x, "dev", "a.txt", "a2"), 0);
+	T_INTEQ(set_label(&x, "dev", "a.txt", "app", "x"), 0);
+
+	T_INTEQ(repo_art_rename(x.r, &who, "dev", "a.txt", "b.txt", &err), 0);
+	T_ERRNO(art(&x, "dev", "a.txt", &a), ENOENT);
+	T_INTEQ(art(&x, "dev", "b.txt", &a), 0);
+	T_INTEQ(a.nversions, 2);
+	T_INTEQ(a.latest.n, 2);
+	T_STREQ(label(&x, "dev", "b.txt", "app"), "x");
+	T_CONTAINS(last_event(&x, "dev"),
+		   "action=rename artifact=a.txt to=b.txt result=ok");
+
+	/* Onto an existing artifact: it is replaced, its blobs freed. */
+	T_INTEQ(ups(&x, "dev", "c.txt", "cc"), 0);
+	T_INTEQ(repo_art_rename(x.r, &who, "dev", "b.txt", "c.txt", &err), 0);
+	T_ERRNO(art(&x, "dev", "b.txt", &a), ENOENT);
+	T_INTEQ(art(&x, "dev", "c.txt", &a), 0);
+	T_INTEQ(a.nversions, 2);
+	T_STREQ(a.latest.sha256, a2);
+	T_CHECK(!blob_exists(&x, cc));
+	T_CONTAINS(last_event(&x, "dev"), "replaced=yes result=ok");
+	T_INTEQ(art_count(&x, "dev"), 1);
+
+	/* Replacing an artifact that shares a blob keeps the blob. */
+	T_INTEQ(ups(&x, "dev", "d.txt", "a2"), 0);
+	T_INTEQ(repo_art_rename(x.r, &who, "dev", "d.txt", "e.txt", &err), 0);
+	T_INTEQ(ups(&x, "dev", "f.txt", "f"), 0);
+	T_INTEQ(repo_art_rename(x.r, &who, "dev", "f.txt", "e.txt", &err), 0);
+	T_CHECK(blob_is(&x, a2, "a2", 2));
+	T_INTEQ(repo_art_remove(x.r, &who, "dev", "e.txt", &err), 0);
+	T_CHECK(blob_is(&x, a2, "a2", 2));
+
+	/* Refusals. */
+	T_ERRNO(repo_art_rename(x.r, &who, "dev", "c.txt", "../x", &err),
+		EINVAL);
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_ERRNO(repo_art_rename(x.r, &who, "dev", "c.txt", ".x", &err),
+		EINVAL);
+	T_ERRNO(repo_art_rename(x.r, &who, "dev", "zz.txt", "y.txt", &err),
+		ENOENT);
+	T_ERRNO(repo_art_rename(x.r, &who, "nope", "c.txt", "y.txt", &err),
+		ENOENT);
+	/* Bytes that are not a zip cannot be named *.jar. */
+	cmfs_err_clear(&err);
+	T_ERRNO(repo_art_rename(x.r, &who, "dev", "c.txt", "c.jar", &err),
+		EINVAL);
+	T_CONTAINS(cmfs_err_msg(&err), "zip");
+	T_INTEQ(art(&x, "dev", "c.txt", &a), 0);
+	T_ERRNO(art(&x, "dev", "c.jar", &a), ENOENT);
+
+	/* Onto itself: nothing is lost. */
+	T_INTEQ(repo_art_rename(x.r, &who, "dev", "c.txt", "c.txt", &err), 0);
+	T_INTEQ(art(&x, "dev", "c.txt", &a), 0);
+	T_INTEQ(a.nversions, 2);
+	T_CHECK(blob_exists(&x, a2));
+	T_STREQ(label(&x, "dev", "c.txt", "app"), "x");
+
+	/* A JAR keeps its name rule. */
+	jar = fixture("mongodb.jar", &len, "renaming a JAR");
+	if (jar) {
+		T_INTEQ(upload(&x, "dev", "m.jar", jar, len, NULL), 0);
+		T_INTEQ(repo_art_rename(x.r, &who, "dev", "m.jar", "n.jar",
+					&err), 0);
+		T_INTEQ(art(&x, "dev", "n.jar", &a), 0);
+		T_INTEQ(repo_art_rename(x.r, &who, "dev", "n.jar", "n.bin",
+					&err), 0);
+		T_INTEQ(repo_art_rename(x.r, &who, "dev", "n.bin", "n.jar",
+					&err), 0);
+	}
+	free(jar);
+	teardown(&x);
+}
+
+/* ---- labels ---------------------------------------------------------------- */
+
+static void test_labels(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf b = BUF_INIT(4096);
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(ups(&x, "dev", "t.txt", "text"), 0);
+
+	T_INTEQ(set_label(&x, "dev", "t.txt", "app", "web"), 0);
+	T_STREQ(label(&x, "dev", "t.txt", "app"), "web");
+	T_CONTAINS(last_event(&x, "dev"), "action=label artifact=t.txt key=app "
+		   "value=web result=ok");
+	T_INTEQ(set_label(&x, "dev", "t.txt", "team/owner", ""), 0);
+	T_STREQ(label(&x, "dev", "t.txt", "team/owner"), "");
+	T_INTEQ(repo_label_list(x.r, "dev", "t.txt", &b), 0);
+	T_INTEQ(b.len, sizeof("user.app\0user.team/owner\0") - 1);
+	T_CHECK(!memcmp(b.data, "user.app\0user.team/owner\0", b.len));
+
+	/* Syntax. */
+	T_ERRNO(set_label(&x, "dev", "t.txt", "Bad.com/x", "v"), EINVAL);
+	T_CONTAINS(last_msg, "label key 'Bad.com/x'");
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_ERRNO(set_label(&x, "dev", "t.txt", "app", "-x"), EINVAL);
+	T_ERRNO(set_label(&x, "dev", "t.txt", "app", "a b"), EINVAL);
+	T_STREQ(label(&x, "dev", "t.txt", "app"), "web");
+	T_ERRNO(repo_label_set(x.r, &who, "dev", "t.txt", "app", "ab\0c", 4,
+			       &err), EINVAL);
+	T_STREQ(label(&x, "dev", "t.txt", "app"), "web");
+	/* sql-artifact-type takes connector or format. */
+	T_ERRNO(set_label(&x, "dev", "t.txt", TYPE, "source"), EINVAL);
+	T_CONTAINS(last_msg, "takes connector or format");
+	T_ERRNO(set_label(&x, "dev", "t.txt", TYPE, "Connector"), EINVAL);
+	T_ERRNO(set_label(&x, "dev", "t.txt", TYPE, ""), EINVAL);
+	/* On something that is not a JAR it is stored unchecked. */
+	T_INTEQ(set_label(&x, "dev", "t.txt", TYPE, "connector"), 0);
+	T_INTEQ(set_label(&x, "dev", "t.txt", IDENT, "anything"), 0);
+	T_STREQ(label(&x, "dev", "t.txt", TYPE), "connector");
+
+	/* Labels carry over to new versions. */
+	T_INTEQ(ups(&x, "dev", "t.txt", "text v2"), 0);
+	T_STREQ(label(&x, "dev", "t.txt", "app"), "web");
+	T_STREQ(label(&x, "dev", "t.txt", TYPE), "connector");
+
+	/* Missing artifact or environment. */
+	T_ERRNO(set_label(&x, "dev", "none.txt", "app", "x"), ENOENT);
+	T_ERRNO(set_label(&x, "nope", "t.txt", "app", "x"), ENOENT);
+	buf_reset(&b);
+	T_ERRNO(repo_label_get(x.r, "dev", "t.txt", "unset", &b), ENODATA);
+	T_ERRNO(repo_label_get(x.r, "dev", "none.txt", "app", &b), ENOENT);
+
+	/* Remove. */
+	T_INTEQ(repo_label_remove(x.r, &who, "dev", "t.txt", "app", &err), 0);
+	T_CONTAINS(last_event(&x, "dev"),
+		   "action=unlabel artifact=t.txt key=app result=ok");
+	T_STREQ(label(&x, "dev", "t.txt", "app"), "(none)");
+	T_ERRNO(repo_label_remove(x.r, &who, "dev", "t.txt", "app", &err),
+		ENODATA);
+	T_ERRNO(repo_label_remove(x.r, &who, "dev", "no.txt", "app", &err),
+		ENOENT);
+
+	/* Computed attributes of a non-JAR. */
+	buf_reset(&b);
+	T_INTEQ(repo_computed(x.r, "dev", "t.txt", 0, "version", &b, &err), 0);
+	T_STREQ(buf_str(&b), "2");
+	buf_reset(&b);
+	T_INTEQ(repo_computed(x.r, "dev", "t.txt", 1, "version", &b, &err), 0);
+	T_STREQ(buf_str(&b), "1");
+	buf_reset(&b);
+	T_INTEQ(repo_computed(x.r, "dev", "t.txt", 1, "sha256", &b, &err), 0);
+	{
+		char sha[STORE_SHA_HEX];
+
+		sha_of(sha, "text", 4);
+		T_STREQ(buf_str(&b), sha);
+	}
+	buf_reset(&b);
+	T_INTEQ(repo_computed(x.r, "dev", "t.txt", 0, "error", &b, &err), 0);
+	T_STREQ(buf_str(&b), "t.txt is not a JAR: resolution refuses it");
+	buf_reset(&b);
+	T_ERRNO(repo_computed(x.r, "dev", "t.txt", 0, "bogus", &b, &err),
+		ENODATA);
+	T_ERRNO(repo_computed(x.r, "dev", "t.txt", 9, "version", &b, &err),
+		ENOENT);
+	buf_release(&b);
+	teardown(&x);
+}
+
+/* Labels checked against what a real JAR offers. */
+static void test_labels_jar(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_artifact a;
+	struct catalog_version v;
+	struct repo_upload *u = NULL;
+	struct buf b = BUF_INIT(4096);
+	const char *pending = NULL;
+	char *mongo, *fmt, *rt, *miss;
+	size_t mlen = 0, flen = 0, rlen = 0, mslen = 0;
+	int rc;
+
+	mongo = fixture("mongodb.jar", &mlen, "label checks against a JAR");
+	fmt = fixture("fmt-jsonish.jar", &flen, "label checks against a JAR");
+	rt = fixture("runtime-id.jar", &rlen, "unknown identifiers");
+	miss = fixture("missing-class.jar", &mslen, "a zip that is no "
+		       "factory JAR");
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	if (!mongo || !fmt)
+		goto out;
+
+	T_INTEQ(upload(&x, "dev", "mongodb-connector.jar", mongo, mlen, &v), 0);
+	T_INTEQ(v.n, 1);
+	buf_reset(&b);
+	T_INTEQ(repo_computed(x.r, "dev", "mongodb-connector.jar", 0,
+			      "factories", &b, &err), 0);
+	T_STREQ(buf_str(&b), "connector mongodb "
+			     "com.example.mongodb.MongoDynamicTableFactory\n");
+	buf_reset(&b);
+	T_INTEQ(repo_computed(x.r, "dev", "mongodb-connector.jar", 0, "error",
+			      &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+
+	/* The type and identifier must be offered. */
+	T_ERRNO(set_label(&x, "dev", "mongodb-connector.jar", TYPE, "format"),
+		EINVAL);
+	T_CONTAINS(last_msg, "connector 'mongodb'");
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_STREQ(label(&x, "dev", "mongodb-connector.jar", TYPE), "(none)");
+	T_INTEQ(set_label(&x, "dev", "mongodb-connector.jar", TYPE,
+			  "connector"), 0);
+	T_ERRNO(set_label(&x, "dev", "mongodb-connector.jar", IDENT, "kafka"),
+		EINVAL);
+	T_CONTAINS(last_msg, "connector 'mongodb'");
+	T_INTEQ(set_label(&x, "dev", "mongodb-connector.jar", IDENT,
+			  "mongodb"), 0);
+	T_STREQ(label(&x, "dev", "mongodb-connector.jar", IDENT), "mongodb");
+
+	/* A new version must still offer what the labels say. */
+	T_INTEQ(upload(&x, "dev", "mongodb-connector.jar", mongo, mlen, &v), 0);
+	T_INTEQ(v.n, 1);
+	T_ERRNO(upload(&x, "dev", "mongodb-connector.jar", fmt, flen, &v),
+		EINVAL);
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_INTEQ(art(&x, "dev", "mongodb-connector.jar", &a), 0);
+	T_INTEQ(a.nversions, 1);
+	T_INTEQ(a.latest.n, 1);
+	T_STREQ(label(&x, "dev", "mongodb-connector.jar", TYPE), "connector");
+
+	/* Labels set with the upload are checked against its bytes. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "json-ish.jar", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, fmt, flen, 0), (ssize_t)flen);
+	T_INTEQ(repo_upload_label(u, TYPE, "format", &err), 0);
+	T_INTEQ(repo_upload_label(u, IDENT, "avro", &err), 0);
+	T_INTEQ(repo_upload_label_get(u, IDENT, &pending), 1);
+	T_STREQ(pending, "avro");
+	T_INTEQ(repo_upload_label_get(u, "other", &pending), 0);
+	T_ERRNO(repo_upload_label(u, TYPE, "sink", &err), EINVAL);
+	cmfs_err_clear(&err);
+	T_ERRNO(repo_upload_commit(u, &who, &v, &err), EINVAL);
+	T_CONTAINS(cmfs_err_msg(&err), "format 'json-ish'");
+	T_ERRNO(art(&x, "dev", "json-ish.jar", &a), ENOENT);
+	/* Corrected within the same open file: commits then. */
+	T_INTEQ(repo_upload_label(u, IDENT, "json-ish", &err), 0);
+	cmfs_err_clear(&err);
+	rc = repo_upload_commit(u, &who, &v, &err);
+	T_INTEQ(rc, 0);
+	if (rc)
+		fprintf(stderr, "  retried commit: %s\n", err.msg);
+	repo_upload_free(u);
+	u = NULL;
+	if (rc) {
+		/* A fresh upload, to go on with the rest. */
+		T_INTEQ(repo_upload_begin(&u, x.r, "dev", "json-ish.jar", 1,
+					  &err), 0);
+		repo_upload_write(u, fmt, flen, 0);
+		repo_upload_label(u, TYPE, "format", &err);
+		repo_upload_label(u, IDENT, "json-ish", &err);
+		rc = repo_upload_commit(u, &who, &v, &err);
+		T_INTEQ(rc, 0);
+		repo_upload_free(u);
+		u = NULL;
+	}
+	T_INTEQ(v.n, 1);
+	T_STREQ(label(&x, "dev", "json-ish.jar", TYPE), "format");
+	T_STREQ(label(&x, "dev", "json-ish.jar", IDENT), "json-ish");
+	T_CONTAINS(last_event(&x, "dev"), "artifact=json-ish.jar");
+	T_CONTAINS(last_event(&x, "dev"), "result=ok");
+	/* Labels with the same bytes again: applied, no new version. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "json-ish.jar", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, fmt, flen, 0), (ssize_t)flen);
+	T_INTEQ(repo_upload_label(u, "team", "data", &err), 0);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	T_INTEQ(v.n, 1);
+	T_STREQ(label(&x, "dev", "json-ish.jar", "team"), "data");
+	T_CONTAINS(last_event(&x, "dev"), "unchanged=yes");
+	repo_upload_free(u);
+	u = NULL;
+
+	/* An unknown identifier of the right kind is accepted. */
+	if (rt) {
+		T_INTEQ(upload(&x, "dev", "rt.jar", rt, rlen, NULL), 0);
+		T_INTEQ(set_label(&x, "dev", "rt.jar", TYPE, "format"), 0);
+		T_INTEQ(set_label(&x, "dev", "rt.jar", IDENT, "whatever"), 0);
+		T_ERRNO(set_label(&x, "dev", "rt.jar", TYPE, "connector"),
+			EINVAL);
+		T_STREQ(label(&x, "dev", "rt.jar", TYPE), "format");
+	}
+	/* A zip that is not a usable factory JAR is stored; its inspection
+	 * error is recorded and shown. */
+	if (miss) {
+		T_INTEQ(upload(&x, "dev", "miss.jar", miss, mslen, &v), 0);
+		T_INTEQ(v.n, 1);
+		T_CONTAINS(last_event(&x, "dev"), "inspection=");
+		T_CONTAINS(last_event(&x, "dev"), "AbsentFactory");
+		buf_reset(&b);
+		T_INTEQ(repo_computed(x.r, "dev", "miss.jar", 0, "error", &b,
+				      &err), 0);
+		T_CONTAINS(buf_str(&b), "AbsentFactory");
+		T_ERRNO(set_label(&x, "dev", "miss.jar", IDENT, "absent"),
+			EINVAL);
+	}
+out:
+	free(mongo);
+	free(fmt);
+	free(rt);
+	free(miss);
+	buf_release(&b);
+	teardown(&x);
+}
+
+/* ---- scratch files --------------------------------------------------------- */
+
+static void test_scratch(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct catalog_artifact a;
+	struct buf b = BUF_INIT(4096);
+	struct stat st;
+	char sha[STORE_SHA_HEX];
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+
+	/* Labels on a scratch file, in memory. */
+	T_INTEQ(repo_scratch_label_set(x.r, "dev", ".x.tmp", "app", "v1",
+				       &err), 0);
+	T_ERRNO(repo_scratch_label_set(x.r, "dev", ".x.tmp", "app", "-bad",
+				       &err), EINVAL);
+	T_ERRNO(repo_scratch_label_set(x.r, "dev", ".x.tmp", TYPE, "sink",
+				       NULL), EINVAL);
+	T_INTEQ(repo_scratch_label_get(x.r, "dev", ".x.tmp", "app", &b), 0);
+	T_STREQ(buf_str(&b), "v1");
+	T_INTEQ(repo_scratch_label_set(x.r, "dev", ".x.tmp", "app", "v2",
+				       NULL), 0);
+	T_INTEQ(repo_scratch_label_set(x.r, "dev", ".x.tmp", "k2", "w", NULL),
+		0);
+	T_INTEQ(repo_scratch_label_set(x.r, "dev", ".other", "k3", "z", NULL),
+		0);
+	buf_reset(&b);
+	T_INTEQ(repo_scratch_label_get(x.r, "dev", ".x.tmp", "app", &b), 0);
+	T_STREQ(buf_str(&b), "v2");
+	buf_reset(&b);
+	T_INTEQ(repo_scratch_label_list(x.r, "dev", ".x.tmp", &b), 0);
+	T_INTEQ(b.len, 17);
+	T_CHECK(b.len == 17 && (!memcmp(b.data, "user.app\0user.k2\0", 17) ||
+				!memcmp(b.data, "user.k2\0user.app\0", 17)));
+	buf_reset(&b);
+	T_ERRNO(repo_scratch_label_get(x.r, "prod", ".x.tmp", "app", &b),
+		ENODATA);
+	/* Moved with a rename; forgotten with the file. */
+	repo_scratch_label_move(x.r, "dev", ".x.tmp", ".y.tmp");
+	T_ERRNO(repo_scratch_label_get(x.r, "dev", ".x.tmp", "app", &b),
+		ENODATA);
+	T_INTEQ(repo_scratch_label_get(x.r, "dev", ".y.tmp", "app", &b), 0);
+	T_STREQ(buf_str(&b), "v2");
+	T_INTEQ(repo_scratch_label_del(x.r, "dev", ".y.tmp", "app"), 0);
+	T_ERRNO(repo_scratch_label_del(x.r, "dev", ".y.tmp", "app"), ENODATA);
+	repo_scratch_label_move(x.r, "dev", ".y.tmp", NULL);
+	buf_reset(&b);
+	T_ERRNO(repo_scratch_label_get(x.r, "dev", ".y.tmp", "k2", &b),
+		ENODATA);
+	T_INTEQ(repo_scratch_label_get(x.r, "dev", ".other", "k3", &b), 0);
+
+	/* A scratch file renamed into place is an upload, with its labels. */
+	T_INTEQ(scratch_file(&x, "dev", ".up.tmp", "scratch bytes", 13), 0);
+	T_INTEQ(repo_scratch_label_set(x.r, "dev", ".up.tmp", "app", "x",
+				       NULL), 0);
+	T_INTEQ(repo_scratch_commit(x.r, &who, "dev", ".up.tmp", "up.txt", &v,
+				    &err), 0);
+	T_INTEQ(v.n, 1);
+	T_INTEQ(v.size, 13);
+	sha_of(sha, "scratch bytes", 13);
+	T_STREQ(v.sha256, sha);
+	T_CHECK(blob_is(&x, sha, "scratch bytes", 13));
+	T_STREQ(label(&x, "dev", "up.txt", "app"), "x");
+	T_ERRNO(store_scratch_stat(repo_store(x.r), "dev", 'a', ".up.tmp", &st),
+		ENOENT);
+	buf_reset(&b);
+	T_ERRNO(repo_scratch_label_get(x.r, "dev", ".up.tmp", "app", &b),
+		ENODATA);
+	T_CONTAINS(last_event(&x, "dev"), "action=upload artifact=up.txt");
+	T_CONTAINS(last_event(&x, "dev"), "label=app");
+	T_CONTAINS(last_event(&x, "dev"), "result=ok");
+
+	/* Refused: the scratch file stays where it was. */
+	T_INTEQ(scratch_file(&x, "dev", ".j.tmp", "no zip", 6), 0);
+	T_ERRNO(repo_scratch_commit(x.r, &who, "dev", ".j.tmp", "j.jar", &v,
+				    &err), EINVAL);
+	T_INTEQ(store_scratch_stat(repo_store(x.r), "dev", 'a', ".j.tmp", &st),
+		0);
+	T_ERRNO(art(&x, "dev", "j.jar", &a), ENOENT);
+	T_ERRNO(repo_scratch_commit(x.r, &who, "dev", ".none", "n.txt", &v,
+				    &err), ENOENT);
+	buf_release(&b);
+	teardown(&x);
+}
+
+/* A refusal recorded before any repo call. */
+static void test_refused(void)
+{
+	struct ctx x;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	repo_refused(x.r, &who, "dev", "create", "bad name", -EINVAL,
+		     "artifact name 'bad name': use ...");
+	T_CONTAINS(last_event(&x, "dev"),
+		   " uid=1000 env=dev action=create object=\"bad name\" "
+		   "result=refused errno=EINVAL reason=\"artifact name "
+		   "'bad name': use ...\"");
+	T_CONTAINS(buf_str(&x.log), "action=create object=\"bad name\"");
+	teardown(&x);
+}
+
+/* ---- tables ---------------------------------------------------------------- */
+
+struct opts {
+	char s[1024];
+};
+
+static void table_opts(struct ctx *x, const char *env, const char *name,
+		       struct opts *o, char *like, size_t likelen)
+{
+	struct catalog *c = repo_catalog(x->r);
+	struct catalog_env e;
+	struct catalog_table t;
+	struct catalog_table_def d;
+	size_t i, n = 0;
+
+	o->s[0] = '\0';
+	like[0] = '\0';
+	if (catalog_env_get(c, env, &e, NULL) ||
+	    catalog_table_get(c, e.id, name, &t, NULL) ||
+	    catalog_table_def(c, t.id, &d, NULL))
+		return;
+	for (i = 0; i < d.nopts; i++)
+		n += (size_t)snprintf(o->s + n, sizeof(o->s) - n, "%s=%s;",
+				      d.keys[i], d.values[i]);
+	snprintf(like, likelen, "%s", d.like_ddl ? d.like_ddl : "(null)");
+	catalog_table_def_release(&d);
+}
+
+static void test_tables(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct opts o;
+	char like[2048];
+	const char *t1 = "-- the orders\n"
+			 "CREATE TABLE t (\n"
+			 "  id INT,\n"
+			 "  name STRING\n"
+			 ") WITH (\n"
+			 "  'connector' = 'datagen',\n"
+			 "  'rows-per-second' = '5'\n"
+			 ");\n";
+	const char *base = "CREATE TABLE base (id INT, ts TIMESTAMP(3)) WITH ("
+			   "'connector' = 'kafka', 'topic' = 'a', "
+			   "'format' = 'json')";
+	const char *derived = "CREATE TABLE derived (extra STRING) WITH ("
+			      "'topic' = 'b', 'scan.startup.mode' = "
+			      "'earliest') LIKE base";
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+
+	T_INTEQ(table_write(&x, "dev", "t", t1), 0);
+	T_STREQ(table_text(&x, "dev", "t"), t1);
+	T_CONTAINS(last_event(&x, "dev"),
+		   "action=table-write table=t connector=datagen result=ok");
+	table_opts(&x, "dev", "t", &o, like, sizeof(like));
+	T_STREQ(o.s, "connector=datagen;rows-per-second=5;");
+	T_STREQ(like, "(null)");
+
+	/* Invalid DDL: refused, the previous text stays. */
+	T_ERRNO(table_write(&x, "dev", "t", "CREATE TABLE t (id INT"), EINVAL);
+	T_CONTAINS(last_msg, "1:");
+	T_STREQ(table_text(&x, "dev", "t"), t1);
+	T_CONTAINS(last_event(&x, "dev"), "action=table-write table=t");
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_ERRNO(table_write(&x, "dev", "t", ""), EINVAL);
+	T_ERRNO(table_write(&x, "dev", "t", "DROP TABLE t"), EINVAL);
+	T_ERRNO(table_write(&x, "dev", "t",
+			    "CREATE TABLE t (a INT); CREATE TABLE t (b INT);"),
+		EINVAL);
+	T_ERRNO(table_write(&x, "dev", "t",
+			    "CREATE TABLE t (a INT, PRIMARY KEY (a))"),
+		EINVAL);
+	T_STREQ(table_text(&x, "dev", "t"), t1);
+
+	/* CTAS and RTAS. */
+	T_ERRNO(table_write(&x, "dev", "t", "CREATE TABLE t AS SELECT 1"),
+		EOPNOTSUPP);
+	T_CONTAINS(last_msg, "not supported in the environment catalog");
+	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EOPNOTSUPP");
+	T_ERRNO(table_write(&x, "dev", "t", "CREATE OR REPLACE TABLE t AS "
+					   "SELECT * FROM src"), EOPNOTSUPP);
+	T_STREQ(table_text(&x, "dev", "t"), t1);
+
+	/* The name must be the file's; qualified only by its own catalog. */
+	T_ERRNO(table_write(&x, "dev", "u", "CREATE TABLE t (a INT)"), EINVAL);
+	T_STREQ(table_text(&x, "dev", "u"), "(none)");
+	T_ERRNO(table_write(&x, "dev", "u", "CREATE TABLE U (a INT)"), EINVAL);
+	T_INTEQ(table_write(&x, "dev", "q",
+			    "CREATE TABLE `_env_dev`.`default`.q (a INT)"), 0);
+	T_INTEQ(table_write(&x, "dev", "q2",
+			    "CREATE TABLE `default`.q2 (a INT)"), 0);
+	T_ERRNO(table_write(&x, "dev", "q3",
+			    "CREATE TABLE `_env_prod`.`default`.q3 (a INT)"),
+		EINVAL);
+	T_ERRNO(table_write(&x, "dev", "q4",
+			    "CREATE TABLE other.q4 (a INT)"), EINVAL);
+	/* A missing environment. */
+	T_ERRNO(table_write(&x, "nope", "t", "CREATE TABLE t (a INT)"),
+		ENOENT);
+
+	/* LIKE: the source must exist. */
+	T_ERRNO(table_write(&x, "dev", "derived", derived), EINVAL);
+	T_CONTAINS(last_msg, "LIKE source base");
+	T_STREQ(table_text(&x, "dev", "derived"), "(none)");
+	/* Merged at write time, the source's options first. */
+	T_INTEQ(table_write(&x, "dev", "base", base), 0);
+	T_INTEQ(table_write(&x, "dev", "derived", derived), 0);
+	T_CONTAINS(last_event(&x, "dev"), "table=derived like=base");
+	T_CONTAINS(last_event(&x, "dev"), "connector=kafka result=ok");
+	T_STREQ(table_text(&x, "dev", "derived"), derived);
+	table_opts(&x, "dev", "derived", &o, like, sizeof(like));
+	T_STREQ(o.s, "connector=kafka;topic=b;format=json;"
+		     "scan.startup.mode=earliest;");
+	T_CONTAINS(like, "base");
+	T_CONTAINS(like, "kafka");
+	/* The merge stays when the source changes or goes. */
+	T_INTEQ(table_write(&x, "dev", "base",
+			    "CREATE TABLE base (id INT) WITH ('connector' = "
+			    "'print')"), 0);
+	T_INTEQ(repo_table_remove(x.r, &who, "dev", "base", &err), 0);
+	table_opts(&x, "dev", "derived", &o, like, sizeof(like));
+	T_STREQ(o.s, "connector=kafka;topic=b;format=json;"
+		     "scan.startup.mode=earliest;");
+	/* A LIKE clash is refused with the reason. */
+	T_INTEQ(table_write(&x, "dev", "base", base), 0);
+	T_ERRNO(table_write(&x, "dev", "clash",
+			    "CREATE TABLE clash (id INT) LIKE base"), EINVAL);
+	T_STREQ(table_text(&x, "dev", "clash"), "(none)");
+
+	/* Drop. */
+	T_INTEQ(repo_table_remove(x.r, &who, "dev", "t", &err), 0);
+	T_CONTAINS(last_event(&x, "dev"),
+		   "action=table-drop table=t result=ok");
+	T_STREQ(table_text(&x, "dev", "t"), "(none)");
+	T_ERRNO(repo_table_remove(x.r, &who, "dev", "t", &err), ENOENT);
+	/* Written again after the drop. */
+	T_INTEQ(table_write(&x, "dev", "t", t1), 0);
+	T_STREQ(table_text(&x, "dev", "t"), t1);
+	teardown(&x);
+}
+
+/* ---- persistence ----------------------------------------------------------- */
+
+static void test_reopen(void)
+{
+	struct ctx x;
+	struct catalog_artifact a;
+	char sha[STORE_SHA_HEX];
+	char *before;
+	uint64_t n1 = 0, n2 = 0;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(ups(&x, "dev", "f.txt", "v1"), 0);
+	T_INTEQ(ups(&x, "dev", "f.txt", "v2"), 0);
+	T_INTEQ(set_label(&x, "dev", "f.txt", "app", "x"), 0);
+	T_INTEQ(table_write(&x, "dev", "t", "CREATE TABLE t (a INT)"), 0);
+	T_INTEQ(repo_events_size(x.r, "dev", &n1), 0);
+	before = strdup(events(&x, "dev"));
+
+	reopen(&x);
+	T_INTEQ(art(&x, "dev", "f.txt", &a), 0);
+	T_INTEQ(a.nversions, 2);
+	T_INTEQ(a.latest.n, 2);
+	sha_of(sha, "v2", 2);
+	T_STREQ(a.latest.sha256, sha);
+	T_CHECK(blob_is(&x, sha, "v2", 2));
+	sha_of(sha, "v1", 2);
+	T_CHECK(blob_is(&x, sha, "v1", 2));
+	T_STREQ(label(&x, "dev", "f.txt", "app"), "x");
+	T_STREQ(table_text(&x, "dev", "t"), "CREATE TABLE t (a INT)");
+	T_INTEQ(repo_events_size(x.r, "dev", &n2), 0);
+	T_INTEQ(n2, n1);
+	T_STREQ(events(&x, "dev"), before ? before : "");
+	/* And it goes on from there. */
+	T_INTEQ(ups(&x, "dev", "f.txt", "v3"), 0);
+	T_STREQ(versions(&x, "dev", "f.txt"), "1,2,3,");
+	free(before);
+	teardown(&x);
+}
+
+/* A blob nothing refers to (what a crash between link and commit leaves)
+ * is freed at open; referenced blobs and foreign files are not touched. */
+static void test_orphan_sweep(void)
+{
+	struct ctx x;
+	char keep[STORE_SHA_HEX], orphan[STORE_SHA_HEX], p[300], dir[200];
+	struct stat st;
+	int fd;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(ups(&x, "dev", "keep.txt", "kept"), 0);
+	sha_of(keep, "kept", 4);
+	sha_of(orphan, "orphan bytes", 12);
+	repo_close(x.r);
+	x.r = NULL;
+
+	snprintf(dir, sizeof(dir), "%s/blobs/%.2s", x.store, orphan);
+	mkdir(dir, 0700);
+	snprintf(p, sizeof(p), "%s/%s", dir, orphan);
+	fd = open(p, O_CREAT | O_WRONLY, 0600);
+	T_CHECK(fd >= 0);
+	if (fd >= 0) {
+		T_INTEQ(write(fd, "orphan bytes", 12), 12);
+		close(fd);
+	}
+	T_CHECK(stat(p, &st) == 0);
+
+	open_repo(&x);
+	T_CHECK(stat(p, &st) != 0);
+	T_CHECK(!blob_exists(&x, orphan));
+	T_CHECK(blob_exists(&x, keep));
+	T_CHECK(blob_is(&x, keep, "kept", 4));
+	T_INTEQ(count_blobs(&x), 1);
+	T_CONTAINS(buf_str(&x.log), "freed orphan blob");
+	teardown(&x);
+}
+
+int main(void)
+{
+	T_RUN(test_env);
+	T_RUN(test_upload);
+	T_RUN(test_upload_order);
+	T_RUN(test_jar_not_zip);
+	T_RUN(test_limits);
+	T_RUN(test_remove);
+	T_RUN(test_rename);
+	T_RUN(test_labels);
+	T_RUN(test_labels_jar);
+	T_RUN(test_scratch);
+	T_RUN(test_refused);
+	T_RUN(test_tables);
+	T_RUN(test_reopen);
+	T_RUN(test_orphan_sweep);
+	return T_DONE();
+}
