@@ -1,0 +1,138 @@
+#!/bin/sh
+# Stress: 8 processes for a bounded time uploading, relabelling, writing
+# tables, resolving and deleting in one environment; then the catalog is
+# checked against a model of what succeeded.  Then a kill -9 loop under
+# the same load: after each remount, nothing is lost or half-done.
+. "$(dirname "$0")/lib.sh"
+SECONDS_PER_RUN=${STRESS_SECONDS:-15}
+mount_cmfs
+P=$M/envs/prod
+A=$P/artifacts
+mkdir "$P"
+cp "$FIX/mongodb.jar" "$A/mongodb.jar"
+setfattr -n user.cmf.confluent.io/sql-artifact-type -v connector "$A/mongodb.jar"
+setfattr -n user.cmf.confluent.io/sql-artifact-identifier -v mongodb "$A/mongodb.jar"
+for i in 1 2 3 4 5 6 7 8; do
+	head -c $((1000 + i * 300)) /dev/urandom >"$T/data$i.a"
+	head -c $((2000 + i * 300)) /dev/urandom >"$T/data$i.b"
+done
+
+# worker I END: its own names; logs each success as "op name value".
+worker() {
+	i=$1
+	end=$2
+	log=$T/w$i.log
+	: >"$log"
+	k=0
+	while [ "$(date +%s)" -lt "$end" ] && mountpoint -q "$M"; do
+		k=$((k + 1))
+		f=$T/data$i.$(if [ $((k % 2)) -eq 0 ]; then echo a; else echo b; fi)
+		name=w$i-$((k % 3)).bin
+		if cp "$f" "$A/$name" 2>/dev/null; then
+			echo "upload $name $(sha256sum <"$f" | cut -d' ' -f1)" >>"$log"
+		fi
+		if setfattr -n user.round -v "r$k" "$A/$name" 2>/dev/null; then
+			echo "label $name r$k" >>"$log"
+		fi
+		t=t$i
+		if printf "CREATE TABLE %s (a INT, k%d INT) WITH ('connector' = 'mongodb')" \
+			"$t" "$k" >"$P/tables/$t.sql" 2>/dev/null; then
+			echo "table $t k$k" >>"$log"
+		fi
+		cat "$P/tables/resolved/$t.jars" >/dev/null 2>>"$T/w$i.err"
+		if [ $((k % 5)) -eq 0 ] && rm "$A/$name" 2>/dev/null; then
+			echo "delete $name -" >>"$log"
+		fi
+	done
+}
+
+# Start the workers; their pids go to $WORKERS (a bare `wait` would
+# wait for the daemon too).
+run_load() {
+	end=$(($(date +%s) + $1))
+	WORKERS=
+	for i in 1 2 3 4 5 6 7 8; do
+		worker "$i" "$end" &
+		WORKERS="$WORKERS $!"
+	done
+}
+
+wait_load() {
+	for w in $WORKERS; do wait "$w"; done
+}
+
+# The expected state from the logs: last upload after the last delete,
+# last label, last table.
+expected() {
+	cat "$T"/w*.log | awk '
+		$1 == "upload" { up[$2] = $3; lab[$2] = "" }
+		$1 == "delete" { up[$2] = "-"; lab[$2] = "" }
+		$1 == "label"  { lab[$2] = $3 }
+		$1 == "table"  { tb[$2] = $3 }
+		END {
+			for (n in up) print "art " n " " up[n] " " lab[n]
+			for (t in tb) print "table " t " " tb[t]
+		}' | sort
+}
+
+actual() {
+	for n in $(cut -d' ' -f2 "$T"/w*.log | sort -u | grep '\.bin$'); do
+		if [ -e "$A/$n" ]; then
+			s=$(getfattr --only-values -n user.cmfs.sha256 "$A/$n" 2>/dev/null)
+			l=$(getfattr --only-values -n user.round "$A/$n" 2>/dev/null)
+			echo "art $n $s $l"
+		else
+			echo "art $n - "
+		fi
+	done
+	for t in 1 2 3 4 5 6 7 8; do
+		[ -e "$P/tables/t$t.sql" ] &&
+			echo "table t$t $(sed -n 's/.* \(k[0-9]*\) INT.*/\1/p' "$P/tables/t$t.sql")"
+	done
+	true
+}
+
+run_load "$SECONDS_PER_RUN"
+wait_load
+expected | sed 's/ $//' >"$T/exp"
+actual | sed 's/ $//' | sort >"$T/act"
+check "the catalog matches what the workers saw succeed" cmp "$T/exp" "$T/act"
+if ! cmp -s "$T/exp" "$T/act"; then diff "$T/exp" "$T/act" | head -n 20; fi
+eq "every worker did work" 8 "$(for f in "$T"/w*.log; do [ -s "$f" ] && echo; done | wc -l | tr -d ' ')"
+eq "resolution only failed as expected" "" \
+	"$(cat "$T"/w*.err | grep -v -e 'Package not installed' -e 'No such file' || true)"
+eq "catalog integrity" ok "$(sql 'PRAGMA integrity_check')"
+
+# Blobs against the catalog: every version's blob exists with its hash.
+verify_blobs() {
+	bad=0
+	for s in $(sql 'SELECT DISTINCT sha256 FROM versions'); do
+		b=$STORE/blobs/$(printf %.2s "$s")/$s
+		if [ ! -f "$b" ] || [ "$(sha256sum <"$b" | cut -d' ' -f1)" != "$s" ]; then
+			bad=$((bad + 1))
+		fi
+	done
+	echo "$bad"
+}
+eq "every blob is whole" 0 "$(verify_blobs)"
+
+# The kill -9 loop.
+round=1
+while [ $round -le 3 ]; do
+	run_load 30
+	sleep "$(awk -v r="$round" 'BEGIN { srand(); print 1 + rand() * 3 }')"
+	kill -9 "$PID"
+	wait "$PID" 2>/dev/null
+	PID=
+	wait_load 2>/dev/null
+	fusermount3 -uz "$M" 2>/dev/null
+	eq "kill $round: catalog integrity" ok "$(sql 'PRAGMA integrity_check')"
+	eq "kill $round: every blob is whole" 0 "$(verify_blobs)"
+	mount_cmfs
+	eq "kill $round: no orphan blob after the restart" \
+		"$(sql 'SELECT count(DISTINCT sha256) FROM versions')" \
+		"$(find "$STORE/blobs" -type f | wc -l | tr -d ' ')"
+	check "kill $round: the mount works" cmp "$FIX/mongodb.jar" "$A/mongodb.jar"
+	round=$((round + 1))
+done
+finish
