@@ -79,6 +79,26 @@ else
 	skip "vim is not installed"
 fi
 
+if command -v nano >/dev/null 2>&1 && command -v tmux >/dev/null 2>&1; then
+	# nano, typed at through tmux: add a comment line on top, save, exit.
+	(cd "$TB" && tmux new-session -d -s "cmfs-nano-$$" -x 120 -y 40 \
+		"HOME=$T nano orders.sql")
+	sleep 1
+	tmux send-keys -t "cmfs-nano-$$" M-\\
+	tmux send-keys -t "cmfs-nano-$$" -l -- "-- edited in nano"
+	tmux send-keys -t "cmfs-nano-$$" Enter C-o
+	sleep 0.5
+	tmux send-keys -t "cmfs-nano-$$" Enter
+	sleep 0.5
+	tmux send-keys -t "cmfs-nano-$$" C-x
+	sleep 0.5
+	tmux kill-session -t "cmfs-nano-$$" 2>/dev/null
+	eq "nano edits a table" "-- edited in nano" "$(head -n 1 "$TB/orders.sql")"
+	contains "and it is stored" "edited in nano" "$(sql "SELECT ddl FROM tables WHERE name = 'orders'")"
+else
+	skip "nano or tmux is not installed"
+fi
+
 # Drop.
 check "rm drops a table" rm "$TB/tee_t.sql"
 eq "gone from the catalog" 0 "$(sql "SELECT count(*) FROM tables WHERE name = 'tee_t'")"
