@@ -992,6 +992,67 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(out);
 }
 
+/*
+ * readdirplus: the listing with each entry's attributes, so that `ls -l`
+ * costs one request per buffer instead of a lookup per name.  Every entry
+ * handed over counts as a lookup; one that does not fit gives it back.
+ */
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi)
+{
+	struct cmfs *c = cm(req);
+	struct node *dir = nd(req, ino), *n;
+	struct fh *f = fh_of(fi);
+	struct fuse_entry_param e;
+	char *out = malloc(size), *p;
+	size_t used = 0, at = 0, len, sz;
+	off_t i = 0;
+
+	if (!out) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	for (p = f->data.data; p && at < f->data.len; i++) {
+		len = strlen(p + 1);
+		if (i >= off) {
+			memset(&e, 0, sizeof(e));
+			n = NULL;
+			if (strcmp(p + 1, ".") && strcmp(p + 1, "..")) {
+				n = path_lookup(c->paths, dir, p + 1);
+				if (n && attr_of(c, n, &e.attr)) {
+					/* Gone since opendir: skip it. */
+					path_forget(c->paths, n, 1);
+					n = NULL;
+					goto next;
+				}
+			}
+			if (n) {
+				fit_mode(req, n, &e.attr);
+				e.ino = path_ino(n);
+				e.generation = 1;
+				e.attr_timeout = timeout_of(c, n);
+				e.entry_timeout = c->cfg->mount.entry_timeout;
+			} else {
+				/* . and .. carry no entry (ino 0). */
+				e.attr.st_mode = S_IFDIR;
+			}
+			sz = fuse_add_direntry_plus(req, out + used, size - used,
+						    p + 1, &e, i + 1);
+			if (sz > size - used) {
+				if (n)
+					path_forget(c->paths, n, 1);
+				break;
+			}
+			used += sz;
+		}
+next:
+		at += len + 2;
+		p = f->data.data + at;
+	}
+	fuse_reply_buf(req, out, used);
+	free(out);
+}
+
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
 			  struct fuse_file_info *fi)
 {
@@ -2008,6 +2069,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	if (conn->capable & FUSE_CAP_SPLICE_MOVE)
 		conn->want |= FUSE_CAP_SPLICE_MOVE;
 	conn->max_write = 1 << 20;
+	/* ls -l gets attributes with the listing. */
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS;
+	if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO)
+		conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
 	/* O_TRUNC comes with open, not as a separate truncate: an upload
 	 * that truncates never copies the old bytes. */
 	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
@@ -2037,6 +2103,7 @@ const struct fuse_lowlevel_ops cmfs_ops = {
 	.release = op_release,
 	.opendir = op_opendir,
 	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
 	.releasedir = op_releasedir,
 	.setxattr = op_setxattr,
 	.getxattr = op_getxattr,
