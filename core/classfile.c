@@ -1,0 +1,1073 @@
+/*
+ * classfile.c - a bounds-checked reader for one Java class file.
+ *
+ * The bytes come from uploaded JARs, so they are hostile until proven
+ * otherwise: every read goes through a cursor (`struct rd`) that checks
+ * the bytes left first, every count is weighed against the bytes that
+ * must follow it before anything is allocated, and every constant-pool
+ * index is checked to name an entry of the right tag before anyone
+ * follows it.  The reader never recurses on input, so no depth of nesting
+ * can exhaust the stack.  Names are converted from the class file's
+ * modified UTF-8 to standard UTF-8 only when asked for, because the JAR's
+ * entry names and our reports are plain UTF-8.
+ */
+#include "classfile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A cursor over the bytes [0, len): `off` is the next byte to read. */
+struct rd {
+	const uint8_t *p;
+	size_t len;
+	size_t off;
+	struct cmfs_err *err;
+};
+
+/* Fail unless `n` more bytes can be read; `what` names them. */
+static int need(struct rd *r, size_t n, const char *what)
+{
+	if (r->len - r->off < n)
+		return cmfs_err_set(r->err, -EINVAL, "offset %zu: truncated %s",
+				    r->off, what);
+	return 0;
+}
+
+/*
+ * Read a big-endian u1, u2 or u4 (JVMS 4.1) into *v and advance, or fail
+ * naming `what` when the bytes run out.  Nothing is read past `len`.
+ */
+static int get1(struct rd *r, uint8_t *v, const char *what)
+{
+	int rc = need(r, 1, what);
+
+	if (rc)
+		return rc;
+	*v = r->p[r->off++];
+	return 0;
+}
+
+static int get2(struct rd *r, uint16_t *v, const char *what)
+{
+	int rc = need(r, 2, what);
+
+	if (rc)
+		return rc;
+	*v = (uint16_t)(r->p[r->off] << 8 | r->p[r->off + 1]);
+	r->off += 2;
+	return 0;
+}
+
+static int get4(struct rd *r, uint32_t *v, const char *what)
+{
+	int rc = need(r, 4, what);
+
+	if (rc)
+		return rc;
+	*v = (uint32_t)r->p[r->off] << 24 | (uint32_t)r->p[r->off + 1] << 16 |
+	     (uint32_t)r->p[r->off + 2] << 8 | r->p[r->off + 3];
+	r->off += 4;
+	return 0;
+}
+
+/* 1 if `idx` is a valid pool index holding a constant tagged `tag`. */
+static int is_tag(const struct classfile *cf, unsigned idx, uint8_t tag)
+{
+	return idx > 0 && idx < cf->ncp && cf->cp[idx].tag == tag;
+}
+
+/*
+ * Check modified UTF-8 (JVMS 4.4.7): no byte 0 or F0..FF, continuation
+ * bytes where they belong, and no overlong form except C0 80 (U+0000).
+ * Surrogates are allowed: that is how supplementary characters are
+ * written.  Returns the offset of the first bad byte, or `n` if none.
+ */
+static size_t mutf8_check(const uint8_t *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		uint8_t c = s[i];
+
+		if (c >= 0x01 && c <= 0x7f) {
+			i++;
+		} else if ((c & 0xe0) == 0xc0) {
+			/* 110xxxxx 10xxxxxx: U+0080..U+07FF, or U+0000 */
+			if (n - i < 2 || (s[i + 1] & 0xc0) != 0x80)
+				return i;
+			if (c == 0xc1 || (c == 0xc0 && s[i + 1] != 0x80))
+				return i;
+			i += 2;
+		} else if ((c & 0xf0) == 0xe0) {
+			/* 1110xxxx 10xxxxxx 10xxxxxx: U+0800..U+FFFF,
+			 * surrogate halves included */
+			if (n - i < 3 || (s[i + 1] & 0xc0) != 0x80 ||
+			    (s[i + 2] & 0xc0) != 0x80)
+				return i;
+			if (c == 0xe0 && s[i + 1] < 0xa0)
+				return i;
+			i += 3;
+		} else {
+			/* 0x00, a stray continuation byte, or 4-byte
+			 * UTF-8, which class files never hold */
+			return i;
+		}
+	}
+	return n;
+}
+
+/* Decode the 3-byte sequence at s (already checked). */
+static unsigned dec3(const uint8_t *s)
+{
+	return (unsigned)(s[0] & 0x0f) << 12 | (unsigned)(s[1] & 0x3f) << 6 |
+	       (s[2] & 0x3f);
+}
+
+/*
+ * Convert checked modified UTF-8 to a standard UTF-8 C string: a surrogate
+ * pair (two 3-byte sequences) becomes one 4-byte sequence; the rest is the
+ * same.  The output is never longer than the input.  Returns 0, -ENOMEM,
+ * or 1 for U+0000 and 2 for an unpaired surrogate, which have no place in
+ * a C string or in UTF-8.
+ */
+static int mutf8_to_utf8(char **out, const uint8_t *s, size_t n)
+{
+	char *d = malloc(n + 1);
+	size_t i = 0, j = 0;
+	int rc = 0;
+
+	if (!d)
+		return -ENOMEM;
+	while (i < n) {
+		uint8_t c = s[i];
+		unsigned v, lo, cp;
+
+		if (c < 0x80) {
+			d[j++] = (char)c;
+			i++;
+			continue;
+		}
+		/* 2 bytes: the same in UTF-8, except C0 80 (U+0000). */
+		if ((c & 0xe0) == 0xc0) {
+			if (c == 0xc0) {
+				rc = 1;
+				goto out;
+			}
+			memcpy(d + j, s + i, 2);
+			i += 2;
+			j += 2;
+			continue;
+		}
+		/* 3 bytes: the same in UTF-8 unless a surrogate half. */
+		v = dec3(s + i);
+		if (v < 0xd800 || v > 0xdfff) {
+			memcpy(d + j, s + i, 3);
+			i += 3;
+			j += 3;
+			continue;
+		}
+		/* A high surrogate must be followed by a low one. */
+		if (v > 0xdbff || n - i < 6 || (s[i + 3] & 0xf0) != 0xe0) {
+			rc = 2;
+			goto out;
+		}
+		lo = dec3(s + i + 3);
+		if (lo < 0xdc00 || lo > 0xdfff) {
+			rc = 2;
+			goto out;
+		}
+		/* Join the halves and write the 4-byte UTF-8 form. */
+		cp = 0x10000 + ((v - 0xd800) << 10) + (lo - 0xdc00);
+		d[j++] = (char)(0xf0 | cp >> 18);
+		d[j++] = (char)(0x80 | (cp >> 12 & 0x3f));
+		d[j++] = (char)(0x80 | (cp >> 6 & 0x3f));
+		d[j++] = (char)(0x80 | (cp & 0x3f));
+		i += 6;
+	}
+	d[j] = '\0';
+out:
+	if (rc) {
+		free(d);
+		return rc;
+	}
+	*out = d;
+	return 0;
+}
+
+/* The Utf8 at idx as UTF-8; `what` names it in the error message. */
+static int utf8_dup(char **out, const struct classfile *cf, unsigned idx,
+		    const char *what, struct cmfs_err *err)
+{
+	const struct classfile_const *c;
+	int rc;
+
+	if (!is_tag(cf, idx, CLASSFILE_UTF8))
+		return cmfs_err_set(err, -EINVAL, "constant %u: not a Utf8",
+				    idx);
+	c = &cf->cp[idx];
+	rc = mutf8_to_utf8(out, c->bytes, c->len);
+	if (rc == 1)
+		return cmfs_err_set(err, -EINVAL, "offset %u: %s holds U+0000",
+				    c->off, what);
+	if (rc == 2)
+		return cmfs_err_set(err, -EINVAL,
+				    "offset %u: %s holds an unpaired surrogate",
+				    c->off, what);
+	return rc;
+}
+
+/*
+ * 1 if `s` is a class name in internal form (JVMS 4.2.1): one or more
+ * non-empty parts separated by '/', none holding '.', ';' or '['.
+ */
+static int internal_name_ok(const char *s, size_t n)
+{
+	size_t i, part = 0;
+
+	if (n == 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (s[i] == '.' || s[i] == ';' || s[i] == '[' || !s[i])
+			return 0;
+		if (s[i] == '/') {
+			if (part == 0)
+				return 0;
+			part = 0;
+		} else {
+			part++;
+		}
+	}
+	return part > 0;
+}
+
+/* A growable list of malloc'd names, NULL-terminated when handed out. */
+struct names {
+	char **v;
+	size_t n, alloc;
+};
+
+/* Append a copy of the n bytes at s; room is kept for a NULL at the end. */
+static int names_add(struct names *nl, const char *s, size_t n)
+{
+	char *d;
+
+	if (nl->n + 1 >= nl->alloc) {
+		size_t a = nl->alloc ? nl->alloc * 2 : 16;
+		char **v = realloc(nl->v, a * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		nl->v = v;
+		nl->alloc = a;
+	}
+	d = malloc(n + 1);
+	if (!d)
+		return -ENOMEM;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	nl->v[nl->n++] = d;
+	return 0;
+}
+
+/*
+ * Parse one field type at s + *i (JVMS 4.3.2), adding the class it names
+ * to `nl` (when non-NULL).  `void_ok` admits `V` (a method's return type).
+ * 0, or 1 when malformed, or -ENOMEM.
+ */
+static int field_type(const char *s, size_t *i, struct names *nl, int void_ok)
+{
+	size_t dims = 0, j;
+
+	/* An array: up to 255 dimensions (JVMS 4.3.2), then its element. */
+	while (s[*i] == '[') {
+		dims++;
+		(*i)++;
+	}
+	if (dims > 255)
+		return 1;
+	switch (s[*i]) {
+	case 'B':
+	case 'C':
+	case 'D':
+	case 'F':
+	case 'I':
+	case 'J':
+	case 'S':
+	case 'Z':
+		(*i)++;
+		return 0;
+	case 'V':
+		if (!void_ok || dims)
+			return 1;
+		(*i)++;
+		return 0;
+	case 'L':
+		/* L<internal name>; the only place a class is named */
+		for (j = *i + 1; s[j] && s[j] != ';'; j++)
+			;
+		if (s[j] != ';' || !internal_name_ok(s + *i + 1, j - *i - 1))
+			return 1;
+		if (nl && names_add(nl, s + *i + 1, j - *i - 1))
+			return -ENOMEM;
+		*i = j + 1;
+		return 0;
+	default:
+		return 1;
+	}
+}
+
+/* Which descriptors parse_desc() admits. */
+enum { DESC_FIELD = 1, DESC_METHOD = 2, DESC_ANY = 3 };
+
+/* Parse a whole descriptor: 0, 1 when malformed, or -ENOMEM. */
+static int parse_desc(const char *s, struct names *nl, int which)
+{
+	size_t i = 0;
+	int rc;
+
+	/* "(params)return" for methods, a single field type otherwise. */
+	if (s[0] == '(') {
+		if (!(which & DESC_METHOD))
+			return 1;
+		i = 1;
+		while (s[i] != ')') {
+			if (!s[i])
+				return 1;
+			rc = field_type(s, &i, nl, 0);
+			if (rc)
+				return rc;
+		}
+		i++;
+		rc = field_type(s, &i, nl, 1);
+	} else {
+		if (!(which & DESC_FIELD))
+			return 1;
+		rc = field_type(s, &i, nl, 0);
+	}
+	if (rc)
+		return rc;
+	return s[i] ? 1 : 0;
+}
+
+/* The descriptor in Utf8 `idx`: add its classes to `nl`. */
+static int desc_refs(const struct classfile *cf, unsigned idx, int which,
+		     uint32_t off, struct names *nl, struct cmfs_err *err)
+{
+	char *d = NULL;
+	int rc;
+
+	/* Descriptors are converted whole: names in them may be non-ASCII. */
+	rc = utf8_dup(&d, cf, idx, "descriptor", err);
+	if (rc)
+		return rc;
+	rc = parse_desc(d, nl, which);
+	if (rc > 0)
+		rc = cmfs_err_set(err, -EINVAL, "offset %u: bad descriptor %s",
+				  off, d);
+	free(d);
+	return rc;
+}
+
+/*
+ * Read the constant pool (JVMS 4.4): first every entry's bytes, then,
+ * once all tags are known, every index between entries.
+ */
+static int parse_pool(struct rd *r, struct classfile *cf)
+{
+	uint16_t n;
+	unsigned i;
+	int rc;
+
+	/* The count is one more than the entries: index 0 is never used. */
+	rc = get2(r, &n, "constant_pool_count");
+	if (rc)
+		return rc;
+	if (n == 0)
+		return cmfs_err_set(r->err, -EINVAL,
+				    "offset 8: constant_pool_count is 0");
+	/* Each slot takes at least 3 bytes (a Long: 9 for 2 slots). */
+	rc = need(r, (size_t)(n - 1) * 3, "constant pool");
+	if (rc)
+		return rc;
+	cf->ncp = n;
+	cf->cp = calloc(n, sizeof(*cf->cp));
+	if (!cf->cp)
+		return -ENOMEM;
+	for (i = 1; i < n; i++) {
+		struct classfile_const *c = &cf->cp[i];
+		uint16_t len;
+		size_t bad;
+
+		c->off = (uint32_t)r->off;
+		rc = get1(r, &c->tag, "constant tag");
+		if (rc)
+			return rc;
+		switch (c->tag) {
+		case CLASSFILE_UTF8:
+			/* u2 length, then that many bytes, checked now:
+			 * every later use may trust them. */
+			rc = get2(r, &len, "Utf8 length");
+			if (!rc)
+				rc = need(r, len, "Utf8 constant");
+			if (rc)
+				return rc;
+			c->bytes = r->p + r->off;
+			c->len = len;
+			bad = mutf8_check(c->bytes, len);
+			if (bad < len)
+				return cmfs_err_set(r->err, -EINVAL,
+						    "offset %zu: malformed "
+						    "modified UTF-8",
+						    r->off + bad);
+			r->off += len;
+			break;
+		case CLASSFILE_INTEGER:
+		case CLASSFILE_FLOAT:
+		case CLASSFILE_LONG:
+		case CLASSFILE_DOUBLE:
+			/* 4 or 8 raw bytes; 8-byte ones take two slots,
+			 * the second unusable (tag 0), as JVMS 4.4.5 says. */
+			c->len = c->tag <= CLASSFILE_FLOAT ? 4 : 8;
+			rc = need(r, c->len, "numeric constant");
+			if (rc)
+				return rc;
+			c->bytes = r->p + r->off;
+			r->off += c->len;
+			if (c->len == 8 && ++i >= n)
+				return cmfs_err_set(
+					r->err, -EINVAL,
+					"offset %u: 8-byte constant "
+					"in the last pool slot",
+					c->off);
+			break;
+		case CLASSFILE_CLASS:
+		case CLASSFILE_STRING:
+		case CLASSFILE_METHOD_TYPE:
+		case CLASSFILE_MODULE:
+		case CLASSFILE_PACKAGE:
+			/* One u2: the Utf8 holding the name or text. */
+			rc = get2(r, &c->a, "constant index");
+			if (rc)
+				return rc;
+			break;
+		case CLASSFILE_FIELDREF:
+		case CLASSFILE_METHODREF:
+		case CLASSFILE_INTERFACE_METHODREF:
+		case CLASSFILE_NAME_AND_TYPE:
+		case CLASSFILE_DYNAMIC:
+		case CLASSFILE_INVOKE_DYNAMIC:
+			/* Two u2: class or bootstrap method, then
+			 * NameAndType (or, for NameAndType, two Utf8s). */
+			rc = get2(r, &c->a, "constant index");
+			if (!rc)
+				rc = get2(r, &c->b, "constant index");
+			if (rc)
+				return rc;
+			break;
+		case CLASSFILE_METHOD_HANDLE:
+			/* u1 reference_kind, u2 the member it handles. */
+			rc = get1(r, &c->kind, "reference kind");
+			if (!rc)
+				rc = get2(r, &c->a, "constant index");
+			if (rc)
+				return rc;
+			break;
+		default:
+			return cmfs_err_set(
+				r->err, -EINVAL,
+				"offset %u: unknown constant tag %u", c->off,
+				c->tag);
+		}
+	}
+	/* Now that every tag is known, check the links between entries. */
+	for (i = 1; i < n; i++) {
+		const struct classfile_const *c = &cf->cp[i];
+		int ok = 1;
+
+		switch (c->tag) {
+		case CLASSFILE_CLASS:
+		case CLASSFILE_STRING:
+		case CLASSFILE_METHOD_TYPE:
+		case CLASSFILE_MODULE:
+		case CLASSFILE_PACKAGE:
+			ok = is_tag(cf, c->a, CLASSFILE_UTF8);
+			break;
+		case CLASSFILE_FIELDREF:
+		case CLASSFILE_METHODREF:
+		case CLASSFILE_INTERFACE_METHODREF:
+			ok = is_tag(cf, c->a, CLASSFILE_CLASS) &&
+			     is_tag(cf, c->b, CLASSFILE_NAME_AND_TYPE);
+			break;
+		case CLASSFILE_NAME_AND_TYPE:
+			ok = is_tag(cf, c->a, CLASSFILE_UTF8) &&
+			     is_tag(cf, c->b, CLASSFILE_UTF8);
+			break;
+		case CLASSFILE_DYNAMIC:
+		case CLASSFILE_INVOKE_DYNAMIC:
+			ok = is_tag(cf, c->b, CLASSFILE_NAME_AND_TYPE);
+			break;
+		case CLASSFILE_METHOD_HANDLE:
+			/* JVMS 4.4.8: kinds 1-4 (get/put field or static)
+			 * name a Fieldref; 5 and 8 (invokevirtual,
+			 * newinvokespecial) a Methodref; 6 and 7 (static,
+			 * special) either; 9 (invokeinterface) an
+			 * InterfaceMethodref. */
+			if (c->kind >= 1 && c->kind <= 4)
+				ok = is_tag(cf, c->a, CLASSFILE_FIELDREF);
+			else if (c->kind == 5 || c->kind == 8)
+				ok = is_tag(cf, c->a, CLASSFILE_METHODREF);
+			else if (c->kind == 6 || c->kind == 7)
+				ok = is_tag(cf, c->a, CLASSFILE_METHODREF) ||
+				     is_tag(cf, c->a,
+					    CLASSFILE_INTERFACE_METHODREF);
+			else if (c->kind == 9)
+				ok = is_tag(cf, c->a,
+					    CLASSFILE_INTERFACE_METHODREF);
+			else
+				ok = 0;
+			break;
+		}
+		if (!ok)
+			return cmfs_err_set(
+				r->err, -EINVAL,
+				"offset %u: constant %u (tag %u) "
+				"refers to a wrong or missing entry",
+				c->off, i, c->tag);
+	}
+	return 0;
+}
+
+/* Read a u2 that must be the index of a constant tagged `tag`. */
+static int get_index(struct rd *r, const struct classfile *cf, uint8_t tag,
+		     uint16_t *v, const char *what)
+{
+	size_t off = r->off;
+	int rc = get2(r, v, what);
+
+	if (rc)
+		return rc;
+	/* Checked where it is read, so the offset in the message is the
+	 * offset of the bad index. */
+	if (!is_tag(cf, *v, tag))
+		return cmfs_err_set(r->err, -EINVAL,
+				    "offset %zu: %s %u is not a valid %s index",
+				    off, what, *v,
+				    tag == CLASSFILE_CLASS ? "Class" : "Utf8");
+	return 0;
+}
+
+/*
+ * Skip `count` attributes, checking each name and length: u2 name (a
+ * Utf8), u4 length, then the bytes, which must all be there.  What they
+ * hold is not looked at, so a malformed optional attribute is no error
+ * (nor is it to the JVM, which ignores attributes it does not use).
+ */
+static int skip_attrs(struct rd *r, const struct classfile *cf, unsigned count)
+{
+	unsigned i;
+	int rc;
+
+	for (i = 0; i < count; i++) {
+		uint16_t name;
+		uint32_t len;
+
+		rc = get_index(r, cf, CLASSFILE_UTF8, &name, "attribute name");
+		if (!rc)
+			rc = get4(r, &len, "attribute length");
+		if (!rc)
+			rc = need(r, len, "attribute");
+		if (rc)
+			return rc;
+		r->off += len;
+	}
+	return 0;
+}
+
+/* Read a Code attribute's body, `len` bytes at the cursor (JVMS 4.7.3). */
+static int parse_code(struct rd *r, const struct classfile *cf, uint32_t len,
+		      struct classfile_member *m)
+{
+	/* A cursor that ends where the attribute ends: nothing inside can
+	 * claim bytes of what follows it. */
+	struct rd c = {r->p, r->off + len, r->off, r->err};
+	uint16_t u, nexc, nattr;
+	uint32_t code_len;
+	int rc;
+
+	rc = get2(&c, &u, "max_stack");
+	if (!rc)
+		rc = get2(&c, &u, "max_locals");
+	if (!rc)
+		rc = get4(&c, &code_len, "code_length");
+	if (rc)
+		return rc;
+	if (code_len == 0 || code_len > 65535)
+		return cmfs_err_set(
+			r->err, -EINVAL,
+			"offset %zu: code_length %u is not 1..65535", c.off - 4,
+			code_len);
+	rc = need(&c, code_len, "code");
+	if (rc)
+		return rc;
+	m->code = c.p + c.off;
+	m->code_len = code_len;
+	c.off += code_len;
+	rc = get2(&c, &nexc, "exception_table_length");
+	if (!rc)
+		rc = need(&c, (size_t)nexc * 8, "exception table");
+	if (rc)
+		return rc;
+	c.off += (size_t)nexc * 8; /* start, end, handler, catch_type */
+	/* LineNumberTable, StackMapTable ...: skipped, lengths checked. */
+	rc = get2(&c, &nattr, "attributes_count");
+	if (!rc)
+		rc = skip_attrs(&c, cf, nattr);
+	if (rc)
+		return rc;
+	if (c.off != c.len)
+		return cmfs_err_set(r->err, -EINVAL,
+				    "offset %zu: Code attribute is %zu bytes "
+				    "longer than its contents",
+				    c.off, c.len - c.off);
+	r->off = c.off;
+	return 0;
+}
+
+/* Read the attributes of one field or method (`method` says which). */
+static int member_attrs(struct rd *r, const struct classfile *cf,
+			struct classfile_member *m, int method)
+{
+	uint16_t count, name, cv;
+	uint32_t len;
+	unsigned i;
+	int rc;
+
+	rc = get2(r, &count, "attributes_count");
+	if (rc)
+		return rc;
+	for (i = 0; i < count; i++) {
+		size_t at = r->off;
+
+		rc = get_index(r, cf, CLASSFILE_UTF8, &name, "attribute name");
+		if (!rc)
+			rc = get4(r, &len, "attribute length");
+		if (!rc)
+			rc = need(r, len, "attribute");
+		if (rc)
+			return rc;
+		/*
+		 * Attributes are known by name, not position.  A field has
+		 * at most one ConstantValue (2 bytes: a constant of a
+		 * loadable type); a method at most one Code.  Anything else
+		 * (Signature, annotations, Exceptions ...) is skipped.
+		 */
+		if (!method && classfile_utf8_eq(cf, name, "ConstantValue")) {
+			if (m->constant || len != 2)
+				return cmfs_err_set(r->err, -EINVAL,
+						    "offset %zu: bad or second "
+						    "ConstantValue",
+						    at);
+			rc = get2(r, &cv, "ConstantValue");
+			if (rc)
+				return rc;
+			if (!is_tag(cf, cv, CLASSFILE_INTEGER) &&
+			    !is_tag(cf, cv, CLASSFILE_FLOAT) &&
+			    !is_tag(cf, cv, CLASSFILE_LONG) &&
+			    !is_tag(cf, cv, CLASSFILE_DOUBLE) &&
+			    !is_tag(cf, cv, CLASSFILE_STRING))
+				return cmfs_err_set(r->err, -EINVAL,
+						    "offset %zu: ConstantValue "
+						    "%u is not a constant",
+						    at + 6, cv);
+			m->constant = cv;
+		} else if (method && classfile_utf8_eq(cf, name, "Code")) {
+			if (m->code)
+				return cmfs_err_set(r->err, -EINVAL,
+						    "offset %zu: second Code "
+						    "attribute",
+						    at);
+			rc = parse_code(r, cf, len, m);
+			if (rc)
+				return rc;
+		} else {
+			r->off += len;
+		}
+	}
+	return 0;
+}
+
+/* Read fields (method = 0) or methods (method = 1), JVMS 4.5 and 4.6. */
+static int parse_members(struct rd *r, const struct classfile *cf,
+			 struct classfile_member **out, uint16_t *nout,
+			 int method)
+{
+	const char *what = method ? "methods" : "fields";
+	struct classfile_member *v;
+	uint16_t n;
+	unsigned i;
+	int rc;
+
+	rc = get2(r, &n, what);
+	if (!rc) /* each member is at least 8 bytes */
+		rc = need(r, (size_t)n * 8, what);
+	if (rc)
+		return rc;
+	/* Bounded by the check above: at most len / 8 members. */
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*out = v;
+	*nout = n;
+	for (i = 0; i < n; i++) {
+		v[i].off = (uint32_t)r->off;
+		rc = get2(r, &v[i].access, "access_flags");
+		if (!rc)
+			rc = get_index(r, cf, CLASSFILE_UTF8, &v[i].name,
+				       "member name");
+		if (!rc)
+			rc = get_index(r, cf, CLASSFILE_UTF8, &v[i].desc,
+				       "member descriptor");
+		if (!rc)
+			rc = member_attrs(r, cf, &v[i], method);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/*
+ * The sections in file order (JVMS 4.1): magic and versions, the pool,
+ * the class proper, fields, methods, attributes; then nothing.  Each
+ * step leaves the cursor at the next; the first error stops it all.
+ */
+int classfile_parse(struct classfile **out, const void *data, size_t len,
+		    struct cmfs_err *err)
+{
+	struct rd r = {data, len, 0, err};
+	struct classfile *cf;
+	uint32_t magic;
+	uint16_t n, count;
+	unsigned i;
+	int rc;
+
+	cf = calloc(1, sizeof(*cf));
+	if (!cf)
+		return -ENOMEM;
+	cf->data = data;
+	cf->len = len;
+	rc = get4(&r, &magic, "magic");
+	if (rc)
+		goto out;
+	if (magic != 0xcafebabe) {
+		rc = cmfs_err_set(err, -EINVAL,
+				  "offset 0: magic is 0x%08x, not a class file",
+				  magic);
+		goto out;
+	}
+	rc = get2(&r, &cf->minor, "minor_version");
+	if (!rc)
+		rc = get2(&r, &cf->major, "major_version");
+	if (rc)
+		goto out;
+	if (cf->major < 45) {
+		rc = cmfs_err_set(err, -EINVAL,
+				  "offset 6: major version %u is not valid",
+				  cf->major);
+		goto out;
+	}
+	rc = parse_pool(&r, cf);
+	if (rc)
+		goto out;
+	/* JVMS 4.1: the class proper.  super_class is 0 only for
+	 * java/lang/Object and module-info; we take 0 from anyone. */
+	rc = get2(&r, &cf->access, "access_flags");
+	if (!rc)
+		rc = get_index(&r, cf, CLASSFILE_CLASS, &cf->this_class,
+			       "this_class");
+	if (!rc)
+		rc = get2(&r, &cf->super_class, "super_class");
+	if (!rc && cf->super_class &&
+	    !is_tag(cf, cf->super_class, CLASSFILE_CLASS))
+		rc = cmfs_err_set(err, -EINVAL,
+				  "offset %zu: super_class %u is not a valid "
+				  "Class index",
+				  r.off - 2, cf->super_class);
+	if (!rc)
+		rc = get2(&r, &n, "interfaces_count");
+	if (!rc)
+		rc = need(&r, (size_t)n * 2, "interfaces");
+	if (rc)
+		goto out;
+	cf->interfaces = calloc(n ? n : 1, sizeof(*cf->interfaces));
+	if (!cf->interfaces) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	cf->ninterfaces = n;
+	for (i = 0; i < n && !rc; i++)
+		rc = get_index(&r, cf, CLASSFILE_CLASS, &cf->interfaces[i],
+			       "interface");
+	if (!rc)
+		rc = parse_members(&r, cf, &cf->fields, &cf->nfields, 0);
+	if (!rc)
+		rc = parse_members(&r, cf, &cf->methods, &cf->nmethods, 1);
+	/* The class's own attributes (SourceFile, InnerClasses ...). */
+	if (!rc)
+		rc = get2(&r, &count, "attributes_count");
+	if (!rc)
+		rc = skip_attrs(&r, cf, count);
+	if (rc)
+		goto out;
+	/* The JVM refuses trailing bytes too (ClassFormatError). */
+	if (r.off != len)
+		rc = cmfs_err_set(err, -EINVAL,
+				  "offset %zu: %zu extra bytes after the class",
+				  r.off, len - r.off);
+out:
+	if (rc) {
+		classfile_free(cf);
+		return rc;
+	}
+	*out = cf;
+	return 0;
+}
+
+/* The pointers inside point into the caller's bytes: nothing to free. */
+void classfile_free(struct classfile *cf)
+{
+	if (!cf)
+		return;
+	free(cf->cp);
+	free(cf->interfaces);
+	free(cf->fields);
+	free(cf->methods);
+	free(cf);
+}
+
+int classfile_utf8(char **out, const struct classfile *cf, unsigned idx,
+		   struct cmfs_err *err)
+{
+	return utf8_dup(out, cf, idx, "Utf8 constant", err);
+}
+
+/*
+ * Byte comparison: modified UTF-8 and UTF-8 agree on ASCII without NUL,
+ * and the names compared here (attribute, member, descriptor) are ASCII.
+ */
+int classfile_utf8_eq(const struct classfile *cf, unsigned idx, const char *s)
+{
+	size_t n = strlen(s);
+
+	return is_tag(cf, idx, CLASSFILE_UTF8) && cf->cp[idx].len == n &&
+	       memcmp(cf->cp[idx].bytes, s, n) == 0;
+}
+
+/* Names are checked when asked for, not at parse time, as the JVM
+ * checks them when it resolves the constant. */
+int classfile_class_name(char **out, const struct classfile *cf, unsigned idx,
+			 struct cmfs_err *err)
+{
+	char *s = NULL;
+	size_t n;
+	int rc, ok;
+
+	if (!is_tag(cf, idx, CLASSFILE_CLASS))
+		return cmfs_err_set(err, -EINVAL, "constant %u: not a Class",
+				    idx);
+	rc = utf8_dup(&s, cf, cf->cp[idx].a, "class name", err);
+	if (rc)
+		return rc;
+	n = strlen(s);
+	/* An array class is named by its descriptor ("[I", "[La/B;"),
+	 * every other class by its internal name. */
+	ok = s[0] == '[' ? parse_desc(s, NULL, DESC_FIELD) == 0
+			 : internal_name_ok(s, n);
+	if (!ok) {
+		rc = cmfs_err_set(err, -EINVAL, "offset %u: bad class name %s",
+				  cf->cp[idx].off, s);
+		free(s);
+		return rc;
+	}
+	*out = s;
+	return 0;
+}
+
+int classfile_string(char **out, const struct classfile *cf, unsigned idx,
+		     struct cmfs_err *err)
+{
+	if (!is_tag(cf, idx, CLASSFILE_STRING))
+		return cmfs_err_set(err, -EINVAL, "constant %u: not a String",
+				    idx);
+	return utf8_dup(out, cf, cf->cp[idx].a, "string", err);
+}
+
+/* The first member of v[0..n) with this name and descriptor. */
+static const struct classfile_member *
+find_member(const struct classfile *cf, const struct classfile_member *v,
+	    unsigned n, const char *name, const char *desc)
+{
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (classfile_utf8_eq(cf, v[i].name, name) &&
+		    classfile_utf8_eq(cf, v[i].desc, desc))
+			return &v[i];
+	return NULL;
+}
+
+const struct classfile_member *
+classfile_method(const struct classfile *cf, const char *name, const char *desc)
+{
+	return find_member(cf, cf->methods, cf->nmethods, name, desc);
+}
+
+const struct classfile_member *
+classfile_field(const struct classfile *cf, const char *name, const char *desc)
+{
+	return find_member(cf, cf->fields, cf->nfields, name, desc);
+}
+
+/* qsort() order for names: by bytes, which is by code point in UTF-8. */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Add the class a Class constant names (an array's element class). */
+static int class_ref(const struct classfile *cf, unsigned idx, struct names *nl,
+		     struct cmfs_err *err)
+{
+	char *s = NULL;
+	size_t i = 0;
+	int rc;
+
+	rc = classfile_class_name(&s, cf, idx, err);
+	if (rc)
+		return rc;
+	/*
+	 * An array class ("[[La/B;", from anewarray or checkcast of an
+	 * array) is linked through its element class; a primitive array
+	 * ("[I") names no class at all.
+	 */
+	if (s[0] != '[')
+		rc = names_add(nl, s, strlen(s));
+	else /* already checked: parses, adding the element class if any */
+		rc = field_type(s, &i, nl, 0) < 0 ? -ENOMEM : 0;
+	free(s);
+	return rc;
+}
+
+int classfile_refs(char ***out, size_t *n, const struct classfile *cf,
+		   struct cmfs_err *err)
+{
+	struct names nl = {NULL, 0, 0};
+	size_t i, j;
+	int rc = 0;
+
+	/*
+	 * Methodref, Fieldref and friends name their class through a Class
+	 * constant and their type through a NameAndType, so those two and
+	 * MethodType cover every class the code can name; the descriptors
+	 * of the class's own members cover its signature.
+	 */
+	for (i = 1; i < cf->ncp && !rc; i++) {
+		const struct classfile_const *c = &cf->cp[i];
+
+		if (c->tag == CLASSFILE_CLASS)
+			rc = class_ref(cf, (unsigned)i, &nl, err);
+		else if (c->tag == CLASSFILE_NAME_AND_TYPE)
+			rc = desc_refs(cf, c->b, DESC_ANY, c->off, &nl, err);
+		else if (c->tag == CLASSFILE_METHOD_TYPE)
+			rc = desc_refs(cf, c->a, DESC_METHOD, c->off, &nl, err);
+	}
+	for (i = 0; i < cf->nfields && !rc; i++)
+		rc = desc_refs(cf, cf->fields[i].desc, DESC_FIELD,
+			       cf->fields[i].off, &nl, err);
+	for (i = 0; i < cf->nmethods && !rc; i++)
+		rc = desc_refs(cf, cf->methods[i].desc, DESC_METHOD,
+			       cf->methods[i].off, &nl, err);
+	if (!rc && !nl.v) { /* no names: still a NULL-terminated array */
+		nl.v = malloc(sizeof(*nl.v));
+		rc = nl.v ? 0 : -ENOMEM;
+	}
+	if (rc)
+		goto out;
+	/* Sort, then keep the first of each run of equal names. */
+	qsort(nl.v, nl.n, sizeof(*nl.v), cmp_str);
+	for (i = j = 0; i < nl.n; i++) {
+		if (j && !strcmp(nl.v[j - 1], nl.v[i]))
+			free(nl.v[i]);
+		else
+			nl.v[j++] = nl.v[i];
+	}
+	nl.n = j;
+	nl.v[j] = NULL;
+out:
+	if (rc) {
+		for (i = 0; i < nl.n; i++)
+			free(nl.v[i]);
+		free(nl.v);
+		return rc;
+	}
+	*out = nl.v;
+	*n = nl.n;
+	return 0;
+}
+
+/* The array is NULL-terminated, so no count is needed. */
+void classfile_names_free(char **names)
+{
+	char **p;
+
+	if (!names)
+		return;
+	for (p = names; *p; p++)
+		free(*p);
+	free(names);
+}
+
+enum classfile_ret classfile_const_return(const struct classfile *cf,
+					  const struct classfile_member *m,
+					  unsigned *index)
+{
+	const uint8_t *c = m->code;
+	unsigned idx, next;
+
+	/*
+	 * Only straight-line code whose first instruction loads the value
+	 * and whose second returns it: a branch cannot come between, so
+	 * nothing else can be returned.  Opcodes per JVMS chapter 6.
+	 */
+	if (!c || m->code_len < 3)
+		return CLASSFILE_RET_OTHER;
+	switch (c[0]) {
+	case 0x12: /* ldc u1 */
+		idx = c[1];
+		next = 2;
+		break;
+	case 0x13: /* ldc_w u2 */
+	case 0xb2: /* getstatic u2 */
+		if (m->code_len < 4)
+			return CLASSFILE_RET_OTHER;
+		idx = (unsigned)c[1] << 8 | c[2];
+		next = 3;
+		break;
+	default:
+		return CLASSFILE_RET_OTHER;
+	}
+	if (c[next] != 0xb0) /* areturn */
+		return CLASSFILE_RET_OTHER;
+	/* The operand must name the right kind of constant: ldc of an
+	 * Integer or a Class returns no String. */
+	if (c[0] == 0xb2) {
+		if (!is_tag(cf, idx, CLASSFILE_FIELDREF))
+			return CLASSFILE_RET_OTHER;
+		*index = idx;
+		return CLASSFILE_RET_FIELD;
+	}
+	if (!is_tag(cf, idx, CLASSFILE_STRING))
+		return CLASSFILE_RET_OTHER;
+	*index = idx;
+	return CLASSFILE_RET_STRING;
+}

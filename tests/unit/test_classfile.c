@@ -1,0 +1,881 @@
+/*
+ * test_classfile.c - the class-file reader: javac's output read exactly,
+ * hand-made class files for each rule, and damaged input (every prefix,
+ * every byte flipped) refused without a crash.  Run from tests/.
+ */
+#include "classfile.h"
+#include "t.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define FIX "fixtures/classes/"
+
+/* Read a whole file into *out (malloc'd); its length, or 0. */
+static size_t slurp(const char *path, uint8_t **out)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *b = NULL;
+	long n;
+
+	*out = NULL;
+	if (!f)
+		return 0;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
+	    fseek(f, 0, SEEK_SET) == 0 && (b = malloc((size_t)n)) &&
+	    fread(b, 1, (size_t)n, f) == (size_t)n) {
+		fclose(f);
+		*out = b;
+		return (size_t)n;
+	}
+	free(b);
+	fclose(f);
+	return 0;
+}
+
+/* Parse a fixture class; NULL (and a failed check) if it won't. */
+static struct classfile *load(const char *name, uint8_t **bytes)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct classfile *cf = NULL;
+	char path[256];
+	size_t n;
+
+	snprintf(path, sizeof(path), FIX "%s", name);
+	n = slurp(path, bytes);
+	T_CHECK(n > 0);
+	if (!n)
+		return NULL;
+	T_INTEQ(classfile_parse(&cf, *bytes, n, &err), 0);
+	if (err.code)
+		fprintf(stderr, "%s: %s\n", name, err.msg);
+	return cf;
+}
+
+/* Join cf's refs with spaces into buf: classfile_refs()'s result. */
+static int refs_join(const struct classfile *cf, char *buf, size_t cap,
+		     struct cmfs_err *err)
+{
+	char **refs = NULL;
+	size_t n = 0, i, len = 0;
+	int rc;
+
+	buf[0] = '\0';
+	rc = classfile_refs(&refs, &n, cf, err);
+	if (rc)
+		return rc;
+	for (i = 0; i < n; i++)
+		len += (size_t)snprintf(buf + len, len < cap ? cap - len : 0,
+					"%s%s", i ? " " : "", refs[i]);
+	T_CHECK(refs[n] == NULL);
+	classfile_names_free(refs);
+	return 0;
+}
+
+/* The refs of a fixture class, or the error message. */
+static const char *refs_line(const struct classfile *cf, char *buf, size_t cap)
+{
+	static struct cmfs_err err;
+
+	cmfs_err_clear(&err);
+	if (refs_join(cf, buf, cap, &err))
+		return err.msg;
+	return buf;
+}
+
+/* The name of Class constant idx (a static copy). */
+static const char *cname(const struct classfile *cf, unsigned idx)
+{
+	static char buf[256];
+	char *s = NULL;
+
+	if (classfile_class_name(&s, cf, idx, NULL))
+		return "(error)";
+	snprintf(buf, sizeof(buf), "%s", s);
+	free(s);
+	return buf;
+}
+
+static void test_plain_factory(void)
+{
+	const struct classfile_member *m;
+	struct classfile *cf;
+	uint8_t *bytes;
+	char line[2048], *s = NULL;
+	unsigned idx = 0;
+
+	cf = load("PlainFactory.class", &bytes);
+	if (!cf)
+		return;
+	T_INTEQ(cf->major, 55); /* --release 11 */
+	T_INTEQ(cf->minor, 0);
+	T_INTEQ(cf->ncp, 29);
+	T_INTEQ(cf->cp[7].tag, CLASSFILE_STRING);
+	T_STREQ(cname(cf, cf->this_class), "com/example/plain/PlainFactory");
+	T_STREQ(cname(cf, cf->super_class), "java/lang/Object");
+	T_INTEQ(cf->ninterfaces, 1);
+	T_STREQ(cname(cf, cf->interfaces[0]),
+		"org/apache/flink/table/factories/Factory");
+	T_INTEQ(cf->access & CLASSFILE_ACC_PUBLIC, CLASSFILE_ACC_PUBLIC);
+	T_INTEQ(cf->nfields, 0);
+	T_INTEQ(cf->nmethods, 4);
+	m = classfile_method(cf, "factoryIdentifier", "()Ljava/lang/String;");
+	T_CHECK(m != NULL);
+	if (m) {
+		T_INTEQ(m->code_len, 3);
+		T_INTEQ(classfile_const_return(cf, m, &idx),
+			CLASSFILE_RET_STRING);
+		T_INTEQ(idx, 7);
+		T_INTEQ(classfile_string(&s, cf, idx, NULL), 0);
+		T_STREQ(s, "plain");
+		free(s);
+	}
+	T_CHECK(classfile_method(cf, "factoryIdentifier", "()V") == NULL);
+	m = classfile_method(cf, "<init>", "()V");
+	T_CHECK(m &&
+		classfile_const_return(cf, m, &idx) == CLASSFILE_RET_OTHER);
+	/* Signature attributes are not followed: no ConfigOption here. */
+	T_STREQ(refs_line(cf, line, sizeof(line)),
+		"com/example/plain/PlainFactory java/lang/Object "
+		"java/lang/String java/util/Collections java/util/Set "
+		"org/apache/flink/table/factories/Factory");
+	T_CHECK(classfile_utf8_eq(cf, 8, "plain"));
+	T_CHECK(!classfile_utf8_eq(cf, 8, "plai"));
+	T_CHECK(!classfile_utf8_eq(cf, 7, "plain")); /* a String, not Utf8 */
+	classfile_free(cf);
+	free(bytes);
+}
+
+/* A static final field with a ConstantValue, read by getstatic. */
+static void test_const_field(void)
+{
+	const struct classfile_member *m, *f;
+	struct classfile *cf;
+	uint8_t *bytes;
+	char *s = NULL;
+	unsigned idx = 0;
+
+	cf = load("ConstIdFactory.class", &bytes);
+	if (!cf)
+		return;
+	f = classfile_field(cf, "IDENTIFIER", "Ljava/lang/String;");
+	T_CHECK(f != NULL);
+	if (f) {
+		T_INTEQ(f->access &
+				(CLASSFILE_ACC_STATIC | CLASSFILE_ACC_FINAL),
+			CLASSFILE_ACC_STATIC | CLASSFILE_ACC_FINAL);
+		T_INTEQ(f->constant, 13);
+		T_INTEQ(classfile_string(&s, cf, f->constant, NULL), 0);
+		T_STREQ(s, "const-id");
+		free(s);
+	}
+	m = classfile_method(cf, "factoryIdentifier", "()Ljava/lang/String;");
+	T_CHECK(m &&
+		classfile_const_return(cf, m, &idx) == CLASSFILE_RET_FIELD);
+	T_INTEQ(idx, 7);
+	T_INTEQ(cf->cp[idx].tag, CLASSFILE_FIELDREF);
+	T_STREQ(cname(cf, cf->cp[idx].a), "com/example/constid/ConstIdFactory");
+	classfile_free(cf);
+	free(bytes);
+
+	/* An interface whose fields got a ConstantValue, or not. */
+	cf = load("Ids.class", &bytes);
+	if (!cf)
+		return;
+	T_CHECK(cf->access & CLASSFILE_ACC_INTERFACE);
+	f = classfile_field(cf, "HOLDER", "Ljava/lang/String;");
+	T_CHECK(f && f->constant == 1);
+	f = classfile_field(cf, "PLAIN", "Ljava/lang/String;");
+	T_CHECK(f && f->constant == 0);
+	classfile_free(cf);
+	free(bytes);
+}
+
+/* Code computed at run time; invokedynamic and method handles. */
+static void test_runtime_and_indy(void)
+{
+	const struct classfile_member *m;
+	struct classfile *cf;
+	uint8_t *bytes;
+	char line[4096];
+	unsigned idx = 0, i, indy = 0, mh = 0;
+
+	cf = load("RuntimeIdFactory.class", &bytes);
+	if (!cf)
+		return;
+	m = classfile_method(cf, "factoryIdentifier", "()Ljava/lang/String;");
+	T_CHECK(m &&
+		classfile_const_return(cf, m, &idx) == CLASSFILE_RET_OTHER);
+	for (i = 1; i < cf->ncp; i++) {
+		indy += cf->cp[i].tag == CLASSFILE_INVOKE_DYNAMIC;
+		mh += cf->cp[i].tag == CLASSFILE_METHOD_HANDLE;
+	}
+	T_INTEQ(indy, 1);
+	T_INTEQ(mh, 1);
+	T_CONTAINS(refs_line(cf, line, sizeof(line)),
+		   "java/lang/invoke/StringConcatFactory");
+	classfile_free(cf);
+	free(bytes);
+
+	/* A lambda: the functional interface is only in a descriptor. */
+	cf = load("BsonCodec.class", &bytes);
+	if (!cf)
+		return;
+	T_STREQ(refs_line(cf, line, sizeof(line)),
+		"com/example/shaded/bson/BsonCodec "
+		"com/example/shaded/bson/BsonDocument "
+		"java/lang/Object java/lang/String "
+		"java/lang/invoke/CallSite "
+		"java/lang/invoke/LambdaMetafactory "
+		"java/lang/invoke/MethodHandle "
+		"java/lang/invoke/MethodHandles "
+		"java/lang/invoke/MethodHandles$Lookup "
+		"java/lang/invoke/MethodType java/nio/ByteBuffer "
+		"java/nio/charset/Charset java/nio/charset/StandardCharsets "
+		"java/util/concurrent/ConcurrentHashMap "
+		"java/util/function/Function");
+	classfile_free(cf);
+	free(bytes);
+}
+
+/* Non-ASCII names: 2- and 3-byte sequences and a surrogate pair. */
+static void test_unicode(void)
+{
+	const struct classfile_member *m;
+	struct classfile *cf;
+	uint8_t *bytes;
+	char line[4096], *s = NULL;
+	unsigned idx = 0;
+
+	cf = load("UnicodeFactory.class", &bytes);
+	if (!cf)
+		return;
+	T_STREQ(cname(cf, cf->this_class),
+		"com/example/\xc3\xbcn\xc3\xaf/F\xc3\xa4"
+		"ctory\xce\xa9");
+	m = classfile_method(cf, "factoryIdentifier", "()Ljava/lang/String;");
+	T_CHECK(m &&
+		classfile_const_return(cf, m, &idx) == CLASSFILE_RET_STRING);
+	T_INTEQ(classfile_string(&s, cf, idx, NULL), 0);
+	/* U+1D4B3 is ED A0 B5 ED B2 B3 in the class, F0 9D 92 B3 here. */
+	T_STREQ(s, "\xc3\xbcn\xc3\xaf"
+		   "code-\xf0\x9d\x92\xb3");
+	free(s);
+	T_CONTAINS(refs_line(cf, line, sizeof(line)),
+		   "com/example/\xc3\xbcn\xc3\xaf/\xf0\x9d\x92\xb3Helper");
+	classfile_free(cf);
+	free(bytes);
+}
+
+static void test_interface_default(void)
+{
+	const struct classfile_member *m;
+	struct classfile *cf;
+	uint8_t *bytes;
+
+	cf = load("Named.class", &bytes);
+	if (!cf)
+		return;
+	T_CHECK(cf->access & CLASSFILE_ACC_INTERFACE);
+	T_CHECK(cf->access & CLASSFILE_ACC_ABSTRACT);
+	m = classfile_method(cf, "factoryIdentifier", "()Ljava/lang/String;");
+	T_CHECK(m && !(m->access & CLASSFILE_ACC_ABSTRACT) && m->code);
+	classfile_free(cf);
+	free(bytes);
+}
+
+static void test_corrupt_pool_fixture(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct classfile *cf = NULL;
+	uint8_t *bytes;
+	size_t n = slurp(FIX "corrupt-pool.class", &bytes);
+
+	T_CHECK(n > 0);
+	T_ERRNO(classfile_parse(&cf, bytes, n, &err), EINVAL);
+	T_CHECK(cf == NULL);
+	T_STREQ(err.msg, "offset 10: constant 1 (tag 10) refers to a wrong "
+			 "or missing entry");
+	free(bytes);
+}
+
+/* ---- hand-made class files ---- */
+
+struct cb {
+	uint8_t d[1024];
+	size_t n;
+};
+
+static void p1(struct cb *c, unsigned v)
+{
+	c->d[c->n++] = (uint8_t)v;
+}
+
+static void p2(struct cb *c, unsigned v)
+{
+	p1(c, v >> 8);
+	p1(c, v & 0xff);
+}
+
+static void p4(struct cb *c, uint32_t v)
+{
+	p2(c, v >> 16);
+	p2(c, v & 0xffff);
+}
+
+static void pbytes(struct cb *c, const void *s, size_t n)
+{
+	memcpy(c->d + c->n, s, n);
+	c->n += n;
+}
+
+/* A Utf8 constant holding the n bytes s. */
+static void putf8(struct cb *c, const char *s, size_t n)
+{
+	p1(c, CLASSFILE_UTF8);
+	p2(c, (unsigned)n);
+	pbytes(c, s, n);
+}
+
+/* Magic, version 55, and constant_pool_count. */
+static void head(struct cb *c, unsigned ncp)
+{
+	c->n = 0;
+	p4(c, 0xcafebabe);
+	p2(c, 0);
+	p2(c, 55);
+	p2(c, ncp);
+}
+
+/* The pool every small class starts with: #1 Utf8 A, #2 Class #1. */
+static void pool_a(struct cb *c, unsigned ncp)
+{
+	head(c, ncp);
+	putf8(c, "A", 1);
+	p1(c, CLASSFILE_CLASS);
+	p2(c, 1);
+}
+
+/* access, this = #2, super = 0, no interfaces, fields, methods, attrs. */
+static void tail_empty(struct cb *c)
+{
+	p2(c, 0x21);
+	p2(c, 2);
+	p2(c, 0);
+	p2(c, 0);
+	p2(c, 0);
+	p2(c, 0);
+	p2(c, 0);
+}
+
+/* Parse c; the errno, with the message in msg. */
+static int try_parse(struct cb *c, char *msg)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct classfile *cf = NULL;
+	int rc = classfile_parse(&cf, c->d, c->n, &err);
+
+	strcpy(msg, err.msg);
+	T_CHECK(rc ? cf == NULL : cf != NULL);
+	classfile_free(cf);
+	return rc;
+}
+
+static void test_minimal_and_truncated(void)
+{
+	char msg[CMFS_ERR_MSG];
+	struct cb c;
+	size_t full, k;
+
+	pool_a(&c, 3);
+	tail_empty(&c);
+	T_INTEQ(try_parse(&c, msg), 0);
+	full = c.n;
+	/* Every proper prefix is refused. */
+	for (k = 0; k < full; k++) {
+		c.n = k;
+		if (try_parse(&c, msg) != -EINVAL) {
+			T_CHECK(!"a prefix parsed");
+			break;
+		}
+	}
+	c.n = 0;
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 0: truncated magic");
+	c.n = 12;
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 10: truncated constant pool");
+	/* Extra bytes at the end. */
+	c.n = full;
+	p1(&c, 0);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 31: 1 extra bytes after the class");
+	c.d[0] = 0xca;
+	c.d[1] = 0xfe;
+	c.d[2] = 0xd0;
+	c.d[3] = 0x0d;
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 0: magic is 0xcafed00d, not a class file");
+	pool_a(&c, 3);
+	c.d[7] = 44;
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 6: major version 44 is not valid");
+}
+
+static void test_pool_rules(void)
+{
+	char msg[CMFS_ERR_MSG];
+	struct cb c;
+
+	/* A huge count with no bytes behind it: refused before allocating. */
+	head(&c, 65535);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 10: truncated constant pool");
+	head(&c, 0);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 8: constant_pool_count is 0");
+	/* An unknown tag. */
+	pool_a(&c, 4);
+	p1(&c, 2);
+	p2(&c, 0);
+	tail_empty(&c);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 17: unknown constant tag 2");
+	/* A Long in the last slot. */
+	pool_a(&c, 4);
+	p1(&c, CLASSFILE_LONG);
+	p4(&c, 0);
+	p4(&c, 1);
+	tail_empty(&c);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 17: 8-byte constant in the last pool slot");
+	/* A Long takes two slots: #3-#4, then #5 is usable. */
+	pool_a(&c, 6);
+	p1(&c, CLASSFILE_LONG);
+	p4(&c, 0);
+	p4(&c, 1);
+	putf8(&c, "x", 1);
+	tail_empty(&c);
+	T_INTEQ(try_parse(&c, msg), 0);
+	/* ...and an index to its second slot is refused. */
+	pool_a(&c, 6);
+	p1(&c, CLASSFILE_LONG);
+	p4(&c, 0);
+	p4(&c, 1);
+	p1(&c, CLASSFILE_STRING);
+	p2(&c, 4);
+	tail_empty(&c);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 26: constant 5 (tag 8) refers to a wrong or "
+		     "missing entry");
+	/* A Class naming a Class, an index past the end, a bad handle. */
+	pool_a(&c, 4);
+	p1(&c, CLASSFILE_CLASS);
+	p2(&c, 2);
+	tail_empty(&c);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	pool_a(&c, 4);
+	p1(&c, CLASSFILE_STRING);
+	p2(&c, 9);
+	tail_empty(&c);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	pool_a(&c, 4);
+	p1(&c, CLASSFILE_METHOD_HANDLE);
+	p1(&c, 10);
+	p2(&c, 1);
+	tail_empty(&c);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 17: constant 3 (tag 15) refers to a wrong or "
+		     "missing entry");
+	/* this_class must be a Class. */
+	pool_a(&c, 3);
+	tail_empty(&c);
+	c.d[c.n - 11] = 1; /* this_class = #1, a Utf8 */
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 19: this_class 1 is not a valid Class index");
+	/* Module, Package, Dynamic: every tag up to Java 21 parses. */
+	pool_a(&c, 9);
+	p1(&c, CLASSFILE_MODULE);
+	p2(&c, 1);
+	p1(&c, CLASSFILE_PACKAGE);
+	p2(&c, 1);
+	p1(&c, CLASSFILE_NAME_AND_TYPE);
+	p2(&c, 1);
+	p2(&c, 8);
+	p1(&c, CLASSFILE_DYNAMIC);
+	p2(&c, 0);
+	p2(&c, 5);
+	p1(&c, CLASSFILE_FLOAT);
+	p4(&c, 0);
+	putf8(&c, "I", 1);
+	tail_empty(&c);
+	T_INTEQ(try_parse(&c, msg), 0);
+}
+
+static void test_utf8_rules(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct classfile *cf = NULL;
+	char msg[CMFS_ERR_MSG], *s = NULL;
+	static const char *const bad[] = {"a\x00"
+					  "b",
+					  "\xf0\x9d\x92\xb3",
+					  "\xc1\x81",
+					  "\xe0\x80\x80",
+					  "\xc3",
+					  "\xe2\x82",
+					  "\x80"};
+	static const size_t badlen[] = {3, 4, 2, 3, 1, 2, 1};
+	struct cb c;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		pool_a(&c, 4);
+		putf8(&c, bad[i], badlen[i]);
+		tail_empty(&c);
+		T_ERRNO(try_parse(&c, msg), EINVAL);
+		T_CONTAINS(msg, "malformed modified UTF-8");
+	}
+	/* C0 80 (U+0000) is valid modified UTF-8, but no C string. */
+	pool_a(&c, 5);
+	putf8(&c, "a\xc0\x80", 3);
+	putf8(&c, "\xed\xa0\xb5", 3); /* an unpaired high surrogate */
+	tail_empty(&c);
+	T_INTEQ(classfile_parse(&cf, c.d, c.n, &err), 0);
+	if (!cf)
+		return;
+	T_ERRNO(classfile_utf8(&s, cf, 3, &err), EINVAL);
+	T_STREQ(err.msg, "offset 17: Utf8 constant holds U+0000");
+	cmfs_err_clear(&err);
+	T_ERRNO(classfile_utf8(&s, cf, 4, &err), EINVAL);
+	T_STREQ(err.msg, "offset 23: Utf8 constant holds an unpaired "
+			 "surrogate");
+	T_ERRNO(classfile_utf8(&s, cf, 2, NULL), EINVAL); /* a Class */
+	T_ERRNO(classfile_utf8(&s, cf, 99, NULL), EINVAL);
+	T_CHECK(s == NULL);
+	classfile_free(cf);
+}
+
+/* A class whose constant #3 is a Class named `name`: its refs. */
+static int refs_of_name(const char *name, char *msg, char *line)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct classfile *cf = NULL;
+	struct cb c;
+	int rc;
+
+	pool_a(&c, 5);
+	putf8(&c, name, strlen(name));
+	p1(&c, CLASSFILE_CLASS);
+	p2(&c, 3);
+	tail_empty(&c);
+	rc = classfile_parse(&cf, c.d, c.n, &err);
+	T_INTEQ(rc, 0);
+	if (rc)
+		return rc;
+	rc = refs_join(cf, line, 512, &err);
+	strcpy(msg, err.msg);
+	classfile_free(cf);
+	return rc;
+}
+
+static void test_names_and_arrays(void)
+{
+	char msg[CMFS_ERR_MSG], line[512];
+	char dims[300];
+
+	T_INTEQ(refs_of_name("a/b/C$D", msg, line), 0);
+	T_STREQ(line, "A a/b/C$D");
+	T_INTEQ(refs_of_name("[[Ljava/lang/String;", msg, line), 0);
+	T_STREQ(line, "A java/lang/String");
+	T_INTEQ(refs_of_name("[I", msg, line), 0);
+	T_STREQ(line, "A");
+	T_ERRNO(refs_of_name("a//b", msg, line), EINVAL);
+	T_STREQ(msg, "offset 24: bad class name a//b");
+	T_ERRNO(refs_of_name("a.b", msg, line), EINVAL);
+	T_ERRNO(refs_of_name("a/", msg, line), EINVAL);
+	T_ERRNO(refs_of_name("[X", msg, line), EINVAL);
+	T_ERRNO(refs_of_name("[Ljava/lang/String", msg, line), EINVAL);
+	T_ERRNO(refs_of_name("[V", msg, line), EINVAL);
+	T_ERRNO(refs_of_name("", msg, line), EINVAL);
+	memset(dims, '[', 256);
+	strcpy(dims + 256, "I");
+	T_ERRNO(refs_of_name(dims, msg, line), EINVAL);
+	T_INTEQ(refs_of_name(dims + 1, msg, line), 0); /* 255 dimensions */
+}
+
+/* A class with one NameAndType whose descriptor is `desc`. */
+static int refs_of_desc(const char *desc, char *line)
+{
+	struct classfile *cf = NULL;
+	struct cb c;
+	int rc;
+
+	pool_a(&c, 6);
+	putf8(&c, "f", 1);
+	putf8(&c, desc, strlen(desc));
+	p1(&c, CLASSFILE_NAME_AND_TYPE);
+	p2(&c, 3);
+	p2(&c, 4);
+	tail_empty(&c);
+	rc = classfile_parse(&cf, c.d, c.n, NULL);
+	T_INTEQ(rc, 0);
+	if (rc)
+		return rc;
+	rc = refs_join(cf, line, 512, NULL);
+	classfile_free(cf);
+	return rc;
+}
+
+static void test_descriptors(void)
+{
+	char line[512];
+
+	T_INTEQ(refs_of_desc("(I[JLa/B;[[Lc/D;)Le/F;", line), 0);
+	T_STREQ(line, "A a/B c/D e/F");
+	T_INTEQ(refs_of_desc("()V", line), 0);
+	T_STREQ(line, "A");
+	T_INTEQ(refs_of_desc("[Lx/Y;", line), 0);
+	T_STREQ(line, "A x/Y");
+	T_ERRNO(refs_of_desc("V", line), EINVAL);
+	T_ERRNO(refs_of_desc("(V)V", line), EINVAL);
+	T_ERRNO(refs_of_desc("(I", line), EINVAL);
+	T_ERRNO(refs_of_desc("()", line), EINVAL);
+	T_ERRNO(refs_of_desc("()VV", line), EINVAL);
+	T_ERRNO(refs_of_desc("La/B", line), EINVAL);
+	T_ERRNO(refs_of_desc("L;", line), EINVAL);
+	T_ERRNO(refs_of_desc("La.b;", line), EINVAL);
+	T_ERRNO(refs_of_desc("Q", line), EINVAL);
+}
+
+/*
+ * A class with one method: name #3, descriptor #4, and a Code attribute
+ * (name #5) whose code is the n bytes `code`, followed by `extra` bytes
+ * the attribute length claims.
+ */
+static void method_class(struct cb *c, const uint8_t *code, size_t n, int extra,
+			 int twice)
+{
+	int k;
+
+	pool_a(c, 7);
+	putf8(c, "factoryIdentifier", 17);
+	putf8(c, "()Ljava/lang/String;", 20);
+	putf8(c, "Code", 4);
+	p1(c, CLASSFILE_STRING);
+	p2(c, 3);
+	p2(c, 0x21);
+	p2(c, 2);
+	p2(c, 0);
+	p2(c, 0);
+	p2(c, 0); /* fields */
+	p2(c, 1); /* methods */
+	p2(c, CLASSFILE_ACC_PUBLIC);
+	p2(c, 3);
+	p2(c, 4);
+	p2(c, twice ? 2 : 1);
+	for (k = 0; k < (twice ? 2 : 1); k++) {
+		p2(c, 5);
+		p4(c, (uint32_t)(12 + n + extra));
+		p2(c, 1);
+		p2(c, 1);
+		p4(c, (uint32_t)n);
+		pbytes(c, code, n);
+		p2(c, 0);
+		p2(c, 0);
+		c->n += (size_t)(extra > 0 ? extra : 0);
+	}
+	p2(c, 0);
+}
+
+static void test_code_rules(void)
+{
+	static const uint8_t ldc[] = {0x12, 6, 0xb0};
+	static const uint8_t ldc_w[] = {0x13, 0, 6, 0xb0};
+	static const uint8_t ldc_utf8[] = {0x12, 3, 0xb0};
+	static const uint8_t ldc_pop[] = {0x12, 6, 0x57};
+	static const uint8_t ldc_short[] = {0x13, 0, 6};
+	static const uint8_t getstatic_bad[] = {0xb2, 0, 6, 0xb0};
+	const struct classfile_member *m;
+	struct classfile *cf = NULL;
+	char msg[CMFS_ERR_MSG];
+	unsigned idx = 0;
+	struct cb c;
+
+	method_class(&c, ldc, sizeof(ldc), 0, 0);
+	T_INTEQ(classfile_parse(&cf, c.d, c.n, NULL), 0);
+	m = cf ? classfile_method(cf, "factoryIdentifier",
+				  "()Ljava/lang/String;")
+	       : NULL;
+	T_CHECK(m &&
+		classfile_const_return(cf, m, &idx) == CLASSFILE_RET_STRING &&
+		idx == 6);
+	classfile_free(cf);
+	cf = NULL;
+	method_class(&c, ldc_w, sizeof(ldc_w), 0, 0);
+	T_INTEQ(classfile_parse(&cf, c.d, c.n, NULL), 0);
+	m = cf ? &cf->methods[0] : NULL;
+	T_CHECK(m &&
+		classfile_const_return(cf, m, &idx) == CLASSFILE_RET_STRING);
+	classfile_free(cf);
+	cf = NULL;
+	/* Not constants: ldc of a Utf8, no areturn, cut short, getstatic
+	 * of something that is not a Fieldref. */
+	method_class(&c, ldc_utf8, sizeof(ldc_utf8), 0, 0);
+	T_INTEQ(classfile_parse(&cf, c.d, c.n, NULL), 0);
+	T_CHECK(cf && classfile_const_return(cf, &cf->methods[0], &idx) ==
+			      CLASSFILE_RET_OTHER);
+	classfile_free(cf);
+	cf = NULL;
+	method_class(&c, ldc_pop, sizeof(ldc_pop), 0, 0);
+	T_INTEQ(classfile_parse(&cf, c.d, c.n, NULL), 0);
+	T_CHECK(cf && classfile_const_return(cf, &cf->methods[0], &idx) ==
+			      CLASSFILE_RET_OTHER);
+	classfile_free(cf);
+	cf = NULL;
+	method_class(&c, ldc_short, sizeof(ldc_short), 0, 0);
+	T_INTEQ(classfile_parse(&cf, c.d, c.n, NULL), 0);
+	T_CHECK(cf && classfile_const_return(cf, &cf->methods[0], &idx) ==
+			      CLASSFILE_RET_OTHER);
+	classfile_free(cf);
+	cf = NULL;
+	method_class(&c, getstatic_bad, sizeof(getstatic_bad), 0, 0);
+	T_INTEQ(classfile_parse(&cf, c.d, c.n, NULL), 0);
+	T_CHECK(cf && classfile_const_return(cf, &cf->methods[0], &idx) ==
+			      CLASSFILE_RET_OTHER);
+	classfile_free(cf);
+	/* Structural errors. */
+	method_class(&c, ldc, 0, 0, 0);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 100: code_length 0 is not 1..65535");
+	method_class(&c, ldc, sizeof(ldc), 0, 1);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 111: second Code attribute");
+	method_class(&c, ldc, sizeof(ldc), 2, 0);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 111: Code attribute is 2 bytes longer than its "
+		     "contents");
+	method_class(&c, ldc, sizeof(ldc), -1, 0);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+}
+
+/*
+ * A class with one static final String field whose attributes are `n`
+ * ConstantValues, each `len` bytes long, pointing at constant `cv`
+ * (#2 is a Class, #5 a String).
+ */
+static void field_class(struct cb *c, unsigned n, unsigned len, unsigned cv)
+{
+	unsigned k;
+
+	pool_a(c, 6);
+	putf8(c, "ConstantValue", 13);
+	putf8(c, "Ljava/lang/String;", 18);
+	p1(c, CLASSFILE_STRING);
+	p2(c, 1);
+	p2(c, 0x21);
+	p2(c, 2);
+	p2(c, 0);
+	p2(c, 0);
+	p2(c, 1); /* one field */
+	p2(c, CLASSFILE_ACC_STATIC | CLASSFILE_ACC_FINAL);
+	p2(c, 1);
+	p2(c, 4);
+	p2(c, n);
+	for (k = 0; k < n; k++) {
+		p2(c, 3);
+		p4(c, len);
+		if (len == 2)
+			p2(c, cv);
+		else
+			c->n += len;
+	}
+	p2(c, 0);
+	p2(c, 0);
+}
+
+static void test_constant_value_rules(void)
+{
+	struct classfile *cf = NULL;
+	char msg[CMFS_ERR_MSG];
+	struct cb c;
+
+	field_class(&c, 1, 2, 5);
+	T_INTEQ(classfile_parse(&cf, c.d, c.n, NULL), 0);
+	T_CHECK(cf && cf->nfields == 1 && cf->fields[0].constant == 5);
+	classfile_free(cf);
+	field_class(&c, 1, 2, 2);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 81: ConstantValue 2 is not a constant");
+	field_class(&c, 1, 3, 5);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 75: bad or second ConstantValue");
+	field_class(&c, 2, 2, 5);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 83: bad or second ConstantValue");
+	/* A field attribute that runs past the end of the file. */
+	field_class(&c, 1, 200, 5);
+	c.n -= 150;
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 81: truncated attribute");
+}
+
+/* Flip every bit of good class files: no crash, refused or parsed. */
+static void test_bit_flips(void)
+{
+	static const char *const names[] = {"PlainFactory.class",
+					    "BsonCodec.class",
+					    "UnicodeFactory.class"};
+	size_t f, i, bit, ok = 0, bad = 0;
+
+	for (f = 0; f < sizeof(names) / sizeof(names[0]); f++) {
+		char path[256];
+		uint8_t *b;
+		size_t n;
+
+		snprintf(path, sizeof(path), FIX "%s", names[f]);
+		n = slurp(path, &b);
+		T_CHECK(n > 0);
+		for (i = 0; i < n; i++)
+			for (bit = 0; bit < 8; bit++) {
+				struct classfile *cf = NULL;
+				char **refs = NULL;
+				size_t nr;
+				int rc;
+
+				b[i] ^= (uint8_t)(1u << bit);
+				rc = classfile_parse(&cf, b, n, NULL);
+				if (!rc &&
+				    !classfile_refs(&refs, &nr, cf, NULL))
+					classfile_names_free(refs);
+				if (rc)
+					bad++;
+				else
+					ok++;
+				classfile_free(cf);
+				b[i] ^= (uint8_t)(1u << bit);
+			}
+		free(b);
+	}
+	T_CHECK(ok > 0 && bad > 0);
+}
+
+int main(void)
+{
+	T_RUN(test_plain_factory);
+	T_RUN(test_const_field);
+	T_RUN(test_runtime_and_indy);
+	T_RUN(test_unicode);
+	T_RUN(test_interface_default);
+	T_RUN(test_corrupt_pool_fixture);
+	T_RUN(test_minimal_and_truncated);
+	T_RUN(test_pool_rules);
+	T_RUN(test_utf8_rules);
+	T_RUN(test_names_and_arrays);
+	T_RUN(test_descriptors);
+	T_RUN(test_code_rules);
+	T_RUN(test_constant_value_rules);
+	T_RUN(test_bit_flips);
+	return T_DONE();
+}
