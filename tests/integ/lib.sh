@@ -18,6 +18,8 @@ SYSC=${SYSC:-$TOP/${CMFS_BUILD:-build}/tools/sysc}
 export FIX="$TOP/tests/fixtures/jars"
 export DATA="$TOP/tests/integ/data"
 NAME=$(basename "$0" .sh)
+# libfuse's own leaks are not ours (see the file).
+export LSAN_OPTIONS="suppressions=$TOP/tests/lsan.supp:print_suppressions=0"
 PASS=0
 FAIL=0
 SKIP=0
