@@ -271,3 +271,48 @@ int catalog_event_read(struct catalog *c, const char *env, uint64_t off,
 {
 	return c->be->event_read(c->impl, env, off, size, out, err);
 }
+
+int catalog_open_existing(struct catalog **out, const char *uri, int rdonly,
+			  struct cmfs_err *err)
+{
+	struct catalog *c;
+	int rc;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	c->be = &catalog_sqlite_backend;
+	if (!strncmp(uri, "sqlite:", 7))
+		uri += 7;
+	rc = c->be->open_existing(&c->impl, uri, rdonly, err);
+	if (rc) {
+		free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
+int catalog_begin_read(struct catalog *c, struct cmfs_err *err)
+{
+	return c->be->begin_read(c->impl, err);
+}
+
+int catalog_ver_put(struct catalog *c, const struct catalog_version *v,
+		    struct cmfs_err *err)
+{
+	return c->be->ver_put(c->impl, v, err);
+}
+
+int catalog_art_next_get(struct catalog *c, int64_t art_id, int64_t *out,
+			 struct cmfs_err *err)
+{
+	return c->be->art_next_get(c->impl, art_id, out, err);
+}
+
+int catalog_art_next_set(struct catalog *c, int64_t art_id, int64_t n,
+			 struct cmfs_err *err)
+{
+	return c->be->art_next_set(c->impl, art_id, n, err);
+}

@@ -1,0 +1,876 @@
+/*
+ * fsck.c - `cmfs fsck`: the store checked against its catalog, and
+ * repaired where that loses nothing good.  See fsck.h for what is checked
+ * and what a repair does.
+ *
+ * A run has three phases.  Gather: open the catalog (only if it exists;
+ * read-only unless repairing), run its integrity check, copy every
+ * version row into memory under one read snapshot, and list the blobs.
+ * Judge: hash every blob, then match versions and blobs both ways.
+ * Repair: one catalog transaction deletes the broken versions (and
+ * artifacts left with none) and records each deletion in `events`; after
+ * it commits, blobs that nothing refers to are unlinked, and missing
+ * inspections are put back, each in a transaction of its own.  Blobs
+ * are unlinked only after the catalog says, in the same process, that no
+ * version refers to them.
+ *
+ * Only catalog.h and store.h are used to reach the store, so a second
+ * catalog backend is checked by the same code.
+ */
+#define _GNU_SOURCE
+#include "fsck.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "events.h"
+#include "jar.h"
+#include "name.h"
+#include "store.h"
+
+/* Lines of a failed integrity check that are reported one by one. */
+#define MAX_CHECK_LINES 10
+
+/* A blob as found in the store. */
+struct blob {
+	char sha[STORE_SHA_HEX];
+	uint64_t size;
+	int corrupt;   /* its bytes do not hash to its name */
+	char why[128]; /* with corrupt: what they hash to, or why
+			* they could not be read */
+	size_t refs;   /* versions (in memory) that refer to it */
+};
+
+/* A version as the catalog has it, with where it lives. */
+struct ver {
+	char env[64];
+	char artifact[254];
+	struct catalog_version v;
+	int bad; /* its blob is missing or corrupt */
+};
+
+/* The state of one run. */
+struct run {
+	struct fsck_report *r;
+	struct store *store;
+	struct catalog *cat;
+	int cat_ok; /* opened and passed the integrity check */
+	struct ver *vers;
+	size_t nvers, avers;
+	struct blob *blobs;
+	size_t nblobs, ablobs;
+	/* While listing: the environment and artifact being walked. */
+	const char *env;
+	const char *artifact;
+};
+
+/* Append a problem; its strings start empty.  NULL when out of memory. */
+static struct fsck_problem *problem(struct run *x, enum fsck_kind kind)
+{
+	struct fsck_report *r = x->r;
+	struct fsck_problem *p;
+
+	p = realloc(r->problems, (r->nproblems + 1) * sizeof(*p));
+	if (!p)
+		return NULL;
+	r->problems = p;
+	p = &r->problems[r->nproblems++];
+	memset(p, 0, sizeof(*p));
+	p->kind = kind;
+	return p;
+}
+
+/* A problem about version `v`. */
+static struct fsck_problem *ver_problem(struct run *x, enum fsck_kind kind,
+					const struct ver *v)
+{
+	struct fsck_problem *p = problem(x, kind);
+
+	if (!p)
+		return NULL;
+	snprintf(p->env, sizeof(p->env), "%s", v->env);
+	snprintf(p->artifact, sizeof(p->artifact), "%s", v->artifact);
+	p->version = v->v.n;
+	snprintf(p->sha256, sizeof(p->sha256), "%s", v->v.sha256);
+	return p;
+}
+
+/* ---- gather ------------------------------------------------------------- */
+
+static int add_version(void *arg, const struct catalog_version *v)
+{
+	struct run *x = arg;
+	struct ver *n;
+
+	if (x->nvers == x->avers) {
+		size_t a = x->avers ? 2 * x->avers : 64;
+
+		n = realloc(x->vers, a * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		x->vers = n;
+		x->avers = a;
+	}
+	n = &x->vers[x->nvers++];
+	memset(n, 0, sizeof(*n));
+	snprintf(n->env, sizeof(n->env), "%s", x->env);
+	snprintf(n->artifact, sizeof(n->artifact), "%s", x->artifact);
+	n->v = *v;
+	return 0;
+}
+
+/* An artifact: its id and name, listed before its versions are read. */
+struct art {
+	int64_t id;
+	char name[254];
+};
+
+struct list {
+	void *v;
+	size_t n, a, size;
+};
+
+/* Append `item` (list->size bytes) to `l`.  0 or -ENOMEM. */
+static int list_add(struct list *l, const void *item)
+{
+	if (l->n == l->a) {
+		size_t a = l->a ? 2 * l->a : 16;
+		void *v = realloc(l->v, a * l->size);
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->a = a;
+	}
+	memcpy((char *)l->v + l->n++ * l->size, item, l->size);
+	return 0;
+}
+
+static int add_env(void *arg, const struct catalog_env *e)
+{
+	return list_add(arg, e);
+}
+
+static int add_art(void *arg, const struct catalog_artifact *a)
+{
+	struct art t;
+
+	memset(&t, 0, sizeof(t));
+	t.id = a->id;
+	snprintf(t.name, sizeof(t.name), "%s", a->name);
+	return list_add(arg, &t);
+}
+
+/* Every version of every artifact of every environment, into x->vers. */
+static int gather_versions(struct run *x, struct cmfs_err *err)
+{
+	struct list envs = {NULL, 0, 0, sizeof(struct catalog_env)};
+	struct list arts = {NULL, 0, 0, sizeof(struct art)};
+	size_t i, j;
+	int rc;
+
+	rc = catalog_begin_read(x->cat, err);
+	if (rc)
+		return rc;
+	rc = catalog_env_list(x->cat, add_env, &envs, err);
+	for (i = 0; !rc && i < envs.n; i++) {
+		const struct catalog_env *e =
+			(const struct catalog_env *)envs.v + i;
+
+		arts.n = 0;
+		rc = catalog_art_list(x->cat, e->id, add_art, &arts, err);
+		x->env = e->name;
+		for (j = 0; !rc && j < arts.n; j++) {
+			const struct art *a = (const struct art *)arts.v + j;
+
+			x->artifact = a->name;
+			rc = catalog_ver_list(x->cat, a->id, add_version, x,
+					      err);
+		}
+		x->r->nartifacts += arts.n;
+	}
+	x->r->nenvs = envs.n;
+	x->r->nversions = x->nvers;
+	catalog_end(x->cat, 0, NULL);
+	free(envs.v);
+	free(arts.v);
+	if (rc == -ENOMEM)
+		return cmfs_err_set(err, rc, "out of memory");
+	return rc;
+}
+
+static int add_blob(void *arg, const char *sha, uint64_t size)
+{
+	struct run *x = arg;
+	struct blob *b;
+	size_t i;
+
+	/* Only names of 64 lower-case hex digits are blobs. */
+	for (i = 0; sha[i]; i++)
+		if (!strchr("0123456789abcdef", sha[i]))
+			return 0;
+	if (i != 64)
+		return 0;
+	if (x->nblobs == x->ablobs) {
+		size_t a = x->ablobs ? 2 * x->ablobs : 64;
+
+		b = realloc(x->blobs, a * sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		x->blobs = b;
+		x->ablobs = a;
+	}
+	b = &x->blobs[x->nblobs++];
+	memset(b, 0, sizeof(*b));
+	memcpy(b->sha, sha, 65);
+	b->size = size;
+	return 0;
+}
+
+static int cmp_blob(const void *a, const void *b)
+{
+	return strcmp(((const struct blob *)a)->sha,
+		      ((const struct blob *)b)->sha);
+}
+
+static struct blob *find_blob(struct run *x, const char *sha)
+{
+	struct blob key;
+
+	snprintf(key.sha, sizeof(key.sha), "%s", sha);
+	if (!x->nblobs)
+		return NULL;
+	return bsearch(&key, x->blobs, x->nblobs, sizeof(*x->blobs), cmp_blob);
+}
+
+/*
+ * Open the catalog and run its integrity check.  A catalog that cannot be
+ * used is a problem, not an error of the run: the blobs are still checked.
+ */
+static int open_catalog(struct run *x, const char *store, int rdonly,
+			struct cmfs_err *err)
+{
+	struct cmfs_err e2 = CMFS_ERR_INIT;
+	struct fsck_problem *p;
+	char db[PATH_MAX], *res = NULL, *line, *save = NULL;
+	size_t n = 0;
+	int rc;
+
+	if ((size_t)snprintf(db, sizeof(db), "%s/catalog.db", store) >=
+	    sizeof(db))
+		return cmfs_err_set(err, -ENAMETOOLONG, "%s: path too long",
+				    store);
+	rc = catalog_open_existing(&x->cat, db, rdonly, &e2);
+	if (!rc)
+		rc = catalog_check(x->cat, &res, &e2);
+	if (!rc && !strcmp(res, "ok")) {
+		x->cat_ok = 1;
+		free(res);
+		return 0;
+	}
+	if (rc == -ENOMEM) {
+		free(res);
+		return cmfs_err_set(err, rc, "out of memory");
+	}
+	if (rc) {
+		if (!(p = problem(x, FSCK_CATALOG)))
+			return cmfs_err_set(err, -ENOMEM, "out of memory");
+		snprintf(p->what, sizeof(p->what), "%s", cmfs_err_msg(&e2));
+		catalog_close(x->cat);
+		x->cat = NULL;
+		return 0;
+	}
+	/* The check found damage: one problem per line, up to a cap. */
+	for (line = strtok_r(res, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), n++) {
+		if (n > MAX_CHECK_LINES)
+			continue;
+		if (!(p = problem(x, FSCK_CATALOG)))
+			break;
+		if (n == MAX_CHECK_LINES)
+			snprintf(p->what, sizeof(p->what),
+				 "catalog integrity check: more lines follow "
+				 "(sqlite3 %.150s 'PRAGMA integrity_check')",
+				 db);
+		else
+			snprintf(p->what, sizeof(p->what),
+				 "catalog integrity check: %s", line);
+	}
+	if (!n && (p = problem(x, FSCK_CATALOG)))
+		snprintf(p->what, sizeof(p->what),
+			 "catalog integrity check failed without a report");
+	free(res);
+	return 0;
+}
+
+/* ---- judge -------------------------------------------------------------- */
+
+/* Hash blob `b`; mark it corrupt when its bytes are not its name. */
+static int hash_blob(struct run *x, struct blob *b)
+{
+	struct cmfs_err e2 = CMFS_ERR_INIT;
+	char hex[STORE_SHA_HEX];
+	struct stat st;
+	int fd, rc;
+
+	rc = store_blob_open(x->store, b->sha, &fd, &e2);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc) {
+		b->corrupt = 1;
+		snprintf(b->why, sizeof(b->why), "cannot be opened: %s",
+			 strerror(-rc));
+		return 0;
+	}
+	if (fstat(fd, &st)) {
+		rc = -errno;
+	} else {
+		b->size = (uint64_t)st.st_size;
+		rc = store_hash_fd(hex, fd, b->size, &e2);
+	}
+	close(fd);
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc) {
+		b->corrupt = 1;
+		snprintf(b->why, sizeof(b->why), "cannot be read: %s",
+			 strerror(-rc));
+	} else if (strcmp(hex, b->sha)) {
+		b->corrupt = 1;
+		snprintf(b->why, sizeof(b->why), "its bytes hash to %s", hex);
+	}
+	x->r->blob_bytes += b->size;
+	return 0;
+}
+
+/* Match versions to blobs; record the problems of versions. */
+static int judge_versions(struct run *x)
+{
+	struct jar_report *rep;
+	struct fsck_problem *p;
+	struct blob *b;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < x->nvers; i++) {
+		struct ver *v = &x->vers[i];
+
+		b = find_blob(x, v->v.sha256);
+		if (b)
+			b->refs++;
+		if (!b || b->corrupt) {
+			v->bad = 1;
+			p = ver_problem(
+				x, b ? FSCK_BLOB_CORRUPT : FSCK_BLOB_MISSING,
+				v);
+			if (!p)
+				return -ENOMEM;
+			if (b)
+				snprintf(p->what, sizeof(p->what),
+					 "blob %.64s is corrupt: %s", b->sha,
+					 b->why);
+			else
+				snprintf(p->what, sizeof(p->what),
+					 "blob %.64s is missing", v->v.sha256);
+			continue;
+		}
+		if (b->size != v->v.size) {
+			if (!(p = ver_problem(x, FSCK_SIZE, v)))
+				return -ENOMEM;
+			snprintf(p->what, sizeof(p->what),
+				 "the catalog says %llu bytes, blob %.64s "
+				 "(intact) has %llu",
+				 (unsigned long long)v->v.size, b->sha,
+				 (unsigned long long)b->size);
+		}
+		if (!x->cat_ok || !name_is_jar(v->artifact))
+			continue;
+		rep = NULL;
+		rc = catalog_insp_get(x->cat, v->v.sha256, &rep, NULL);
+		jar_report_free(rep);
+		if (rc == -ENOENT) {
+			if (!(p = ver_problem(x, FSCK_INSPECTION, v)))
+				return -ENOMEM;
+			snprintf(p->what, sizeof(p->what),
+				 "no inspection is recorded for blob %.64s",
+				 v->v.sha256);
+		}
+	}
+	return 0;
+}
+
+/* Blobs that no version refers to. */
+static int judge_orphans(struct run *x)
+{
+	struct fsck_problem *p;
+	size_t i;
+
+	if (!x->cat)
+		return 0; /* without a catalog nothing is an orphan */
+	for (i = 0; i < x->nblobs; i++) {
+		struct blob *b = &x->blobs[i];
+
+		if (b->refs)
+			continue;
+		if (!(p = problem(x, FSCK_ORPHAN)))
+			return -ENOMEM;
+		memcpy(p->sha256, b->sha, sizeof(p->sha256));
+		snprintf(p->what, sizeof(p->what),
+			 "blob %.64s (%llu bytes) is an orphan: no version "
+			 "refers to it%s%s%s",
+			 b->sha, (unsigned long long)b->size,
+			 b->corrupt ? " (and " : "", b->corrupt ? b->why : "",
+			 b->corrupt ? ")" : "");
+		if (x->r->busy)
+			snprintf(p->done, sizeof(p->done),
+				 "it may be an upload in flight: the store "
+				 "is in use");
+	}
+	return 0;
+}
+
+/* ---- repair ------------------------------------------------------------- */
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The latest good version of the artifact of x->vers[i] (0 = none). */
+static int64_t latest_good(const struct run *x, size_t i)
+{
+	const struct ver *v = &x->vers[i];
+	int64_t n = 0;
+	size_t j;
+
+	for (j = 0; j < x->nvers; j++) {
+		const struct ver *w = &x->vers[j];
+
+		if (w->v.artifact_id == v->v.artifact_id && !w->bad &&
+		    w->v.n > n)
+			n = w->v.n;
+	}
+	return n;
+}
+
+/* The missing-or-corrupt problem recorded for version `v`. */
+static struct fsck_problem *problem_of(struct run *x, const struct ver *v)
+{
+	size_t i;
+
+	for (i = 0; i < x->r->nproblems; i++) {
+		struct fsck_problem *p = &x->r->problems[i];
+
+		if ((p->kind == FSCK_BLOB_MISSING ||
+		     p->kind == FSCK_BLOB_CORRUPT) &&
+		    !strcmp(p->env, v->env) &&
+		    !strcmp(p->artifact, v->artifact) && p->version == v->v.n)
+			return p;
+	}
+	return NULL;
+}
+
+/* Delete broken version x->vers[i], with its events line. */
+static int drop_version(struct run *x, size_t i, struct cmfs_err *err)
+{
+	const struct ver *v = &x->vers[i];
+	struct fsck_problem *p = problem_of(x, v);
+	int64_t good = latest_good(x, i);
+	struct event ev;
+	const char *line;
+	int rc;
+
+	rc = catalog_ver_del(x->cat, v->v.artifact_id, v->v.n, err);
+	if (!rc && !good)
+		rc = catalog_art_del(x->cat, v->v.artifact_id, err);
+	if (rc)
+		return rc;
+	event_init(&ev, now_ns(), (uint32_t)getuid(), v->env, "fsck-repair");
+	event_add(&ev, "artifact", v->artifact);
+	event_addf(&ev, "version", "%lld", (long long)v->v.n);
+	event_add(&ev, "sha256", v->v.sha256);
+	event_add(&ev, "removed", "version");
+	if (p)
+		event_add(&ev, "reason", p->what);
+	if (good)
+		event_addf(&ev, "latest", "%lld", (long long)good);
+	line = event_finish(&ev, 0, NULL);
+	rc = line ? catalog_event_add(x->cat, v->env, line, err)
+		  : cmfs_err_set(err, -ENOMEM, "out of memory");
+	event_release(&ev);
+	if (rc || !p)
+		return rc;
+	p->fixed = 1;
+	if (good)
+		snprintf(p->done, sizeof(p->done),
+			 "removed version %lld; %.150s is now at version "
+			 "%lld",
+			 (long long)v->v.n, v->artifact, (long long)good);
+	else
+		snprintf(p->done, sizeof(p->done),
+			 "removed version %lld and %.150s, which has no "
+			 "good version left",
+			 (long long)v->v.n, v->artifact);
+	return 0;
+}
+
+/* Inspect the blob of problem `p` again and record it. */
+static int reinspect(struct run *x, struct fsck_problem *p,
+		     struct cmfs_err *err)
+{
+	struct cmfs_err e2 = CMFS_ERR_INIT;
+	struct jar_report *rep = NULL;
+	struct jar_limits lim;
+	int fd, rc;
+
+	if (!catalog_insp_get(x->cat, p->sha256, &rep, NULL)) {
+		/* Another version with the same bytes came first. */
+		jar_report_free(rep);
+		p->fixed = 1;
+		snprintf(p->done, sizeof(p->done), "inspection recomputed");
+		return 0;
+	}
+	if ((rc = store_blob_open(x->store, p->sha256, &fd, err)))
+		return rc;
+	jar_limits_default(&lim);
+	rc = jar_inspect_fd(&rep, fd, &lim, &e2);
+	close(fd);
+	if (rc == -EINVAL) {
+		snprintf(p->done, sizeof(p->done),
+			 "not repaired: not a valid zip archive: %s",
+			 cmfs_err_msg(&e2));
+		return 0;
+	}
+	if (rc)
+		return cmfs_err_set(err, rc, "inspecting %.64s: %s", p->sha256,
+				    cmfs_err_msg(&e2));
+	rc = catalog_insp_put(x->cat, p->sha256, rep, err);
+	jar_report_free(rep);
+	if (!rc) {
+		p->fixed = 1;
+		snprintf(p->done, sizeof(p->done), "inspection recomputed");
+	}
+	return rc;
+}
+
+/* Unlink the blobs that no version refers to now. */
+static void free_blobs(struct run *x)
+{
+	struct fsck_problem *p;
+	uint64_t refs;
+	size_t i, j;
+
+	for (i = 0; i < x->nblobs; i++) {
+		struct blob *b = &x->blobs[i];
+
+		if (b->refs && !b->corrupt)
+			continue;
+		if (catalog_blob_refs(x->cat, b->sha, &refs, NULL) || refs)
+			continue;
+		if (store_blob_unlink(x->store, b->sha))
+			continue;
+		for (j = 0; j < x->r->nproblems; j++) {
+			p = &x->r->problems[j];
+			if (p->kind != FSCK_ORPHAN || strcmp(p->sha256, b->sha))
+				continue;
+			p->fixed = 1;
+			snprintf(p->done, sizeof(p->done), "removed");
+		}
+	}
+}
+
+static int repair(struct run *x, struct cmfs_err *err)
+{
+	size_t i;
+	int rc;
+
+	rc = catalog_begin(x->cat, err);
+	if (rc)
+		return rc;
+	for (i = 0; !rc && i < x->nvers; i++)
+		if (x->vers[i].bad)
+			rc = drop_version(x, i, err);
+	rc = catalog_end(x->cat, rc, err);
+	if (rc) {
+		/* Rolled back: nothing in the catalog changed. */
+		for (i = 0; i < x->r->nproblems; i++) {
+			x->r->problems[i].fixed = 0;
+			x->r->problems[i].done[0] = '\0';
+		}
+		return rc;
+	}
+	free_blobs(x);
+	/*
+	 * Each inspection goes in with a transaction of its own (that of
+	 * catalog_insp_put), so one that cannot be recorded is rolled back
+	 * whole and the others still are.
+	 */
+	for (i = 0; i < x->r->nproblems; i++) {
+		struct fsck_problem *p = &x->r->problems[i];
+		struct cmfs_err e2 = CMFS_ERR_INIT;
+
+		if (p->kind != FSCK_INSPECTION)
+			continue;
+		rc = reinspect(x, p, &e2);
+		if (rc == -ENOMEM)
+			return cmfs_err_set(err, rc, "out of memory");
+		if (rc)
+			snprintf(p->done, sizeof(p->done),
+				 "not repaired: %.200s", cmfs_err_msg(&e2));
+	}
+	return 0;
+}
+
+/* Fill in why problems that repair does not touch were left. */
+static void explain(struct run *x)
+{
+	size_t i;
+
+	for (i = 0; i < x->r->nproblems; i++) {
+		struct fsck_problem *p = &x->r->problems[i];
+
+		if (p->fixed || p->done[0])
+			continue;
+		if (p->kind == FSCK_CATALOG || p->kind == FSCK_SIZE)
+			snprintf(p->done, sizeof(p->done),
+				 "not repairable here: restore the store "
+				 "from a backup (cmfs export/import)");
+		else if (x->r->repair && x->r->note[0])
+			snprintf(p->done, sizeof(p->done),
+				 "not repaired: %.200s", x->r->note);
+	}
+}
+
+/* ---- the run ------------------------------------------------------------ */
+
+int fsck_run(struct fsck_report **out, const char *store, int repair_it,
+	     struct cmfs_err *err)
+{
+	struct run x;
+	struct stat st;
+	char db[PATH_MAX];
+	size_t i;
+	int rc, have_db;
+
+	*out = NULL;
+	memset(&x, 0, sizeof(x));
+	if (stat(store, &st))
+		return cmfs_err_set(err, -errno, "store %s: %s", store,
+				    strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return cmfs_err_set(err, -ENOTDIR, "store %s: not a directory",
+				    store);
+	snprintf(db, sizeof(db), "%s/catalog.db", store);
+	have_db = access(db, F_OK) == 0;
+	snprintf(db, sizeof(db), "%s/blobs", store);
+	if (!have_db && access(db, F_OK))
+		return cmfs_err_set(err, -ENOENT,
+				    "store %s: not a cmfs store (no "
+				    "catalog.db, no blobs/)",
+				    store);
+	x.r = calloc(1, sizeof(*x.r));
+	if (!x.r)
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	x.r->repair = repair_it;
+	x.r->busy = fsck_store_busy(store);
+	if (repair_it && x.r->busy)
+		snprintf(x.r->note, sizeof(x.r->note),
+			 "the store is in use by pid %ld (a mount?): "
+			 "unmount it first",
+			 (long)x.r->busy);
+	if ((rc = store_open(&x.store, store, err)))
+		goto out;
+	if (!have_db) {
+		struct fsck_problem *p = problem(&x, FSCK_CATALOG);
+
+		if (!p) {
+			rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+			goto out;
+		}
+		snprintf(p->what, sizeof(p->what),
+			 "catalog %s/catalog.db is missing", store);
+	} else if ((rc = open_catalog(&x, store_path(x.store),
+				      !repair_it || x.r->busy, err))) {
+		goto out;
+	}
+	if (x.cat && x.cat_ok && (rc = gather_versions(&x, err)))
+		goto out;
+	if ((rc = store_blob_walk(x.store, add_blob, &x))) {
+		rc = cmfs_err_set(err, rc, "store %s: listing blobs: %s", store,
+				  strerror(-rc));
+		goto out;
+	}
+	if (x.nblobs)
+		qsort(x.blobs, x.nblobs, sizeof(*x.blobs), cmp_blob);
+	x.r->nblobs = x.nblobs;
+	for (i = 0; i < x.nblobs; i++)
+		if ((rc = hash_blob(&x, &x.blobs[i])))
+			break;
+	if (!rc && (!x.cat_ok || !(rc = judge_versions(&x))))
+		rc = x.cat_ok ? judge_orphans(&x) : 0;
+	if (rc) {
+		rc = cmfs_err_set(err, rc, "out of memory");
+		goto out;
+	}
+	if (!x.cat_ok) {
+		if (repair_it && !x.r->note[0])
+			snprintf(x.r->note, sizeof(x.r->note),
+				 "the catalog is damaged, so nothing else is "
+				 "touched");
+		/* A corrupt blob is still worth naming without a catalog. */
+		for (i = 0; i < x.nblobs; i++) {
+			struct fsck_problem *p;
+
+			if (!x.blobs[i].corrupt)
+				continue;
+			if (!(p = problem(&x, FSCK_BLOB_CORRUPT))) {
+				rc = cmfs_err_set(err, -ENOMEM,
+						  "out of memory");
+				goto out;
+			}
+			memcpy(p->sha256, x.blobs[i].sha, sizeof(p->sha256));
+			snprintf(p->what, sizeof(p->what),
+				 "blob %.64s is corrupt: %s", x.blobs[i].sha,
+				 x.blobs[i].why);
+		}
+	} else if (repair_it && !x.r->busy && x.r->nproblems &&
+		   (rc = repair(&x, err))) {
+		goto out;
+	}
+	explain(&x);
+out:
+	catalog_close(x.cat);
+	store_close(x.store);
+	free(x.vers);
+	free(x.blobs);
+	if (rc) {
+		fsck_report_free(x.r);
+		return rc;
+	}
+	*out = x.r;
+	return 0;
+}
+
+void fsck_report_free(struct fsck_report *r)
+{
+	if (!r)
+		return;
+	free(r->problems);
+	free(r);
+}
+
+int fsck_exit_code(const struct fsck_report *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nproblems; i++)
+		if (!r->problems[i].fixed)
+			return FSCK_EXIT_UNCORRECTED;
+	return r->nproblems ? FSCK_EXIT_CORRECTED : FSCK_EXIT_OK;
+}
+
+int fsck_report_format(struct buf *out, const struct fsck_report *r)
+{
+	size_t i, fixed = 0;
+	int rc = 0;
+
+	if (r->busy)
+		rc = buf_printf(out,
+				"the store is in use by pid %ld (a mount?): "
+				"checked read-only\n",
+				(long)r->busy);
+	for (i = 0; !rc && i < r->nproblems; i++) {
+		const struct fsck_problem *p = &r->problems[i];
+
+		fixed += p->fixed != 0;
+		if (p->version)
+			rc = buf_printf(
+				out,
+				"env %s, artifact %s, version %lld: ", p->env,
+				p->artifact, (long long)p->version);
+		if (!rc)
+			rc = buf_printf(out, "%s%s%s%s\n", p->what,
+					p->done[0] ? "; " : "",
+					p->fixed ? "repaired: " : "", p->done);
+	}
+	if (!rc)
+		rc = buf_printf(out,
+				"%zu environments, %zu artifacts, %zu "
+				"versions, %zu blobs (%llu bytes): ",
+				r->nenvs, r->nartifacts, r->nversions,
+				r->nblobs, (unsigned long long)r->blob_bytes);
+	if (!rc && !r->nproblems)
+		rc = buf_adds(out, "clean\n");
+	else if (!rc)
+		rc = buf_printf(out, "%zu problems, %zu repaired%s\n",
+				r->nproblems, fixed,
+				!r->repair && fixed < r->nproblems
+					? " (cmfs fsck --repair repairs what "
+					  "it can)"
+					: "");
+	return rc;
+}
+
+/* 1 if /proc/<pid>/fd of process `pid` holds `path` open. */
+static int holds(const char *pid, const char *path)
+{
+	char dir[300], link[PATH_MAX], target[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	ssize_t n;
+	int found = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		found = !strcmp(target, path);
+	}
+	closedir(d);
+	return found;
+}
+
+pid_t fsck_store_busy(const char *store)
+{
+	char real[PATH_MAX], db[PATH_MAX + 16], self[32];
+	struct dirent *e;
+	pid_t pid = 0;
+	DIR *d;
+
+	if (!realpath(store, real))
+		return 0;
+	snprintf(db, sizeof(db), "%s/catalog.db", real);
+	snprintf(self, sizeof(self), "%ld", (long)getpid());
+	d = opendir("/proc");
+	if (!d)
+		return 0;
+	while (!pid && (e = readdir(d))) {
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+		    !strcmp(e->d_name, self))
+			continue;
+		if (holds(e->d_name, db))
+			pid = (pid_t)strtol(e->d_name, NULL, 10);
+	}
+	closedir(d);
+	return pid;
+}

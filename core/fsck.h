@@ -1,0 +1,115 @@
+/*
+ * fsck.h - check a store against its catalog (`cmfs fsck`), and repair
+ * what can be repaired without losing a good version.
+ *
+ * What is checked, in this order:
+ *   - the catalog: it opens, holds a cmfs schema, and passes SQLite's
+ *     integrity check (catalog_check);
+ *   - every blob: its bytes hash (SHA-256) to its name;
+ *   - every version: its blob is there, has the recorded size and is
+ *     intact; a *.jar version's blob has its inspection recorded;
+ *   - every blob: some version refers to it (else it is an orphan).
+ * Each problem names the environment, artifact and version behind it.
+ *
+ * Repair (`--repair`), only when the catalog itself is sound and no other
+ * process has the store open (a mount):
+ *   - a version whose blob is missing, or whose blob's bytes do not match
+ *     its SHA-256, is deleted from the catalog (the bytes are gone; a
+ *     version that cannot be read is worse than none, since resolution
+ *     would hand it to Flink).  Its number is never reused.  The artifact
+ *     goes with its last version.  Each deletion is written to the
+ *     environment's `events` (action=fsck-repair) and to the report,
+ *     saying which version is now the latest.  A good version is never
+ *     deleted;
+ *   - orphan blobs, and corrupt blobs that no version refers to any more,
+ *     are removed;
+ *   - a missing inspection is recomputed from the blob.
+ * A damaged catalog and a version row whose size disagrees with its
+ * intact blob are reported and left alone: restore from `cmfs export`.
+ *
+ * On a store that a mount has open, fsck only reads (the catalog through
+ * a read snapshot) and repairs nothing; an orphan it sees there may be an
+ * upload in flight.
+ *
+ * Core never prints: fsck_run() returns a report that the caller formats.
+ * Thread safety: none needed; one run is one call.
+ */
+#ifndef CMFS_FSCK_H
+#define CMFS_FSCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "err.h"
+
+/* Exit codes, as e2fsck(8) has them. */
+#define FSCK_EXIT_OK 0		/* no problem found */
+#define FSCK_EXIT_CORRECTED 1	/* problems found, all repaired */
+#define FSCK_EXIT_UNCORRECTED 4 /* problems left as they are */
+#define FSCK_EXIT_ERROR 8	/* fsck itself could not run */
+#define FSCK_EXIT_USAGE 16	/* bad command line */
+
+enum fsck_kind {
+	FSCK_CATALOG,	   /* catalog unreadable or fails its check */
+	FSCK_BLOB_MISSING, /* a version's blob is not in the store */
+	FSCK_BLOB_CORRUPT, /* a version's blob has other bytes */
+	FSCK_SIZE,	   /* a version row's size is not its blob's */
+	FSCK_INSPECTION,   /* a *.jar version has no inspection */
+	FSCK_ORPHAN,	   /* a blob that no version refers to */
+};
+
+struct fsck_problem {
+	enum fsck_kind kind;
+	char env[64];	    /* "" when not about a version */
+	char artifact[254]; /* "" when not about a version */
+	int64_t version;    /* 0 when not about a version */
+	char sha256[65];    /* the blob, "" for FSCK_CATALOG */
+	char what[256];	    /* what is wrong, one line */
+	char done[256];	    /* what repair did, or why it did not */
+	int fixed;	    /* 1 when repaired */
+};
+
+struct fsck_report {
+	size_t nproblems;
+	struct fsck_problem *problems;
+	size_t nenvs; /* what was checked */
+	size_t nartifacts;
+	size_t nversions;
+	size_t nblobs;
+	uint64_t blob_bytes;
+	pid_t busy;	/* a process holding the catalog open, or 0 */
+	int repair;	/* repair was asked for */
+	char note[256]; /* why nothing was repaired, or "" */
+};
+
+/*
+ * Check the store in directory `store` (which must exist; it is never
+ * created) and, with `repair`, repair it.  0 and *out (free with
+ * fsck_report_free) whatever was found; -errno when the check could not
+ * run at all (no such directory, not a store, permissions, out of
+ * memory): that is FSCK_EXIT_ERROR.
+ */
+int fsck_run(struct fsck_report **out, const char *store, int repair,
+	     struct cmfs_err *err);
+
+void fsck_report_free(struct fsck_report *r);
+
+/* FSCK_EXIT_OK, _CORRECTED or _UNCORRECTED for a report. */
+int fsck_exit_code(const struct fsck_report *r);
+
+/*
+ * Append the report for people: one line per problem ("env prod,
+ * artifact x.jar, version 3: blob <sha> is missing; repaired: ..."),
+ * then a summary line.  0 or -ENOMEM/-EFBIG from `out`.
+ */
+int fsck_report_format(struct buf *out, const struct fsck_report *r);
+
+/*
+ * The pid of another process that has the store's catalog open (a
+ * mounted cmfs), found through /proc; 0 when there is none.
+ */
+pid_t fsck_store_busy(const char *store);
+
+#endif
