@@ -1,0 +1,617 @@
+/*
+ * test_export.c - unit tests of core/export.h: artifact.json written and
+ * read back, the strict reader's refusals (each with line:col), the
+ * minimal artifact.json a CMF user writes, and a dump of a store loaded
+ * into a new one giving the same catalog, row for row: environments,
+ * artifacts, version numbers (also past a deleted latest version), bytes,
+ * labels, tables with their merged options and LIKE text, events.  Then
+ * what load refuses, leaving the target as it was: an existing
+ * environment, a directory that is not an export, tampered bytes, a file
+ * that does not belong, a store in use.
+ *
+ * Stores are built through repo.h in fresh mkdtemp directories; JAR
+ * fixtures come from tests/fixtures/jars/ (run with cwd = tests/).
+ */
+#define _GNU_SOURCE
+#include "t.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "catalog.h"
+#include "config.h"
+#include "err.h"
+#include "export.h"
+#include "repo.h"
+#include "store.h"
+
+#define TYPE "cmf.confluent.io/sql-artifact-type"
+#define IDENT "cmf.confluent.io/sql-artifact-identifier"
+#define SHA_HELLO                                                              \
+	"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+
+static const struct repo_who who = {1000, 1000, 4242};
+
+/* ---- helpers ---------------------------------------------------------------
+ */
+
+struct ctx {
+	char tmp[64];
+	char store[128];  /* the source store */
+	char store2[128]; /* the target store */
+	char dir[128];	  /* the export */
+	struct config cfg;
+	struct repo *r;
+};
+
+static void setup(struct ctx *x)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+
+	memset(x, 0, sizeof(*x));
+	snprintf(x->tmp, sizeof(x->tmp), "/tmp/cmfs-test-export-XXXXXX");
+	if (!mkdtemp(x->tmp)) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	snprintf(x->store, sizeof(x->store), "%s/store", x->tmp);
+	snprintf(x->store2, sizeof(x->store2), "%s/store2", x->tmp);
+	snprintf(x->dir, sizeof(x->dir), "%s/export", x->tmp);
+	if (config_defaults(&x->cfg))
+		exit(2);
+	free(x->cfg.store_path);
+	x->cfg.store_path = strdup(x->store);
+	if (repo_open(&x->r, &x->cfg, "/mnt/cmfs", NULL, NULL, &err)) {
+		fprintf(stderr, "repo_open: %s\n", cmfs_err_msg(&err));
+		exit(2);
+	}
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+		  struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void teardown(struct ctx *x)
+{
+	repo_close(x->r);
+	config_release(&x->cfg);
+	nftw(x->tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	struct buf b = BUF_INIT((size_t)1 << 26);
+	char chunk[8192];
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_add(&b, chunk, n);
+	fclose(f);
+	return buf_take(&b, len);
+}
+
+static void spit(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0)
+		fprintf(stderr, "cannot write %s\n", path);
+	if (f)
+		fclose(f);
+}
+
+static int upload(struct ctx *x, const char *env, const char *name,
+		  const void *data, size_t len)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct repo_upload *u = NULL;
+	int rc = repo_upload_begin(&u, x->r, env, name, 1, &err);
+
+	if (!rc && len && repo_upload_write(u, data, len, 0) != (ssize_t)len)
+		rc = -EIO;
+	if (!rc)
+		rc = repo_upload_commit(u, &who, NULL, &err);
+	if (rc)
+		fprintf(stderr, "upload %s: %s\n", name, cmfs_err_msg(&err));
+	repo_upload_free(u);
+	return rc;
+}
+
+static int table(struct ctx *x, const char *env, const char *name,
+		 const char *ddl)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int rc =
+		repo_table_write(x->r, &who, env, name, ddl, strlen(ddl), &err);
+
+	if (rc)
+		fprintf(stderr, "table %s: %s\n", name, cmfs_err_msg(&err));
+	return rc;
+}
+
+/*
+ * Every row of the catalog that import must reproduce, one per line, in
+ * a stable order (malloc'd).  Read with sqlite3 directly, so this check
+ * does not trust the code under test.
+ */
+static char *dump_rows(const char *store)
+{
+	static const char *const queries[] = {
+		"SELECT 'env', name, ctime, uid FROM envs ORDER BY name",
+		"SELECT 'art', e.name, a.name, next_n FROM artifacts a"
+		" JOIN envs e ON e.id = a.env_id ORDER BY 2, 3",
+		"SELECT 'ver', e.name, a.name, n, sha256, size, mtime, v.uid"
+		" FROM versions v JOIN artifacts a ON a.id = v.artifact_id"
+		" JOIN envs e ON e.id = a.env_id ORDER BY 2, 3, 4",
+		"SELECT 'label', e.name, a.name, key, value FROM labels l"
+		" JOIN artifacts a ON a.id = l.artifact_id"
+		" JOIN envs e ON e.id = a.env_id ORDER BY 2, 3, 4",
+		"SELECT 'table', e.name, t.name, ddl, like_ddl, size, mtime,"
+		" t.uid FROM tables t JOIN envs e ON e.id = t.env_id"
+		" ORDER BY 2, 3",
+		"SELECT 'opt', e.name, t.name, seq, key, value FROM"
+		" table_options o JOIN tables t ON t.id = o.table_id"
+		" JOIN envs e ON e.id = t.env_id ORDER BY 2, 3, 4",
+		"SELECT 'insp', sha256, error, external FROM inspections"
+		" ORDER BY sha256",
+		"SELECT 'fact', sha256, seq, kind, identifier, class FROM"
+		" factories ORDER BY sha256, seq",
+		"SELECT 'event', env, off, len, CAST(line AS TEXT) FROM events"
+		" ORDER BY env, off",
+		NULL};
+	struct buf b = BUF_INIT((size_t)1 << 24);
+	char db[256];
+	sqlite3 *h = NULL;
+	sqlite3_stmt *s;
+	int i, c;
+
+	snprintf(db, sizeof(db), "%s/catalog.db", store);
+	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL)) {
+		sqlite3_close(h);
+		return NULL;
+	}
+	for (i = 0; queries[i]; i++) {
+		if (sqlite3_prepare_v2(h, queries[i], -1, &s, NULL))
+			continue;
+		while (sqlite3_step(s) == SQLITE_ROW) {
+			for (c = 0; c < sqlite3_column_count(s); c++) {
+				const char *v =
+					(const char *)sqlite3_column_text(s, c);
+
+				buf_printf(&b, "%s|", v ? v : "NULL");
+			}
+			buf_addc(&b, '\n');
+		}
+		sqlite3_finalize(s);
+	}
+	sqlite3_close(h);
+	return buf_take(&b, NULL);
+}
+
+/* A store with two environments, labelled JARs, versions, tables, LIKE. */
+static void populate(struct ctx *x)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char *jar1, *jar2;
+	size_t n1 = 0, n2 = 0;
+
+	jar1 = slurp("fixtures/jars/mongodb.jar", &n1);
+	jar2 = slurp("integ/data/mongodb-v2.jar", &n2);
+	T_CHECK(jar1 && jar2);
+	T_INTEQ(repo_env_create(x->r, &who, "prod", &err), 0);
+	T_INTEQ(repo_env_create(x->r, &who, "empty", &err), 0);
+	T_INTEQ(upload(x, "prod", "mongodb-connector.jar", jar1, n1), 0);
+	T_INTEQ(repo_label_set(x->r, &who, "prod", "mongodb-connector.jar",
+			       TYPE, "connector", 9, &err),
+		0);
+	T_INTEQ(repo_label_set(x->r, &who, "prod", "mongodb-connector.jar",
+			       IDENT, "mongodb", 7, &err),
+		0);
+	T_INTEQ(upload(x, "prod", "mongodb-connector.jar", jar2, n2), 0);
+	/* Three versions of a text file; the latest deleted: next is 4. */
+	T_INTEQ(upload(x, "prod", "notes.txt", "one\n", 4), 0);
+	T_INTEQ(upload(x, "prod", "notes.txt", "two\n", 4), 0);
+	T_INTEQ(upload(x, "prod", "notes.txt", "three\n", 6), 0);
+	T_INTEQ(repo_ver_remove(x->r, &who, "prod", "notes.txt", 3, &err), 0);
+	/* An artifact whose name is that of the metadata file. */
+	T_INTEQ(upload(x, "prod", "artifact.json", "{}", 2), 0);
+	T_INTEQ(upload(x, "prod", "empty.bin", "", 0), 0);
+	T_INTEQ(table(x, "prod", "orders",
+		      "-- the orders\nCREATE TABLE orders (\n  id INT,\n"
+		      "  note STRING COMMENT 'caf\xc3\xa9 \"x\" \\\\'\n) WITH "
+		      "('connector' = 'mongodb', 'uri' = 'a''b')"),
+		0);
+	T_INTEQ(table(x, "prod", "orders_eu",
+		      "CREATE TABLE orders_eu (region STRING) WITH "
+		      "('collection' = 'eu') LIKE orders"),
+		0);
+	free(jar1);
+	free(jar2);
+}
+
+/* ---- tests -----------------------------------------------------------------
+ */
+
+static void test_artifact_json(void)
+{
+	struct export_artifact a, b;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf out = BUF_INIT(1 << 16);
+	char k1[] = IDENT, k2[] = TYPE, v1[] = "mongodb", v2[] = "connector";
+	char *k[] = {k1, k2}, *v[] = {v1, v2};
+
+	memset(&a, 0, sizeof(a));
+	snprintf(a.name, sizeof(a.name), "mongodb-connector.jar");
+	a.version = 3;
+	a.next = 5;
+	a.size = 5;
+	snprintf(a.sha256, sizeof(a.sha256), "%s", SHA_HELLO);
+	a.mtime = INT64_C(1796019896123456789);
+	a.uid = 1000;
+	a.nlabels = 2;
+	a.keys = k;
+	a.values = v;
+	T_INTEQ(export_artifact_json(&out, &a), 0);
+	T_CONTAINS(buf_str(&out), "\"apiVersion\": \"cmf.confluent.io/v1\"");
+	T_CONTAINS(buf_str(&out), "\"kind\": \"Artifact\"");
+	T_CONTAINS(buf_str(&out), "\"creationTimestamp\": "
+				  "\"2026-11-30T06:24:56.123456789Z\"");
+	T_CONTAINS(buf_str(&out), "\"" TYPE "\": \"connector\"");
+	T_CONTAINS(buf_str(&out), "\"version\": 3,");
+	T_CONTAINS(buf_str(&out), "\"sha256\": \"" SHA_HELLO "\"");
+	T_CONTAINS(buf_str(&out), "\"cmfs/next-version\": \"5\"");
+	T_INTEQ(export_artifact_parse(&b, out.data, out.len, &err), 0);
+	T_STREQ(b.name, "mongodb-connector.jar");
+	T_INTEQ(b.version, 3);
+	T_INTEQ(b.next, 5);
+	T_INTEQ(b.size, 5);
+	T_STREQ(b.sha256, SHA_HELLO);
+	T_INTEQ(b.mtime, INT64_C(1796019896123456789));
+	T_INTEQ(b.uid, 1000);
+	T_INTEQ(b.nlabels, 2);
+	T_STREQ(b.nlabels > 1 ? b.keys[1] : NULL, TYPE);
+	T_STREQ(b.nlabels > 1 ? b.values[1] : NULL, "connector");
+	export_artifact_release(&b);
+	buf_release(&out);
+}
+
+/* What a CMF user writes (the seed's example) is accepted as it is. */
+static void test_artifact_minimal(void)
+{
+	static const char seed[] =
+		"{\n  \"apiVersion\": \"cmf.confluent.io/v1\",\n"
+		"  \"kind\": \"Artifact\",\n  \"metadata\": {\n"
+		"    \"name\": \"mongodb-connector.jar\",\n"
+		"    \"labels\": {\n"
+		"      \"cmf.confluent.io/sql-artifact-type\": \"connector\",\n"
+		"      \"cmf.confluent.io/sql-artifact-identifier\": "
+		"\"mongodb\"\n    }\n  },\n  \"spec\": {}\n}\n";
+	struct export_artifact a;
+	struct cmfs_err err = CMFS_ERR_INIT;
+
+	T_INTEQ(export_artifact_parse(&a, seed, strlen(seed), &err), 0);
+	T_STREQ(a.name, "mongodb-connector.jar");
+	T_INTEQ(a.version, 0);
+	T_INTEQ(a.mtime, -1);
+	T_INTEQ(a.nlabels, 2);
+	export_artifact_release(&a);
+}
+
+/* One refusal: the errno and words of the message. */
+static void refused(const char *json, int code, const char *words)
+{
+	struct export_artifact a;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int rc = export_artifact_parse(&a, json, strlen(json), &err);
+
+	T_ERRNO(rc, code);
+	T_CONTAINS(cmfs_err_msg(&err), words);
+	if (!rc)
+		export_artifact_release(&a);
+}
+
+#define HEAD                                                                   \
+	"{\"apiVersion\": \"cmf.confluent.io/v1\", \"kind\": \"Artifact\", "
+#define META "\"metadata\": {\"name\": \"x.jar\"}"
+
+static void test_artifact_strict(void)
+{
+	char deep[200];
+	int i;
+
+	refused(HEAD META ",}", EINVAL, "1:");
+	refused(HEAD META ",}", EINVAL, "expected a key string");
+	refused("{\"apiVersion\": \"cmf.confluent.io/v1\",\n  \"kind\": 1}",
+		EINVAL, "2:11: \"kind\" must be a string");
+	refused(HEAD META ", \"spec\": {}, \"spec\": {}}", EINVAL,
+		"duplicate key \"spec\"");
+	refused(HEAD META ", \"extra\": 1}", EINVAL, "unknown key \"extra\"");
+	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", \"uid\": 1}}", EINVAL,
+		"unknown key \"uid\" in metadata");
+	refused(HEAD "\"metadata\": {}}", EINVAL, "lacks \"name\"");
+	refused("{\"apiVersion\": \"v2\", \"kind\": \"Artifact\", " META "}",
+		EINVAL, "apiVersion must be \"cmf.confluent.io/v1\"");
+	refused("{\"apiVersion\": \"cmf.confluent.io/v1\", \"kind\": "
+		"\"Job\", " META "}",
+		EINVAL, "kind must be \"Artifact\"");
+	refused(HEAD "\"metadata\": {\"name\": \".hidden\"}}", EINVAL, "1:");
+	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", \"labels\": "
+		     "{\"cmf.confluent.io/sql-artifact-type\": \"-bad\"}}}",
+		EINVAL, "1:");
+	refused(HEAD META ", \"status\": {\"version\": 1.5, \"size\": 1, "
+			  "\"checksum\": {\"sha256\": \"" SHA_HELLO "\"}}}",
+		EINVAL, "only integers");
+	refused(HEAD META ", \"status\": {\"version\": 0, \"size\": 1, "
+			  "\"checksum\": {\"sha256\": \"" SHA_HELLO "\"}}}",
+		EINVAL, "\"version\" must be at least 1");
+	refused(HEAD META ", \"status\": {\"version\": 1, \"size\": 1, "
+			  "\"checksum\": {\"sha256\": \"ABC\"}}}",
+		EINVAL, "64 lower-case hex");
+	refused(HEAD META ", \"status\": {\"version\": 1, \"size\": 1}}",
+		EINVAL, "lacks \"checksum\"");
+	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", "
+		     "\"creationTimestamp\": \"2026-02-30T00:00:00Z\"}}",
+		EINVAL, "not RFC 3339");
+	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", \"annotations\": "
+		     "{\"cmfs/uid\": \"-1\"}}}",
+		EINVAL, "is not a uid");
+	refused(HEAD "\"metadata\": {\"name\": \"x\\ud800.jar\"}}", EINVAL,
+		"lone UTF-16 surrogate");
+	refused(HEAD "\"metadata\": {\"name\": \"x\\q\"}}", EINVAL,
+		"unknown escape \\q");
+	refused(HEAD "\"metadata\": {\"name\": \"x\\u12\"}}", EINVAL,
+		"four hex digits");
+	refused(HEAD "\"metadata\": {\"name\": \"x\\u0000\"}}", EINVAL,
+		"\\u0000");
+	refused(HEAD "\"metadata\": {\"name\": \"x\ty\"}}", EINVAL,
+		"control character");
+	refused(HEAD "\"metadata\": {\"name\": \"\xff\"}}", EINVAL,
+		"invalid UTF-8");
+	refused(HEAD META "} trailing", EINVAL, "text after the value");
+	refused(HEAD META ", \"spec\": {\"x\": 1}}", EINVAL,
+		"unknown key \"x\" in spec");
+	refused("", EINVAL, "found the end of the file");
+	refused(HEAD
+		"\"metadata\": {\"name\": \"x.jar\", \"annotations\": "
+		"{\"cmfs/next-version\": \"2\"}}, \"status\": {\"version\": 3, "
+		"\"size\": 5, \"checksum\": {\"sha256\": \"" SHA_HELLO "\"}}}",
+		EINVAL, "is not above version 3");
+	for (i = 0; i < 40; i++)
+		deep[i] = '[';
+	deep[i] = '\0';
+	refused(deep, EINVAL, "nested deeper than");
+	{
+		/* An object with too many keys (each checked for a twin). */
+		struct buf b = BUF_INIT(1 << 20);
+
+		buf_adds(&b, HEAD "\"metadata\": {\"name\": \"x.jar\", "
+				  "\"labels\": {");
+		for (i = 0; i < 5000; i++)
+			buf_printf(&b, "%s\"k%d\": \"v\"", i ? ", " : "", i);
+		buf_adds(&b, "}}}");
+		refused(buf_str(&b), EFBIG, "more than 4096 keys");
+		buf_release(&b);
+	}
+}
+
+static void test_roundtrip(void)
+{
+	struct ctx x;
+	struct export_stats st;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char *a, *b, path[256], *text;
+	struct stat sb;
+
+	setup(&x);
+	populate(&x);
+	memset(&st, 0, sizeof(st));
+	/* A mounted store (a repo holding it open) can be exported. */
+	T_INTEQ(export_dump(x.store, x.dir, &st, &err), 0);
+	T_INTEQ(st.envs, 2);
+	T_INTEQ(st.artifacts, 4);
+	T_INTEQ(st.versions, 6);
+	T_INTEQ(st.tables, 2);
+	T_CHECK(st.events > 10);
+	repo_close(x.r);
+	x.r = NULL;
+
+	/* The files are where export.h says. */
+	snprintf(path, sizeof(path),
+		 "%s/envs/prod/artifacts/mongodb-connector.jar/2/"
+		 "mongodb-connector.jar",
+		 x.dir);
+	T_INTEQ(stat(path, &sb), 0);
+	T_INTEQ(sb.st_size, 6160);
+	snprintf(path, sizeof(path),
+		 "%s/envs/prod/artifacts/artifact.json/1/artifact.json.data",
+		 x.dir);
+	T_INTEQ(stat(path, &sb), 0);
+	snprintf(path, sizeof(path), "%s/envs/prod/tables/orders.sql", x.dir);
+	text = slurp(path, NULL);
+	T_CONTAINS(text, "-- the orders\nCREATE TABLE orders");
+	free(text);
+	snprintf(path, sizeof(path),
+		 "%s/envs/prod/artifacts/notes.txt/2/"
+		 "artifact.json",
+		 x.dir);
+	text = slurp(path, NULL);
+	T_CONTAINS(text, "\"cmfs/next-version\": \"4\"");
+	free(text);
+	snprintf(path, sizeof(path), "%s/envs/empty/environment.json", x.dir);
+	T_INTEQ(stat(path, &sb), 0);
+
+	memset(&st, 0, sizeof(st));
+	T_INTEQ(export_load(x.dir, x.store2, &st, &err), 0);
+	T_STREQ(cmfs_err_msg(&err), "");
+	T_INTEQ(st.versions, 6);
+	a = dump_rows(x.store);
+	b = dump_rows(x.store2);
+	T_CHECK(a && b && strlen(a) > 1000);
+	T_STREQ(b, a);
+	T_CONTAINS(a, "ver|");
+	T_CONTAINS(a, "|notes.txt|4|");
+	free(a);
+	free(b);
+
+	/* Loading again: the environments exist now. */
+	cmfs_err_clear(&err);
+	T_ERRNO(export_load(x.dir, x.store2, NULL, &err), EEXIST);
+	T_CONTAINS(cmfs_err_msg(&err), "exists in store");
+	/* Exporting into a directory that is not empty. */
+	cmfs_err_clear(&err);
+	T_ERRNO(export_dump(x.store, x.dir, NULL, &err), ENOTEMPTY);
+	cmfs_err_clear(&err);
+	snprintf(path, sizeof(path), "%s/none", x.tmp);
+	T_ERRNO(export_dump(path, x.dir, NULL, &err), ENOENT);
+	teardown(&x);
+}
+
+/* Load a tampered copy: refused with the file named; target unchanged. */
+static void load_refused(struct ctx *x, const char *words)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char *before = dump_rows(x->store2), *after;
+	char blobs[512];
+	int rc = export_load(x->dir, x->store2, NULL, &err);
+
+	T_CHECK(rc < 0);
+	T_CONTAINS(cmfs_err_msg(&err), words);
+	after = dump_rows(x->store2);
+	/* (no catalog before the first load: the same as an empty one) */
+	T_STREQ(after ? after : "", before ? before : "");
+	free(before);
+	free(after);
+	/* No blob is left behind. */
+	snprintf(blobs, sizeof(blobs),
+		 "rmdir %s/blobs/* 2>/dev/null; "
+		 "test -z \"$(ls -A %s/blobs)\"",
+		 x->store2, x->store2);
+	T_INTEQ(system(blobs), 0);
+}
+
+static void test_load_refusals(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char path[256], cmd[1024];
+	int fd;
+
+	setup(&x);
+	populate(&x);
+	T_INTEQ(export_dump(x.store, x.dir, NULL, &err), 0);
+	repo_close(x.r);
+	x.r = NULL;
+	/* An empty target store, so nothing there is the load's. */
+	T_INTEQ(mkdir(x.store2, 0700), 0);
+
+	/* A byte changed in a version's bytes. */
+	snprintf(path, sizeof(path),
+		 "%s/envs/prod/artifacts/notes.txt/2/"
+		 "notes.txt",
+		 x.dir);
+	spit(path, "TWO\n");
+	load_refused(&x, "but artifact.json says 4 bytes");
+	spit(path, "two\n");
+
+	/* A file that does not belong. */
+	snprintf(path, sizeof(path),
+		 "%s/envs/prod/artifacts/notes.txt/2/"
+		 "stray",
+		 x.dir);
+	spit(path, "x");
+	load_refused(&x, "stray: unexpected");
+	unlink(path);
+
+	/* A broken artifact.json: the file and line:col are named. */
+	snprintf(path, sizeof(path),
+		 "%s/envs/prod/artifacts/notes.txt/1/"
+		 "artifact.json",
+		 x.dir);
+	snprintf(cmd, sizeof(cmd),
+		 "cp %s %s/bak && sed -i 's/\"spec\": {}/"
+		 "\"spec\": {},,/' %s",
+		 path, x.tmp, path);
+	T_INTEQ(system(cmd), 0);
+	load_refused(&x, "notes.txt/1/artifact.json:");
+	load_refused(&x, "expected a key string");
+	snprintf(cmd, sizeof(cmd), "mv %s/bak %s", x.tmp, path);
+	T_INTEQ(system(cmd), 0);
+
+	/* A table whose text no longer parses. */
+	snprintf(path, sizeof(path), "%s/envs/prod/tables/orders_eu.sql",
+		 x.dir);
+	spit(path, "CREATE TABLE wrong (a INT)");
+	load_refused(&x, "orders_eu.sql");
+	spit(path, "CREATE TABLE orders_eu (region STRING) WITH "
+		   "('collection' = 'eu') LIKE orders");
+
+	/* An environment not listed, and the marker missing. */
+	snprintf(path, sizeof(path), "%s/envs/extra", x.dir);
+	T_INTEQ(mkdir(path, 0700), 0);
+	load_refused(&x, "not listed in export.json");
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/export.json", x.dir);
+	snprintf(cmd, sizeof(cmd), "mv %s %s/bak", path, x.tmp);
+	T_INTEQ(system(cmd), 0);
+	load_refused(&x, "not a cmfs export");
+	snprintf(cmd, sizeof(cmd), "mv %s/bak %s", x.tmp, path);
+	T_INTEQ(system(cmd), 0);
+
+	/* A store in use (another process holds its catalog). */
+	snprintf(path, sizeof(path), "%s/catalog.db", x.store2);
+	fd = open(path, O_RDONLY);
+	T_CHECK(fd >= 0);
+	if (fd >= 0) {
+		pid_t child = fork();
+		int st = 0;
+
+		if (child == 0) {
+			struct cmfs_err e2 = CMFS_ERR_INIT;
+
+			/* The child loads; the parent holds the file. */
+			_exit(export_load(x.dir, x.store2, NULL, &e2) ==
+						      -EBUSY &&
+					      strstr(cmfs_err_msg(&e2),
+						     "in use by pid")
+				      ? 0
+				      : 1);
+		}
+		waitpid(child, &st, 0);
+		T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		close(fd);
+	}
+
+	/* After all that, the untouched export still loads. */
+	cmfs_err_clear(&err);
+	T_INTEQ(export_load(x.dir, x.store2, NULL, &err), 0);
+	T_STREQ(cmfs_err_msg(&err), "");
+	teardown(&x);
+}
+
+int main(void)
+{
+	T_RUN(test_artifact_json);
+	T_RUN(test_artifact_minimal);
+	T_RUN(test_artifact_strict);
+	T_RUN(test_roundtrip);
+	T_RUN(test_load_refusals);
+	return T_DONE();
+}
