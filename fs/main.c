@@ -1,14 +1,26 @@
 /*
  * main.c - the cmfs command: mount (the default), and the commands that
- * work beside a mount (inspect).
+ * work beside a mount (inspect, fsck, export, import).
  *
  *   cmfs [-c cmfs.ini] <mountpoint> [-f] [-d] [-s] [-o opts]
+ *   cmfs <cmfs.ini | store-dir> <mountpoint> [-o opts]   (mount.fuse3)
  *   cmfs inspect [--json] FILE.jar
+ *   cmfs fsck [--repair] <store> | cmfs fsck [--repair] -c cmfs.ini
+ *   cmfs export <store> <dir>    | cmfs export -c cmfs.ini <dir>
+ *   cmfs import <dir> <store>    | cmfs import <dir> -c cmfs.ini
  *
  * Mounting: read the configuration (embedded default without -c), open the
  * store, mount with the low-level API and serve with worker threads until
  * unmounted, SIGTERM or SIGINT.  A mount point left dead by a crash
  * (ENOTCONN) is unmounted first.
+ *
+ * mount(8) and fstab run `cmfs <source> <mountpoint> -o opts` through
+ * mount.fuse3: a source that is a directory is the store (with the
+ * embedded defaults), anything else is the configuration file, as with -c.
+ *
+ * The log: stderr in the foreground ("cmfs: <level>: line"), with syslog's
+ * "<N>" priority prefix instead when stderr is systemd's journal stream,
+ * and syslog (facility daemon) once detached.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -25,11 +37,17 @@
 #include <unistd.h>
 
 #include "cmfs.h"
+#include "export.h"
+#include "fsck.h"
 #include "jar.h"
 
 static const char usage[] =
 	"usage: cmfs [-c cmfs.ini] <mountpoint> [options]\n"
+	"       cmfs <cmfs.ini | store-dir> <mountpoint> [options]\n"
 	"       cmfs inspect [--json] [-c cmfs.ini] FILE.jar\n"
+	"       cmfs fsck [--repair] <store> | -c cmfs.ini\n"
+	"       cmfs export <store> <dir>    | -c cmfs.ini <dir>\n"
+	"       cmfs import <dir> <store>    | <dir> -c cmfs.ini\n"
 	"\n"
 	"cmfs is the artifact store and table catalog for Flink SQL custom\n"
 	"connectors and formats, as a file system.\n"
@@ -47,16 +65,57 @@ static const char usage[] =
 /* The daemon's log: stderr in the foreground, syslog when detached. */
 struct logger {
 	int foreground;
+	int journal;		/* stderr is systemd's journal stream */
 };
+
+static const char *level_name(int level)
+{
+	switch (level) {
+	case LOG_EMERG:
+	case LOG_ALERT:
+	case LOG_CRIT:
+	case LOG_ERR:
+		return "error";
+	case LOG_WARNING:
+		return "warning";
+	case LOG_NOTICE:
+		return "notice";
+	case LOG_INFO:
+		return "info";
+	default:
+		return "debug";
+	}
+}
 
 static void log_line(void *arg, int level, const char *line)
 {
 	struct logger *l = arg;
 
-	if (l->foreground)
-		fprintf(stderr, "cmfs: %s\n", line);
+	if (l->journal)
+		fprintf(stderr, "<%d>%s: %s\n", level, level_name(level),
+			line);
+	else if (l->foreground)
+		fprintf(stderr, "cmfs: %s: %s\n", level_name(level), line);
 	else
-		syslog(level, "%s", line);
+		syslog(level, "%s: %s", level_name(level), line);
+}
+
+/*
+ * 1 if stderr is the journal stream systemd set up for this service
+ * ($JOURNAL_STREAM is "<dev>:<ino>" of it): journald then takes the
+ * "<N>" prefix as the line's priority.
+ */
+static int stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!js || sscanf(js, "%llu:%llu", &dev, &ino) != 2 ||
+	    fstat(STDERR_FILENO, &st))
+		return 0;
+	return (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
 }
 
 /* A dead FUSE mount at `mnt` (the daemon was killed): unmount it. */
@@ -132,6 +191,113 @@ static int cmd_inspect(int argc, char **argv)
 	return rc ? 1 : 0;
 }
 
+/* The store directory of configuration file `ini` into *out (malloc'd). */
+static int store_of(const char *ini, char **out)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct config cfg;
+
+	if (config_defaults(&cfg) || config_load(&cfg, ini, &err)) {
+		fprintf(stderr, "cmfs: %s\n", cmfs_err_msg(&err));
+		config_release(&cfg);
+		return -1;
+	}
+	*out = strdup(cfg.store_path);
+	config_release(&cfg);
+	return *out ? 0 : -1;
+}
+
+/*
+ * cmfs fsck [--repair] <store> | -c cmfs.ini: exit codes as e2fsck's
+ * (0 clean, 1 repaired, 4 left as is, 8 could not run, 16 usage).
+ */
+static int cmd_fsck(int argc, char **argv)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct fsck_report *r = NULL;
+	struct buf out = BUF_INIT((size_t)1 << 30);
+	const char *store = NULL, *ini = NULL;
+	char *from_ini = NULL;
+	int repair = 0, i, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--repair"))
+			repair = 1;
+		else if (!strcmp(argv[i], "-c") && i + 1 < argc)
+			ini = argv[++i];
+		else if (argv[i][0] == '-' || store)
+			break;
+		else
+			store = argv[i];
+	}
+	if (i < argc || !store == !ini) {
+		fputs(usage, stderr);
+		return FSCK_EXIT_USAGE;
+	}
+	if (ini && store_of(ini, &from_ini))
+		return FSCK_EXIT_ERROR;
+	if (ini)
+		store = from_ini;
+	if (fsck_run(&r, store, repair, &err)) {
+		fprintf(stderr, "cmfs fsck: %s\n", cmfs_err_msg(&err));
+		free(from_ini);
+		return FSCK_EXIT_ERROR;
+	}
+	printf("cmfs fsck %s%s\n", store, repair ? " --repair" : "");
+	rc = fsck_report_format(&out, r);
+	fputs(buf_str(&out), stdout);
+	rc = rc ? FSCK_EXIT_ERROR : fsck_exit_code(r);
+	fsck_report_free(r);
+	buf_release(&out);
+	free(from_ini);
+	return rc;
+}
+
+/*
+ * cmfs export <store> <dir>, cmfs import <dir> <store>; -c cmfs.ini
+ * stands for the store.  Exit 0, 1 on failure, 2 for usage.
+ */
+static int cmd_transfer(int argc, char **argv, int import)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct export_stats st;
+	const char *pos[2] = { NULL, NULL }, *ini = NULL, *store, *dir;
+	char *from_ini = NULL;
+	int n = 0, i, rc;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-c") && i + 1 < argc && !ini)
+			ini = argv[++i];
+		else if (argv[i][0] == '-' || n == 2)
+			break;
+		else
+			pos[n++] = argv[i];
+	}
+	if (i < argc || n != (ini ? 1 : 2)) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	if (ini && store_of(ini, &from_ini))
+		return 1;
+	store = ini ? from_ini : pos[import ? 1 : 0];
+	dir = pos[import || ini ? 0 : 1];
+	memset(&st, 0, sizeof(st));
+	rc = import ? export_load(dir, store, &st, &err)
+		    : export_dump(store, dir, &st, &err);
+	if (rc)
+		fprintf(stderr, "cmfs %s: %s\n", import ? "import" : "export",
+			cmfs_err_msg(&err));
+	else
+		printf("%s %zu environments, %zu artifacts (%zu versions, "
+		       "%llu bytes), %zu tables, %zu events lines %s %s\n",
+		       import ? "imported" : "exported", st.envs,
+		       st.artifacts, st.versions,
+		       (unsigned long long)st.bytes, st.tables, st.events,
+		       import ? "into" : "to", import ? store : dir);
+	free(from_ini);
+	return rc ? 1 : 0;
+}
+
 /*
  * SIGHUP: read the configuration file again.  A bad file keeps the rules
  * in force; the store cannot move under a mount.  The old configuration
@@ -200,9 +366,11 @@ static void *hup_thread(void *arg)
 
 /* Our own options, picked out before libfuse sees the rest. */
 struct opts {
-	const char *config;
+	char *config;		/* malloc'd (by fuse_opt or apply_source) */
 	int help;
 	int version;
+	char *args[2];		/* the non-options: [source] mountpoint */
+	int nargs;
 };
 
 static const struct fuse_opt opt_spec[] = {
@@ -215,14 +383,64 @@ static const struct fuse_opt opt_spec[] = {
 	FUSE_OPT_END
 };
 
+/*
+ * Keep the first two non-options aside: `cmfs <source> <mountpoint>` is
+ * how mount.fuse3 runs us.  A third is refused.
+ */
+static int opt_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct opts *o = data;
+
+	(void)outargs;
+	if (key != FUSE_OPT_KEY_NONOPT)
+		return 1;
+	if (o->nargs == 2) {
+		fprintf(stderr, "cmfs: %s: one source and one mount point at "
+			"most\n", arg);
+		return -1;
+	}
+	o->args[o->nargs] = strdup(arg);
+	return o->args[o->nargs++] ? 0 : -1;
+}
+
+/*
+ * The source of `cmfs <source> <mountpoint>`: a directory is the store
+ * (applied to `cfg` after the defaults), anything else the configuration
+ * file.  0 or -1 with a message.
+ */
+static int apply_source(struct opts *o, struct fuse_args *args,
+			const char **store)
+{
+	struct stat st;
+
+	*store = NULL;
+	if (o->nargs == 2) {
+		if (!stat(o->args[0], &st) && S_ISDIR(st.st_mode)) {
+			*store = o->args[0];
+		} else if (o->config) {
+			fprintf(stderr, "cmfs: %s: a source and -c %s; give "
+				"one configuration\n", o->args[0], o->config);
+			return -1;
+		} else {
+			o->config = o->args[0];
+			o->args[0] = NULL;
+		}
+	}
+	if (o->nargs && fuse_opt_add_arg(args, o->args[o->nargs - 1]))
+		return -1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct fuse_cmdline_opts fo;
 	struct cmfs_err err = CMFS_ERR_INIT;
-	struct opts o = { NULL, 0, 0 };
-	struct logger lg = { 1 };
-	struct config *cfg = calloc(1, sizeof(*cfg));
+	struct opts o = { NULL, 0, 0, { NULL, NULL }, 0 };
+	struct logger lg = { 1, 0 };
+	const char *source_store = NULL;
+	struct config *cfg;
 	struct cmfs c;
 	char mnt[PATH_MAX];
 	sigset_t hup;
@@ -232,23 +450,45 @@ int main(int argc, char **argv)
 
 	if (argc > 1 && !strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "fsck"))
+		return cmd_fsck(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "export"))
+		return cmd_transfer(argc - 1, argv + 1, 0);
+	if (argc > 1 && !strcmp(argv[1], "import"))
+		return cmd_transfer(argc - 1, argv + 1, 1);
+	cfg = calloc(1, sizeof(*cfg));
 	memset(&c, 0, sizeof(c));
 	memset(&fo, 0, sizeof(fo));
-	if (fuse_opt_parse(&args, &o, opt_spec, NULL) == -1)
+	if (fuse_opt_parse(&args, &o, opt_spec, opt_proc) == -1 ||
+	    apply_source(&o, &args, &source_store)) {
+		free(o.args[0]);
+		free(o.args[1]);
+		free(o.config);
+		fuse_opt_free_args(&args);
+		free(cfg);
 		return 2;
-	if (o.help) {
-		fputs(usage, stdout);
-		return 0;
 	}
-	if (o.version) {
-		printf("cmfs %s (libfuse %s)\n", CMFS_VERSION,
-		       fuse_pkgversion());
+	if (o.help || o.version) {
+		if (o.help)
+			fputs(usage, stdout);
+		else
+			printf("cmfs %s (libfuse %s)\n", CMFS_VERSION,
+			       fuse_pkgversion());
+		free(o.args[0]);
+		free(o.args[1]);
+		free(o.config);
+		fuse_opt_free_args(&args);
+		free(cfg);
 		return 0;
 	}
 	if (fuse_parse_cmdline(&args, &fo) != 0 || !fo.mountpoint) {
 		fputs(usage, stderr);
 		free(fo.mountpoint);
+		free(o.args[0]);
+		free(o.args[1]);
+		free(o.config);
 		fuse_opt_free_args(&args);
+		free(cfg);
 		return 2;
 	}
 	if (!cfg || config_defaults(cfg) ||
@@ -257,6 +497,13 @@ int main(int argc, char **argv)
 			cfg ? cmfs_err_msg(&err) : "out of memory");
 		goto out_args;
 	}
+	if (source_store) {
+		free(cfg->store_path);
+		if (!(cfg->store_path = strdup(source_store))) {
+			fprintf(stderr, "cmfs: out of memory\n");
+			goto out_cfg;
+		}
+	}
 	clear_dead_mount(fo.mountpoint);
 	if (!realpath(fo.mountpoint, mnt)) {
 		fprintf(stderr, "cmfs: %s: %s\n", fo.mountpoint,
@@ -264,6 +511,7 @@ int main(int argc, char **argv)
 		goto out_cfg;
 	}
 	lg.foreground = fo.foreground;
+	lg.journal = fo.foreground && stderr_is_journal();
 	if (!lg.foreground)
 		openlog("cmfs", LOG_PID, LOG_DAEMON);
 	c.cfg = cfg;
@@ -310,7 +558,9 @@ int main(int argc, char **argv)
 		rc = fuse_session_loop(c.se);
 	else
 		rc = fuse_session_loop_mt(c.se, fo.clone_fd);
-	rc = rc ? 1 : 0;
+	/* The loop returns the signal that stopped it (libfuse 3): SIGTERM
+	 * and SIGINT (systemctl stop, ^C) are a clean stop, as an unmount. */
+	rc = rc == 0 || rc == SIGTERM || rc == SIGINT ? 0 : 1;
 	repo_log(c.repo, LOG_NOTICE, "unmounted %s", mnt);
 out_unmount:
 	if (hupped) {
@@ -341,6 +591,9 @@ out_cfg:
 	free(cfg);
 out_args:
 	free(fo.mountpoint);
+	free(o.args[0]);
+	free(o.args[1]);
+	free(o.config);
 	fuse_opt_free_args(&args);
 	return rc;
 }
