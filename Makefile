@@ -4,10 +4,17 @@
 #   make check                 unit tests, then integration tests (root, FUSE)
 #   make SANITIZE=address,undefined check
 #   make deps                  install the Debian packages (root)
-#   make install PREFIX=/usr DESTDIR=...
+#   make install PREFIX=/usr DESTDIR=...   (make uninstall: the same files)
+#   make man                   check the manual page (groff warnings fail)
+#   make deb                   build ../cmfs_<version>_<arch>.deb here
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+DOCDIR  ?= $(PREFIX)/share/doc/cmfs
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 CC      ?= cc
 PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
@@ -42,7 +49,8 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 CORE_LIB := $(BUILD)/libcmfscore.a
 
-.PHONY: all check check-unit check-integ clean install uninstall deps bench fuzz
+.PHONY: all check check-unit check-integ clean install uninstall deps bench fuzz \
+	man deb
 
 all: cmfs
 
@@ -118,14 +126,42 @@ fuzz: $(FUZZ_BIN)
 		grep -E '^Done|stat::number_of_executed_units' build-fuzz/fuzz_$$n.log | tail -n 1; \
 	done
 
+# What an operator gets: the binary, the manual, the example ini and the
+# documentation, the systemd unit (pointed at BINDIR), the fstab example
+# and the bash completion.  uninstall removes exactly these files.
+INSTALLED := $(BINDIR)/cmfs $(MANDIR)/man8/cmfs.8 \
+	$(DOCDIR)/cmfs.ini.example $(DOCDIR)/README.md \
+	$(DOCDIR)/README.contrib.md $(DOCDIR)/examples/fstab.example \
+	$(UNITDIR)/cmfs@.service $(COMPLETIONDIR)/cmfs
+
 install: cmfs
-	install -D -m 0755 cmfs $(DESTDIR)$(PREFIX)/bin/cmfs
-	install -D -m 0644 cmfs.ini.example \
-		$(DESTDIR)$(PREFIX)/share/doc/cmfs/cmfs.ini.example
+	install -D -m 0755 cmfs $(DESTDIR)$(BINDIR)/cmfs
+	install -D -m 0644 man/cmfs.8 $(DESTDIR)$(MANDIR)/man8/cmfs.8
+	install -D -m 0644 cmfs.ini.example $(DESTDIR)$(DOCDIR)/cmfs.ini.example
+	install -D -m 0644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	install -D -m 0644 contrib/README.md $(DESTDIR)$(DOCDIR)/README.contrib.md
+	install -D -m 0644 contrib/fstab.example \
+		$(DESTDIR)$(DOCDIR)/examples/fstab.example
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|/usr/bin/cmfs|$(BINDIR)/cmfs|' 'contrib/cmfs@.service' \
+		>'$(DESTDIR)$(UNITDIR)/cmfs@.service'
+	chmod 0644 '$(DESTDIR)$(UNITDIR)/cmfs@.service'
+	install -D -m 0644 contrib/cmfs.bash-completion \
+		$(DESTDIR)$(COMPLETIONDIR)/cmfs
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/cmfs
-	rm -rf $(DESTDIR)$(PREFIX)/share/doc/cmfs
+	rm -f $(foreach f,$(INSTALLED),'$(DESTDIR)$(f)')
+	-rmdir '$(DESTDIR)$(DOCDIR)/examples' '$(DESTDIR)$(DOCDIR)' 2>/dev/null
+
+man:
+	@out=$$(groff -t -man -ww -z man/cmfs.8 2>&1); \
+	if [ -n "$$out" ]; then printf '%s\n' "$$out"; exit 1; fi
+	@echo "man/cmfs.8: no warnings"
+
+# The Debian package, from this tree (debian/); the .deb lands in ../.
+# dpkg-buildpackage cleans the tree first (make clean).
+deb:
+	dpkg-buildpackage -us -uc -b
 
 clean:
 	rm -rf build build-san build-fuzz cmfs
