@@ -49,8 +49,12 @@ struct cmfs {
 /* The operations table, from ops.c. */
 extern const struct fuse_lowlevel_ops cmfs_ops;
 
-/* Start and stop the invalidation thread (ops.c). */
+/*
+ * The invalidation thread (ops.c): start it; quiesce it (no notification
+ * starts after this) before unmounting; stop (join) it after.
+ */
 int cmfs_inval_start(struct cmfs *c);
+void cmfs_inval_quiesce(struct cmfs *c);
 void cmfs_inval_stop(struct cmfs *c);
 
 #endif

@@ -448,6 +448,9 @@ int main(int argc, char **argv)
 	int rc = 1, mounted = 0, inval = 0, hupped = 0, i;
 	size_t k;
 
+	/* libzip converts every entry's time with mktime(), which reads
+	 * /etc/localtime each time unless TZ says where it is. */
+	setenv("TZ", ":/etc/localtime", 0);
 	if (argc > 1 && !strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "fsck"))
@@ -567,10 +570,15 @@ out_unmount:
 		pthread_kill(hupt, SIGUSR2);
 		pthread_join(hupt, NULL);
 	}
+	/* Stop invalidating before the unmount, and join after it: a
+	 * notification stuck on a directory lock whose holder waits for a
+	 * reply is freed only when the unmount aborts the connection. */
 	if (inval)
-		cmfs_inval_stop(&c);
+		cmfs_inval_quiesce(&c);
 	if (mounted)
 		fuse_session_unmount(c.se);
+	if (inval)
+		cmfs_inval_stop(&c);
 out_signals:
 	fuse_remove_signal_handlers(c.se);
 out_session:

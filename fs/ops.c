@@ -176,6 +176,7 @@ static void *inval_thread(void *arg)
 {
 	struct cmfs *c = arg;
 	struct inval *v;
+	int stop;
 
 	pthread_mutex_lock(&c->qlock);
 	for (;;) {
@@ -187,12 +188,14 @@ static void *inval_thread(void *arg)
 		c->qhead = v->next;
 		if (!c->qhead)
 			c->qtail = NULL;
+		/* Shutting down: the kernel forgets everything anyway. */
+		stop = c->qstop;
 		pthread_mutex_unlock(&c->qlock);
-		if (c->se && v->parent)
+		if (!stop && c->se && v->parent)
 			fuse_lowlevel_notify_inval_entry(c->se, v->parent,
 							 v->name,
 							 strlen(v->name));
-		else if (c->se && v->ino)
+		else if (!stop && c->se && v->ino)
 			fuse_lowlevel_notify_inval_inode(c->se, v->ino, 0, 0);
 		free(v);
 		pthread_mutex_lock(&c->qlock);
@@ -208,12 +211,17 @@ int cmfs_inval_start(struct cmfs *c)
 	return -pthread_create(&c->qthread, NULL, inval_thread, c);
 }
 
-void cmfs_inval_stop(struct cmfs *c)
+void cmfs_inval_quiesce(struct cmfs *c)
 {
 	pthread_mutex_lock(&c->qlock);
 	c->qstop = 1;
 	pthread_cond_signal(&c->qcond);
 	pthread_mutex_unlock(&c->qlock);
+}
+
+void cmfs_inval_stop(struct cmfs *c)
+{
+	cmfs_inval_quiesce(c);
 	pthread_join(c->qthread, NULL);
 }
 
