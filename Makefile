@@ -103,7 +103,8 @@ deps:
 	sh .ci/deps
 
 # libFuzzer targets: tests/fuzz/fuzz_<name>.c, seeded from
-# tests/fuzz/corpus/<name>/ (a scratch copy, so the tree stays clean).
+# tests/fuzz/corpus/<name>/ (a scratch copy, so the tree stays clean);
+# the DDL parser also from every statement in tests/ddl/.
 # Each runs for FUZZ_SECONDS; a crash fails the target and leaves the input
 # in build-fuzz/.
 FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
@@ -119,6 +120,7 @@ fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$${f#build-fuzz/fuzz_}; \
 		rm -rf build-fuzz/corpus-$$n; mkdir -p build-fuzz/corpus-$$n; \
 		cp -r tests/fuzz/corpus/$$n/. build-fuzz/corpus-$$n/ 2>/dev/null; \
+		if [ $$n = ddl ]; then cp tests/ddl/*/*.sql build-fuzz/corpus-ddl/; fi; \
 		echo "fuzz $$n: $(FUZZ_SECONDS)s"; \
 		(cd build-fuzz && ./fuzz_$$n -max_total_time=$(FUZZ_SECONDS) \
 			-rss_limit_mb=2048 -timeout=10 corpus-$$n >fuzz_$$n.log 2>&1) \

@@ -95,11 +95,12 @@ void repo_log(struct repo *r, int level, const char *fmt, ...)
 }
 
 /*
- * Finish event `e` with `rc` and store it: inside the caller's
- * transaction when `in_txn`, else on its own.  Also logs it.
+ * Finish event `e` with `rc`, store it in the events of `env` (NULL: the
+ * daemon's log only) and log it.  Called inside a catalog transaction,
+ * the line is part of it: a change and its line commit together.
  */
 static void record(struct repo *r, struct event *e, const char *env, int rc,
-		   const struct cmfs_err *err, int in_txn)
+		   const struct cmfs_err *err)
 {
 	const char *line = event_finish(e, rc, err ? cmfs_err_msg(err) : NULL);
 	struct cmfs_err e2 = CMFS_ERR_INIT;
@@ -114,7 +115,6 @@ static void record(struct repo *r, struct event *e, const char *env, int rc,
 			r->log(r->log_arg, rc ? LOG_NOTICE : LOG_INFO, copy);
 		free(copy);
 	}
-	(void)in_txn;
 	if (env && catalog_event_add(r->cat, env, line, &e2))
 		repo_log(r, LOG_ERR, "events of %s: %s", env,
 			 cmfs_err_msg(&e2));
@@ -131,7 +131,7 @@ void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
 	event_init(&e, repo_now(), who->uid, env, action);
 	if (object)
 		event_add(&e, "object", object);
-	record(r, &e, env, rc, &err, 0);
+	record(r, &e, env, rc, &err);
 	event_release(&e);
 }
 
@@ -276,13 +276,13 @@ int repo_env_create(struct repo *r, const struct repo_who *who,
 			else if (rc)
 				cmfs_err_set(err, rc, "%s", e2.msg);
 			if (!rc)
-				record(r, &e, name, 0, NULL, 1);
+				record(r, &e, name, 0, NULL);
 			rc = catalog_end(r->cat, rc, err);
 		}
 	}
 	/* A bad name has no events file to go to: the daemon log only. */
 	if (rc)
-		record(r, &e, rc == -EINVAL ? NULL : name, rc, err, 0);
+		record(r, &e, rc == -EINVAL ? NULL : name, rc, err);
 	event_release(&e);
 	return rc;
 }
@@ -305,14 +305,14 @@ int repo_env_remove(struct repo *r, const struct repo_who *who,
 				     "environment %s holds artifacts or "
 				     "tables: remove them first", name);
 		if (!rc)
-			record(r, &e, name, 0, NULL, 1);
+			record(r, &e, name, 0, NULL);
 		rc = catalog_end(r->cat, rc, err);
 	}
 	if (!rc) {
 		store_scratch_drop_env(r->store, name);
 		repo_scratch_label_move(r, name, NULL, NULL);
 	} else if (rc != -ENOENT) {
-		record(r, &e, name, rc, err, 0);
+		record(r, &e, name, rc, err);
 	}
 	event_release(&e);
 	return rc;
@@ -373,14 +373,14 @@ int repo_art_remove(struct repo *r, const struct repo_who *who,
 		if (!rc) {
 			event_addf(&ev, "versions", "%lld",
 				   (long long)a.nversions);
-			record(r, &ev, env, 0, NULL, 1);
+			record(r, &ev, env, 0, NULL);
 		}
 		rc = catalog_end(r->cat, rc, err);
 	}
 	if (!rc)
 		free_blobs(r, blobs.sha, blobs.n);
 	else if (rc != -ENOENT)
-		record(r, &ev, env, rc, err, 0);
+		record(r, &ev, env, rc, err);
 	free(blobs.sha);
 	event_release(&ev);
 	return rc;
@@ -411,14 +411,14 @@ int repo_ver_remove(struct repo *r, const struct repo_who *who,
 		if (!rc) {
 			if (a.nversions == 1)
 				event_add(&ev, "artifact-removed", "yes");
-			record(r, &ev, env, 0, NULL, 1);
+			record(r, &ev, env, 0, NULL);
 		}
 		rc = catalog_end(r->cat, rc, err);
 	}
 	if (!rc)
 		free_blobs(r, &v.sha256, 1);
 	else if (rc != -ENOENT)
-		record(r, &ev, env, rc, err, 0);
+		record(r, &ev, env, rc, err);
 	event_release(&ev);
 	return rc;
 }
@@ -476,14 +476,14 @@ int repo_art_rename(struct repo *r, const struct repo_who *who,
 	if (!rc) {
 		if (replaced)
 			event_add(&ev, "replaced", "yes");
-		record(r, &ev, env, 0, NULL, 1);
+		record(r, &ev, env, 0, NULL);
 	}
 	rc = catalog_end(r->cat, rc, err);
 out:
 	if (!rc)
 		free_blobs(r, blobs.sha, blobs.n);
 	else
-		record(r, &ev, env, rc, err, 0);
+		record(r, &ev, env, rc, err);
 	free(blobs.sha);
 	event_release(&ev);
 	return rc;
@@ -793,7 +793,7 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 			event_add(&ev, "unchanged", "yes");
 		if (rep && rep->error)
 			event_add(&ev, "inspection", rep->error);
-		record(r, &ev, env, 0, NULL, 1);
+		record(r, &ev, env, 0, NULL);
 	}
 	rc = catalog_end(r->cat, rc, err);
 	if (rc) {
@@ -808,7 +808,7 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 		*out = v;
 refused:
 	if (rc)
-		record(r, &ev, rc == -ENOENT ? NULL : env, rc, err, 0);
+		record(r, &ev, rc == -ENOENT ? NULL : env, rc, err);
 	jar_report_free(rep);
 	event_release(&ev);
 	return rc;
@@ -1015,7 +1015,7 @@ int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 				  "committed", u->name, strerror(-u->failed));
 		event_init(&ev, repo_now(), who->uid, u->env, "upload");
 		event_add(&ev, "artifact", u->name);
-		record(u->r, &ev, u->env, rc, err, 0);
+		record(u->r, &ev, u->env, rc, err);
 		event_release(&ev);
 		return rc;
 	}
@@ -1278,11 +1278,11 @@ int repo_label_set(struct repo *r, const struct repo_who *who,
 	if (!rc)
 		rc = catalog_label_set(r->cat, a.id, key, v, err);
 	if (!rc)
-		record(r, &ev, env, 0, NULL, 1);
+		record(r, &ev, env, 0, NULL);
 	rc = catalog_end(r->cat, rc, err);
 out:
 	if (rc && rc != -ENOENT)
-		record(r, &ev, env, rc, err, 0);
+		record(r, &ev, env, rc, err);
 	jar_report_free(rep);
 	label_free(pending);
 	free(v);
@@ -1309,11 +1309,11 @@ int repo_label_remove(struct repo *r, const struct repo_who *who,
 	if (!rc)
 		rc = catalog_label_del(r->cat, a.id, key, err);
 	if (!rc)
-		record(r, &ev, env, 0, NULL, 1);
+		record(r, &ev, env, 0, NULL);
 	rc = catalog_end(r->cat, rc, err);
 out:
 	if (rc && rc != -ENOENT && rc != -ENODATA)
-		record(r, &ev, env, rc, err, 0);
+		record(r, &ev, env, rc, err);
 	event_release(&ev);
 	return rc;
 }
@@ -1540,12 +1540,12 @@ int repo_table_write(struct repo *r, const struct repo_who *who,
 		const char *conn = ddl_option_get(t, "connector");
 
 		event_add(&ev, "connector", conn ? conn : "");
-		record(r, &ev, env, 0, NULL, 1);
+		record(r, &ev, env, 0, NULL);
 	}
 	rc = catalog_end(r->cat, rc, err);
 refused:
 	if (rc)
-		record(r, &ev, rc == -ENOENT ? NULL : env, rc, err, 0);
+		record(r, &ev, rc == -ENOENT ? NULL : env, rc, err);
 	catalog_table_def_release(&d);
 	ddl_table_free(t);
 	ddl_table_free(src);
@@ -1573,11 +1573,11 @@ int repo_table_remove(struct repo *r, const struct repo_who *who,
 	if (!rc)
 		rc = catalog_table_del(r->cat, t.id, err);
 	if (!rc)
-		record(r, &ev, env, 0, NULL, 1);
+		record(r, &ev, env, 0, NULL);
 	rc = catalog_end(r->cat, rc, err);
 out:
 	if (rc && rc != -ENOENT)
-		record(r, &ev, env, rc, err, 0);
+		record(r, &ev, env, rc, err);
 	event_release(&ev);
 	return rc;
 }
@@ -1631,7 +1631,7 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 	for (i = 0; !rc && i < res.njars; i++)
 		event_addf(&ev, "jar", "%s@%lld", res.jars[i].name,
 			   (long long)res.jars[i].version);
-	record(r, &ev, env, rc, err, 0);
+	record(r, &ev, env, rc, err);
 	event_release(&ev);
 	return rc;
 }

@@ -1,4 +1,0 @@
-CREATE TABLE t (
-  id INT PRIMARY KEY,
-  v STRING
-) WITH ('connector' = 'jdbc');

@@ -1,2 +1,0 @@
-CREATE TABLE a (x INT);
-CREATE TABLE b (y INT);

@@ -1,1 +1,0 @@
-CREATE TABLE a (x INT);;

@@ -1,1 +1,0 @@
-INSERT INTO t SELECT * FROM s;

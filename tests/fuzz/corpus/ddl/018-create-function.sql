@@ -1,1 +1,0 @@
-CREATE FUNCTION f AS 'com.example.F';

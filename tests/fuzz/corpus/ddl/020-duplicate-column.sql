@@ -1,6 +1,0 @@
-CREATE TABLE t (
-  id INT,
-  name STRING,
-  ID INT,
-  id BIGINT
-)

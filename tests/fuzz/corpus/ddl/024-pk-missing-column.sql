@@ -1,1 +1,0 @@
-CREATE TABLE t (a INT, PRIMARY KEY (a, b) NOT ENFORCED) WITH ('connector' = 'jdbc')

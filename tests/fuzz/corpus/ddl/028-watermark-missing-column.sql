@@ -1,4 +1,0 @@
-CREATE TABLE t (
-  a INT,
-  WATERMARK FOR ts AS ts - INTERVAL '5' SECOND
-)

@@ -1,1 +1,0 @@
-CREATE TABLE t (r ROW<ts TIMESTAMP(3)>, WATERMARK FOR r.ts AS r.ts)

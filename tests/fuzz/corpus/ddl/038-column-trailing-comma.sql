@@ -1,4 +1,0 @@
-CREATE TABLE t (
-  a INT,
-  b STRING,
-) WITH ('connector' = 'datagen')

@@ -1,1 +1,0 @@
-CREATE TABLE my_table_like LIKE my_table (EXCLUDING OPTIONS);

@@ -1,1 +1,0 @@
-CREATE TABLE t (a VARCHAR(0))

@@ -1,5 +1,0 @@
-CREATE TABLE paimon_catalog_table (
-  k INT,
-  v STRING,
-  PRIMARY KEY (k) NOT ENFORCED
-);

@@ -1,1 +1,0 @@
-CREATE TABLE IF NOT EXISTS `_env_prod`.`default`.`copy` LIKE `_env_prod`.`default`.`orig`

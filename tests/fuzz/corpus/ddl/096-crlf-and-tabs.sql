@@ -1,6 +1,0 @@
-CREATE TABLE crlf (
-	a INT,
-	b STRING
-) WITH (
-	'connector' = 'datagen'
-);

@@ -1,1 +1,0 @@
-CREATE TABLE `default`.`two_part` (a INT) WITH ('connector' = 'datagen');
