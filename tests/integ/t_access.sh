@@ -47,6 +47,11 @@ eq "reader: overwrite" EACCES "$(sy $U_RO open "$P/artifacts/lib.jar" wt)"
 eq "reader: label" EACCES "$(sy $U_RO setxattr "$P/artifacts/lib.jar" user.a b)"
 eq "reader: delete" EACCES "$(sy $U_RO unlink "$P/artifacts/lib.jar")"
 eq "reader: mkdir env" EACCES "$(sy $U_RO mkdir "$M/envs/dev")"
+mkdir "$M/envs/scratch-env"
+eq "reader: rmdir env" EACCES "$(sy $U_RO rmdir "$M/envs/scratch-env")"
+eq "uploader: rmdir env" EACCES "$(sy $U_UP rmdir "$M/envs/scratch-env")"
+eq "table writer: mkdir env" EACCES "$(sy $U_TW mkdir "$M/envs/tw")"
+eq "reader: remove a version" EACCES "$(sy $U_RO unlink "$P/versions/lib.jar/1.jar")"
 eq "reader: write a table" EACCES "$(sy $U_RO write "$P/tables/t.sql" x)"
 eq "reader: drop a table" EACCES "$(sy $U_RO unlink "$P/tables/t.sql")"
 eq "reader: read resolved" OK "$(sy $U_RO read "$P/tables/resolved/t.jars")"
@@ -71,6 +76,9 @@ eq "table writer: upload" EACCES "$(sy $U_TW write "$P/artifacts/x.txt" x)"
 
 eq "root (admin): delete" OK "$("$SYSC" unlink "$P/artifacts/up.txt")"
 eq "root (admin): mkdir" OK "$("$SYSC" mkdir "$M/envs/dev")"
+eq "root (admin): rmdir" OK "$("$SYSC" rmdir "$M/envs/scratch-env")"
+eq "uploader: drop a table" EACCES "$(sy $U_UP unlink "$P/tables/t.sql")"
+eq "table writer: read resolved" OK "$(sy $U_TW read "$P/tables/resolved/t.sql")"
 
 # SIGHUP: new rules without unmounting; a bad file keeps the old ones.
 cat >>"$T/cmfs.ini" <<INI
