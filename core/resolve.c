@@ -373,26 +373,59 @@ int resolve_uses(const struct resolution *res, const char *name)
 	return 0;
 }
 
-/* Append `ddl`, ending it with ';' and a newline. */
+/*
+ * The offset just past the last character of `ddl` that is neither blank
+ * nor inside a comment: strings and quoted names are skipped whole, so a
+ * ';' or "--" inside them counts as what it is.
+ */
+static size_t significant_end(const char *ddl)
+{
+	const char *p = ddl, *q;
+	size_t end = 0;
+	char close;
+
+	while (*p) {
+		if (p[0] == '-' && p[1] == '-') {
+			while (*p && *p != '\n')
+				p++;
+		} else if (p[0] == '/' && p[1] == '*') {
+			q = strstr(p + 2, "*/");
+			p = q ? q + 2 : p + strlen(p);
+		} else if (*p == '\'' || *p == '`' || *p == '"') {
+			/* A doubled quote is one quote inside. */
+			close = *p++;
+			while (*p && !(*p == close && p[1] != close))
+				p += *p == close ? 2 : 1;
+			if (*p)
+				p++;
+			end = (size_t)(p - ddl);
+		} else {
+			if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+				end = (size_t)(p - ddl) + 1;
+			p++;
+		}
+	}
+	return end;
+}
+
+/*
+ * Append `ddl` as written, as one statement for sql-client: ended by ';'
+ * (added where the text has none, on a line of its own after a trailing
+ * comment, so it can never fall into it) and a newline.
+ */
 static int add_statement(struct buf *out, const char *ddl)
 {
-	size_t n = strlen(ddl);
-	const char *nl;
+	size_t n = strlen(ddl), end = significant_end(ddl);
 	int rc;
 
 	while (n && (ddl[n - 1] == ' ' || ddl[n - 1] == '\n' ||
 		     ddl[n - 1] == '\r' || ddl[n - 1] == '\t'))
 		n--;
 	rc = buf_add(out, ddl, n);
-	if (rc || (n && ddl[n - 1] == ';'))
-		return rc ? rc : buf_addc(out, '\n');
-	/* A last line that is a -- comment would swallow the ';'. */
-	nl = memchr(ddl, '\n', n) ? ddl + n : NULL;
-	while (nl && nl > ddl && nl[-1] != '\n')
-		nl--;
-	if (nl && strstr(nl, "--"))
-		return buf_adds(out, "\n;\n");
-	return buf_adds(out, ";\n");
+	/* After a trailing comment the ';' needs a line of its own. */
+	if (!rc && !(end && ddl[end - 1] == ';'))
+		rc = buf_adds(out, end < n ? "\n;" : ";");
+	return rc ? rc : buf_addc(out, '\n');
 }
 
 int resolve_render(struct buf *out, const struct resolution *res,
