@@ -120,3 +120,25 @@ const char *buf_str(const struct buf *b)
 {
 	return b->data ? b->data : "";
 }
+
+int vec_push(struct vec *l, const void *item)
+{
+	if (l->n == l->a) {
+		size_t a = l->a ? 2 * l->a : 16;
+		void *v = realloc(l->v, a * l->size);
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->a = a;
+	}
+	memcpy((char *)l->v + l->n++ * l->size, item, l->size);
+	return 0;
+}
+
+void vec_release(struct vec *l)
+{
+	free(l->v);
+	l->v = NULL;
+	l->n = l->a = 0;
+}

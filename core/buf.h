@@ -48,4 +48,21 @@ char *buf_take(struct buf *b, size_t *len);
 /* The contents as a C string; "" when empty.  Valid until the next change. */
 const char *buf_str(const struct buf *b);
 
+/*
+ * A growable array of items of `size` bytes each: VEC_INIT(sizeof(T)),
+ * vec_push() copies an item in, vec_release() frees them all.
+ */
+struct vec {
+	void *v;	/* the items, n of them */
+	size_t n;
+	size_t a;	/* items allocated */
+	size_t size;	/* bytes of one item */
+};
+
+#define VEC_INIT(sz) { NULL, 0, 0, (sz) }
+
+/* Append a copy of `item`.  0 or -ENOMEM. */
+int vec_push(struct vec *l, const void *item);
+void vec_release(struct vec *l);
+
 #endif

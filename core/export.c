@@ -1171,44 +1171,24 @@ static void rm_tree(const char *dir, int self)
 
 /* ---- dump --------------------------------------------------------------- */
 
-struct list {
-	void *v;
-	size_t n, a, size;
-};
-
-static int list_add(struct list *l, const void *item)
-{
-	if (l->n == l->a) {
-		size_t a = l->a ? 2 * l->a : 16;
-		void *v = realloc(l->v, a * l->size);
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->a = a;
-	}
-	memcpy((char *)l->v + l->n++ * l->size, item, l->size);
-	return 0;
-}
-
 static int add_env(void *arg, const struct catalog_env *e)
 {
-	return list_add(arg, e);
+	return vec_push(arg, e);
 }
 
 static int add_art(void *arg, const struct catalog_artifact *a)
 {
-	return list_add(arg, a);
+	return vec_push(arg, a);
 }
 
 static int add_ver(void *arg, const struct catalog_version *v)
 {
-	return list_add(arg, v);
+	return vec_push(arg, v);
 }
 
 static int add_table(void *arg, const struct catalog_table *t)
 {
-	return list_add(arg, t);
+	return vec_push(arg, t);
 }
 
 /* Labels of one artifact, in key order, as an export_artifact has them. */
@@ -1278,7 +1258,7 @@ static int dump_artifact(struct dump *d, const char *adir,
 			 const struct catalog_artifact *art,
 			 struct cmfs_err *err)
 {
-	struct list vers = {NULL, 0, 0, sizeof(struct catalog_version)};
+	struct vec vers = VEC_INIT(sizeof(struct catalog_version));
 	struct export_artifact a;
 	char path[PATH_MAX];
 	size_t i;
@@ -1327,7 +1307,7 @@ static int dump_artifact(struct dump *d, const char *adir,
 	}
 	d->st.artifacts++;
 	export_artifact_release(&a);
-	free(vers.v);
+	vec_release(&vers);
 	return rc;
 }
 
@@ -1400,8 +1380,8 @@ static size_t count_lines(const struct buf *b)
 static int dump_env(struct dump *d, const char *dir,
 		    const struct catalog_env *e, struct cmfs_err *err)
 {
-	struct list arts = {NULL, 0, 0, sizeof(struct catalog_artifact)};
-	struct list tabs = {NULL, 0, 0, sizeof(struct catalog_table)};
+	struct vec arts = VEC_INIT(sizeof(struct catalog_artifact));
+	struct vec tabs = VEC_INIT(sizeof(struct catalog_table));
 	struct buf ev = BUF_INIT(EVENTS_MAX);
 	char edir[PATH_MAX], sub[PATH_MAX], uid[16];
 	const char *ann[] = {ANN_UID, uid, NULL};
@@ -1458,13 +1438,13 @@ static int dump_env(struct dump *d, const char *dir,
 	d->st.events += count_lines(&ev);
 	d->st.envs++;
 	buf_release(&ev);
-	free(arts.v);
-	free(tabs.v);
+	vec_release(&arts);
+	vec_release(&tabs);
 	return rc;
 }
 
 /* export.json: the marker, written last. */
-static int dump_marker(struct dump *d, const char *dir, const struct list *envs,
+static int dump_marker(struct dump *d, const char *dir, const struct vec *envs,
 		       struct cmfs_err *err)
 {
 	char path[PATH_MAX];
@@ -1561,7 +1541,7 @@ static int open_existing(const char *path, int rdonly, struct store **store,
 int export_dump(const char *store, const char *dir, struct export_stats *out,
 		struct cmfs_err *err)
 {
-	struct list envs = {NULL, 0, 0, sizeof(struct catalog_env)};
+	struct vec envs = VEC_INIT(sizeof(struct catalog_env));
 	struct dump d;
 	char path[PATH_MAX];
 	size_t i;
@@ -1597,7 +1577,7 @@ out:
 	catalog_close(d.cat);
 	store_close(d.store);
 	buf_release(&d.b);
-	free(envs.v);
+	vec_release(&envs);
 	return rc;
 }
 

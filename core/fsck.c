@@ -134,30 +134,9 @@ struct art {
 	char name[254];
 };
 
-struct list {
-	void *v;
-	size_t n, a, size;
-};
-
-/* Append `item` (list->size bytes) to `l`.  0 or -ENOMEM. */
-static int list_add(struct list *l, const void *item)
-{
-	if (l->n == l->a) {
-		size_t a = l->a ? 2 * l->a : 16;
-		void *v = realloc(l->v, a * l->size);
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->a = a;
-	}
-	memcpy((char *)l->v + l->n++ * l->size, item, l->size);
-	return 0;
-}
-
 static int add_env(void *arg, const struct catalog_env *e)
 {
-	return list_add(arg, e);
+	return vec_push(arg, e);
 }
 
 static int add_art(void *arg, const struct catalog_artifact *a)
@@ -167,14 +146,14 @@ static int add_art(void *arg, const struct catalog_artifact *a)
 	memset(&t, 0, sizeof(t));
 	t.id = a->id;
 	snprintf(t.name, sizeof(t.name), "%s", a->name);
-	return list_add(arg, &t);
+	return vec_push(arg, &t);
 }
 
 /* Every version of every artifact of every environment, into x->vers. */
 static int gather_versions(struct run *x, struct cmfs_err *err)
 {
-	struct list envs = {NULL, 0, 0, sizeof(struct catalog_env)};
-	struct list arts = {NULL, 0, 0, sizeof(struct art)};
+	struct vec envs = VEC_INIT(sizeof(struct catalog_env));
+	struct vec arts = VEC_INIT(sizeof(struct art));
 	size_t i, j;
 	int rc;
 
@@ -201,8 +180,8 @@ static int gather_versions(struct run *x, struct cmfs_err *err)
 	x->r->nenvs = envs.n;
 	x->r->nversions = x->nvers;
 	catalog_end(x->cat, 0, NULL);
-	free(envs.v);
-	free(arts.v);
+	vec_release(&envs);
+	vec_release(&arts);
 	if (rc == -ENOMEM)
 		return cmfs_err_set(err, rc, "out of memory");
 	return rc;
