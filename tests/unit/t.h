@@ -7,8 +7,11 @@
 #ifndef CMFS_T_H
 #define CMFS_T_H
 
+#include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int t_pass, t_fail;
 
@@ -30,5 +33,52 @@ static int t_pass, t_fail;
 	if (t_fail != t_f) fprintf(stderr, "  in %s\n", #fn); } while (0)
 #define T_DONE() (printf("%s: %d passed, %d failed\n", __FILE__, t_pass, \
 	t_fail), t_fail ? 1 : 0)
+
+/* nftw callback of t_rmtree(). */
+__attribute__((unused)) static int t_rm_one(const char *path,
+					    const struct stat *st, int flag,
+					    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* Remove directory `dir` and everything below it: a test's temp dir. */
+__attribute__((unused)) static void t_rmtree(const char *dir)
+{
+	nftw(dir, t_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The whole file at `path` (malloc'd, NUL-terminated), or NULL. */
+__attribute__((unused)) static char *t_slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *b = NULL, *nb;
+	size_t n = 0, cap = 0, r;
+
+	if (!f)
+		return NULL;
+	do {
+		if (cap - n < 8192) {
+			nb = realloc(b, cap ? cap * 2 : 65536);
+			if (!nb) {
+				free(b);
+				fclose(f);
+				return NULL;
+			}
+			b = nb;
+			cap = cap ? cap * 2 : 65536;
+		}
+		r = fread(b + n, 1, cap - n - 1, f);
+		n += r;
+	} while (r > 0);
+	fclose(f);
+	b[n] = '\0';
+	if (len)
+		*len = n;
+	return b;
+}
 
 #endif

@@ -36,18 +36,9 @@ static void mktemp_dir(void)
 	}
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void rm_temp_dir(void)
 {
-	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	t_rmtree(tmp);
 }
 
 /* Write `text` to <tmp>/<name>; the path goes to `path` (256 bytes). */

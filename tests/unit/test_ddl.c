@@ -32,23 +32,6 @@ static int regen;
 /* ---- helpers ---------------------------------------------------------------
  */
 
-/* The whole file at `path` (NUL-terminated), or NULL if absent. */
-static char *slurp(const char *path, size_t *len)
-{
-	struct buf b = BUF_INIT(8 * 1024 * 1024);
-	char chunk[4096];
-	FILE *f = fopen(path, "rb");
-	size_t n;
-
-	if (!f)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_add(&b, chunk, n))
-			break;
-	fclose(f);
-	return buf_take(&b, len);
-}
-
 /* Write `text` to `path` (DDL_REGEN only). */
 static void spit(const char *path, const char *text)
 {
@@ -222,7 +205,7 @@ static void expect_file(const char *name, const char *path, const char *got)
 		spit(path, got);
 		return;
 	}
-	want = slurp(path, NULL);
+	want = t_slurp(path, NULL);
 	if (!want)
 		fprintf(stderr, "%s: missing %s\n", name, path);
 	else if (strcmp(want, got))
@@ -251,7 +234,7 @@ static void test_valid(void)
 	for (i = 0; i < n; i++) {
 		cmfs_err_clear(&err);
 		snprintf(path, sizeof(path), CASES "/valid/%s", names[i]);
-		sql = slurp(path, &len);
+		sql = t_slurp(path, &len);
 		T_CHECK(sql != NULL);
 		if (!sql)
 			continue;
@@ -287,9 +270,9 @@ static void test_invalid(void)
 	for (i = 0; i < n; i++) {
 		cmfs_err_clear(&err);
 		snprintf(path, sizeof(path), CASES "/invalid/%s", names[i]);
-		sql = slurp(path, &len);
+		sql = t_slurp(path, &len);
 		snprintf(path + strlen(path) - 4, 5, ".err");
-		expect = slurp(path, NULL);
+		expect = t_slurp(path, NULL);
 		T_CHECK(sql && expect);
 		if (sql && expect) {
 			t = (struct ddl_table *)&t; /* must become NULL */
@@ -323,9 +306,9 @@ static void test_like(void)
 	for (i = 0; i < n; i++) {
 		cmfs_err_clear(&err);
 		snprintf(path, sizeof(path), CASES "/like/%s", names[i]);
-		sql = slurp(path, &len);
+		sql = t_slurp(path, &len);
 		snprintf(path + strlen(path) - 4, 9, ".src.sql");
-		src_sql = slurp(path, &slen);
+		src_sql = t_slurp(path, &slen);
 		T_CHECK(sql && src_sql);
 		src = t = NULL;
 		if (sql && src_sql) {
@@ -341,7 +324,7 @@ static void test_like(void)
 			ddl_table_free(src);
 			src = NULL;
 			snprintf(path + strlen(path) - 8, 9, ".err");
-			expect = slurp(path, NULL);
+			expect = t_slurp(path, NULL);
 			if (expect) {
 				check_err(names[i], expect, rc, &err);
 			} else {

@@ -77,35 +77,11 @@ static void setup(struct ctx *x)
 	}
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void teardown(struct ctx *x)
 {
 	repo_close(x->r);
 	config_release(&x->cfg);
-	nftw(x->tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-static char *slurp(const char *path, size_t *len)
-{
-	struct buf b = BUF_INIT((size_t)1 << 26);
-	char chunk[8192];
-	FILE *f = fopen(path, "rb");
-	size_t n;
-
-	if (!f)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	return buf_take(&b, len);
+	t_rmtree(x->tmp);
 }
 
 static void spit(const char *path, const char *text)
@@ -213,8 +189,8 @@ static void populate(struct ctx *x)
 	char *jar1, *jar2;
 	size_t n1 = 0, n2 = 0;
 
-	jar1 = slurp("fixtures/jars/mongodb.jar", &n1);
-	jar2 = slurp("integ/data/mongodb-v2.jar", &n2);
+	jar1 = t_slurp("fixtures/jars/mongodb.jar", &n1);
+	jar2 = t_slurp("integ/data/mongodb-v2.jar", &n2);
 	T_CHECK(jar1 && jar2);
 	T_INTEQ(repo_env_create(x->r, &who, "prod", &err), 0);
 	T_INTEQ(repo_env_create(x->r, &who, "empty", &err), 0);
@@ -445,14 +421,14 @@ static void test_roundtrip(void)
 		 x.dir);
 	T_INTEQ(stat(path, &sb), 0);
 	snprintf(path, sizeof(path), "%s/envs/prod/tables/orders.sql", x.dir);
-	text = slurp(path, NULL);
+	text = t_slurp(path, NULL);
 	T_CONTAINS(text, "-- the orders\nCREATE TABLE orders");
 	free(text);
 	snprintf(path, sizeof(path),
 		 "%s/envs/prod/artifacts/notes.txt/2/"
 		 "artifact.json",
 		 x.dir);
-	text = slurp(path, NULL);
+	text = t_slurp(path, NULL);
 	T_CONTAINS(text, "\"cmfs/next-version\": \"4\"");
 	free(text);
 	snprintf(path, sizeof(path), "%s/envs/empty/environment.json", x.dir);

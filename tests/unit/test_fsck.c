@@ -76,36 +76,11 @@ static void offline(struct ctx *x)
 	x->r = NULL;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void teardown(struct ctx *x)
 {
 	repo_close(x->r);
 	config_release(&x->cfg);
-	nftw(x->tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* The bytes of a fixture file (malloc'd), or NULL. */
-static char *slurp(const char *path, size_t *len)
-{
-	struct buf b = BUF_INIT((size_t)1 << 26);
-	char chunk[8192];
-	FILE *f = fopen(path, "rb");
-	size_t n;
-
-	if (!f)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	return buf_take(&b, len);
+	t_rmtree(x->tmp);
 }
 
 static int upload(struct ctx *x, const char *env, const char *name,
@@ -216,8 +191,8 @@ static void populate(struct ctx *x, struct catalog_version *v1,
 	const char *ddl = "CREATE TABLE orders (id INT) WITH "
 			  "('connector' = 'mongodb')";
 
-	jar1 = slurp(FIXTURES "mongodb.jar", &n1);
-	jar2 = slurp("integ/data/mongodb-v2.jar", &n2);
+	jar1 = t_slurp(FIXTURES "mongodb.jar", &n1);
+	jar2 = t_slurp("integ/data/mongodb-v2.jar", &n2);
 	T_CHECK(jar1 && jar2);
 	T_INTEQ(repo_env_create(x->r, &who, "prod", &err), 0);
 	T_INTEQ(upload(x, "prod", "mongodb-connector.jar", jar1, n1, v1), 0);

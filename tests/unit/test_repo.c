@@ -96,21 +96,12 @@ static void reopen(struct ctx *x)
 	open_repo(x);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void teardown(struct ctx *x)
 {
 	repo_close(x->r);
 	config_release(&x->cfg);
 	buf_release(&x->log);
-	nftw(x->tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	t_rmtree(x->tmp);
 }
 
 static void keep_msg(const struct cmfs_err *err)

@@ -92,21 +92,12 @@ static void setup(struct ctx *x)
 	setup_with(x, NULL, MNT);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void teardown(struct ctx *x)
 {
 	repo_close(x->r);
 	config_release(&x->cfg);
 	buf_release(&x->log);
-	nftw(x->tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	t_rmtree(x->tmp);
 }
 
 /* A second configuration over the same store (for repo_set_config). */
@@ -197,22 +188,12 @@ static int table_write(struct ctx *x, const char *env, const char *name,
 /* A file's bytes (malloc'd, NUL-terminated), or NULL with a skip message. */
 static char *slurp(const char *path, size_t *len, const char *why)
 {
-	struct buf b = BUF_INIT(64 << 20);
-	char chunk[8192];
-	FILE *f;
-	size_t n;
+	char *b = t_slurp(path, len);
 
-	f = fopen(path, "rb");
-	if (!f) {
+	if (!b)
 		fprintf(stderr, "SKIP: %s: no %s (run from tests/ with the "
 				"fixtures built)\n", why, path);
-		return NULL;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_add(&b, chunk, n))
-			break;
-	fclose(f);
-	return buf_take(&b, len);
+	return b;
 }
 
 static char *fixture(const char *name, size_t *len, const char *why)

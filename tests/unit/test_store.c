@@ -44,18 +44,9 @@ static void mktemp_dir(void)
 	snprintf(spath, sizeof(spath), "%s/store", tmp);
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void rm_temp_dir(void)
 {
-	nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	t_rmtree(tmp);
 }
 
 static struct store *open_store(void)
