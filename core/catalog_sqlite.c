@@ -75,7 +75,7 @@ enum {
 	S_TABLE_GET, S_TABLE_DEF, S_TABLE_OPTS, S_TABLE_PUT, S_TABLE_OPTS_DEL,
 	S_TABLE_OPT_ADD, S_TABLE_DEL, S_TABLE_COUNT, S_TABLE_LIST,
 	S_EVENT_ADD, S_EVENT_SIZE, S_EVENT_READ,
-	S_BEGIN, S_COMMIT, S_ROLLBACK,
+	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SYNC_NORMAL, S_SYNC_FULL,
 	S_COUNT
 };
 
@@ -102,8 +102,11 @@ static const char *const sql[S_COUNT] = {
 	[S_ART_COUNT] = "SELECT count(*) FROM artifacts WHERE env_id = ?",
 	[S_ART_LIST] = "SELECT " ART_COLS " FROM artifacts a" ART_LATEST
 		       " WHERE a.env_id = ? ORDER BY a.name",
+	/* CROSS JOIN keeps labels the outer loop: without it the planner
+	 * walks every artifact of the environment (by the name order it is
+	 * asked for) and probes each one's labels. */
 	[S_ART_BY_LABEL] = "SELECT " ART_COLS " FROM labels l"
-			   " JOIN artifacts a ON a.id = l.artifact_id"
+			   " CROSS JOIN artifacts a ON a.id = l.artifact_id"
 			   ART_LATEST " WHERE l.key = ? AND l.value = ?"
 			   " AND a.env_id = ? ORDER BY a.name",
 	[S_VER_NEXT] = "SELECT next_n FROM artifacts WHERE id = ?",
@@ -162,6 +165,8 @@ static const char *const sql[S_COUNT] = {
 	[S_BEGIN] = "BEGIN IMMEDIATE",
 	[S_COMMIT] = "COMMIT",
 	[S_ROLLBACK] = "ROLLBACK",
+	[S_SYNC_NORMAL] = "PRAGMA synchronous = NORMAL",
+	[S_SYNC_FULL] = "PRAGMA synchronous = FULL",
 };
 
 struct sq {
@@ -1323,10 +1328,20 @@ static int sq_event_add(void *impl, const char *env, const char *line,
 	lock(q);
 	if ((rc = prep(q, S_EVENT_ADD, &s, err)))
 		goto out;
+	/*
+	 * A line on its own records a read or a refusal: nothing changed,
+	 * so it need not wait for a disk flush.  It becomes durable with
+	 * the next change's commit, which syncs the whole WAL.  A line in a
+	 * transaction commits, durably, with its change.
+	 */
+	if (!q->depth)
+		exec_stmt(q, st(q, S_SYNC_NORMAL), NULL);
 	sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, (int64_t)len);
 	sqlite3_bind_blob(s, 3, line, (int)len, SQLITE_STATIC);
 	rc = exec_stmt(q, s, err);
+	if (!q->depth)
+		exec_stmt(q, st(q, S_SYNC_FULL), NULL);
 out:
 	unlock(q);
 	return rc;
