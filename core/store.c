@@ -342,7 +342,7 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 		      struct cmfs_err *err)
 {
 	char rel[80], proc[64], dir[3];
-	int rc = 0;
+	int dfd, rc = 0;
 
 	/* The bytes are on disk before the blob has a name. */
 	if (ftruncate(fd, (off_t)size) || fsync(fd))
@@ -350,16 +350,9 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 				    strerror(errno));
 	memcpy(dir, sha, 2);
 	dir[2] = '\0';
-	if ((rc = ensure_dir(s->blobs_fd, dir)))
+	if ((rc = open_dir(s->blobs_fd, dir, &dfd)))
 		return cmfs_err_set(err, rc, "blob directory %s: %s", dir,
 				    strerror(-rc));
-	/*
-	 * The name needs no fsync of its own: the catalog's commit, which
-	 * must follow before anything refers to the blob, fsyncs a file of
-	 * the same file system, and a journalling file system (ext4, XFS,
-	 * btrfs) makes every earlier name change durable with it.  That
-	 * saves one of three disk flushes per upload.
-	 */
 	blob_rel(rel, sizeof(rel), sha);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	if (linkat(AT_FDCWD, proc, s->blobs_fd, rel, AT_SYMLINK_FOLLOW) &&
@@ -371,6 +364,16 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 			cmfs_err_set(err, rc, "blob %s: %s", sha,
 				     strerror(-rc));
 	}
+	/*
+	 * The name must be durable before the catalog refers to it.  On a
+	 * journalling file system the catalog's own fsync would carry it,
+	 * but ext4 without a journal (as on these machines) does not, so the
+	 * directory is synced here.
+	 */
+	if (!rc && fsync(dfd))
+		rc = cmfs_err_set(err, -errno, "blob directory %s: %s", dir,
+				  strerror(errno));
+	close(dfd);
 	return rc;
 }
 

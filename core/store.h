@@ -70,8 +70,7 @@ int store_blob_copy(struct store *s, const char *sha, int fd,
 /*
  * Make the first `size` bytes of staging file `fd` the blob `sha`: fsync,
  * then link into blobs/ (an existing blob of that name is the same bytes
- * and is kept).  The link becomes durable with the catalog commit that
- * must follow (see store.c).  `fd` stays open; it must not be
+ * and is kept), then fsync the directory.  `fd` stays open; it must not be
  * written afterwards, since it may now be the blob itself.
  */
 int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
