@@ -241,43 +241,35 @@ static struct node *env_dir(struct cmfs *c, const char *env, const char *dir)
 }
 
 /*
- * Artifact `name` of `env` changed (new latest version, or gone): drop
- * what the kernel may cache about it and about its versions/ entries.
+ * Artifact `name` of `env` has a new latest version, or is gone: the
+ * kernel's attributes and pages of artifacts/<name> are stale.  Names in
+ * versions/ and tables/resolved/ are not invalidated: a notification that
+ * waits on a directory lock cannot be interrupted, and if the daemon is
+ * killed then, the kernel never lets the connection go.  Those names carry
+ * short cache times instead (entry_timeout_of()).
  */
-static void inval_artifact(struct cmfs *c, const char *env, const char *name,
-			   int64_t newver)
+static void inval_artifact(struct cmfs *c, const char *env, const char *name)
 {
 	struct node *arts = env_dir(c, env, "artifacts");
-	struct node *vers = env_dir(c, env, "versions");
 	struct node *n;
-	char v[300];
 
 	if (arts && (n = path_find(c->paths, arts, name)))
 		inval_queue(c, 0, path_ino(n), NULL);
-	if (!vers)
-		return;
-	inval_queue(c, path_ino(vers), 0, name);
-	if (newver && (n = path_find(c->paths, vers, name))) {
-		snprintf(v, sizeof(v), "%lld%s", (long long)newver,
-			 name_ext(name));
-		inval_queue(c, path_ino(n), 0, v);
-	}
 }
 
-/* Table `name` of `env` changed: its resolved files are new or gone. */
-static void inval_table(struct cmfs *c, const char *env, const char *name)
+/*
+ * How long the kernel may keep a name found in a directory of kind `k`:
+ * names in versions/ and resolved/ come and go with writes under other
+ * names, so they are kept at most a second, and their absence not at all.
+ */
+static double entry_timeout_of(struct cmfs *c, enum node_kind k, int found)
 {
-	struct node *res = env_dir(c, env, "tables");
-	char n[300];
+	double t = found ? c->cfg->mount.entry_timeout
+			 : c->cfg->mount.negative_timeout;
 
-	if (res)
-		res = path_find(c->paths, res, "resolved");
-	if (!res)
-		return;
-	snprintf(n, sizeof(n), "%s.jars", name);
-	inval_queue(c, path_ino(res), 0, n);
-	snprintf(n, sizeof(n), "%s.sql", name);
-	inval_queue(c, path_ino(res), 0, n);
+	if (k == N_VERS || k == N_VDIR || k == N_RESOLVED)
+		return found && t > 1 ? 1 : found ? t : 0;
+	return t;
 }
 
 /* ---- Attributes ---- */
@@ -490,18 +482,18 @@ static void reply_entry(fuse_req_t req, struct node *n)
 	e.ino = path_ino(n);
 	e.generation = 1;
 	e.attr_timeout = timeout_of(c, n);
-	e.entry_timeout = c->cfg->mount.entry_timeout;
+	e.entry_timeout = entry_timeout_of(c, n->parent->kind, 1);
 	if (fuse_reply_entry(req, &e))
 		path_forget(c->paths, n, 1);
 }
 
-/* A negative entry the kernel may cache for negative_timeout. */
-static void reply_noent(fuse_req_t req)
+/* A negative entry the kernel may cache (see entry_timeout_of()). */
+static void reply_noent(fuse_req_t req, const struct node *parent)
 {
 	struct fuse_entry_param e;
 
 	memset(&e, 0, sizeof(e));
-	e.entry_timeout = cm(req)->cfg->mount.negative_timeout;
+	e.entry_timeout = entry_timeout_of(cm(req), parent->kind, 0);
 	fuse_reply_entry(req, &e);
 }
 
@@ -525,7 +517,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	n = path_lookup(c->paths, p, name);
 	if (!n) {
-		reply_noent(req);
+		reply_noent(req, p);
 		return;
 	}
 	/* A node with a writer exists before its first commit. */
@@ -539,7 +531,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 		if (rc == -ENOENT) {
 			path_forget(c->paths, n, 1);
-			reply_noent(req);
+			reply_noent(req, p);
 			return;
 		}
 	}
@@ -656,7 +648,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 								&err);
 				repo_upload_free(u);
 				if (!rc)
-					inval_artifact(c, n->env, n->obj, 0);
+					inval_artifact(c, n->env, n->obj);
 			}
 		} else if (n->kind == N_TABLE && f && f->kind == FH_TEXT) {
 			pthread_mutex_lock(&f->lock);
@@ -1040,7 +1032,8 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 				e.ino = path_ino(n);
 				e.generation = 1;
 				e.attr_timeout = timeout_of(c, n);
-				e.entry_timeout = c->cfg->mount.entry_timeout;
+				e.entry_timeout =
+					entry_timeout_of(c, dir->kind, 1);
 			} else {
 				/* . and .. carry no entry (ino 0). */
 				e.attr.st_mode = S_IFDIR;
@@ -1443,7 +1436,7 @@ static int commit(fuse_req_t req, struct fh *f, int at_flush)
 	if (f->kind == FH_UPLOAD && repo_upload_dirty(f->up)) {
 		rc = repo_upload_commit(f->up, &w, &v, &err);
 		if (!rc)
-			inval_artifact(c, n->env, n->obj, v.n);
+			inval_artifact(c, n->env, n->obj);
 	} else if (f->kind == FH_TEXT && f->dirty && f->failed) {
 		rc = f->failed;
 		repo_refused(c->repo, &w, n->env, "table-write", n->obj, rc,
@@ -1452,10 +1445,8 @@ static int commit(fuse_req_t req, struct fh *f, int at_flush)
 	} else if (f->kind == FH_TEXT && f->dirty) {
 		rc = repo_table_write(c->repo, &w, n->env, n->obj,
 				      buf_str(&f->data), f->data.len, &err);
-		if (!rc) {
+		if (!rc)
 			f->dirty = 0;
-			inval_table(c, n->env, n->obj);
-		}
 	}
 	f->refused = rc != 0;
 	pthread_mutex_unlock(&f->lock);
@@ -1523,13 +1514,13 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	case N_ART:
 		rc = repo_art_remove(c->repo, &w, p->env, name, &err);
 		if (!rc)
-			inval_artifact(c, p->env, name, 0);
+			inval_artifact(c, p->env, name);
 		break;
 	case N_VER:
 		rc = repo_ver_remove(c->repo, &w, p->env, p->obj,
 				     strtoll(name, NULL, 10), &err);
 		if (!rc)
-			inval_artifact(c, p->env, p->obj, 0);
+			inval_artifact(c, p->env, p->obj);
 		break;
 	case N_ASCRATCH:
 	case N_TSCRATCH:
@@ -1541,8 +1532,6 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	case N_TABLE:
 		name_table_file(t, name);
 		rc = repo_table_remove(c->repo, &w, p->env, t, &err);
-		if (!rc)
-			inval_table(c, p->env, t);
 		break;
 	case N_INVALID:
 		rc = -ENOENT;
@@ -1615,18 +1604,15 @@ static int rename_tables(fuse_req_t req, struct node *p, enum node_kind kf,
 				      b.len, &err);
 		if (rc)
 			goto out;
-		inval_table(c, p->env, tt);
 	} else {
 		rc = scratch_write(c, p->env, to, &b);
 		if (rc)
 			goto out;
 	}
-	if (kf == N_TSCRATCH) {
+	if (kf == N_TSCRATCH)
 		store_scratch_unlink(repo_store(c->repo), p->env, 't', from);
-	} else {
+	else
 		rc = repo_table_remove(c->repo, &w, p->env, tf, &err);
-		inval_table(c, p->env, tf);
-	}
 out:
 	buf_release(&b);
 	return rc;
@@ -1654,14 +1640,14 @@ static int rename_artifacts(fuse_req_t req, struct node *p, enum node_kind kf,
 		rc = repo_scratch_commit(c->repo, &w, p->env, from, to, &v,
 					 &err);
 		if (!rc)
-			inval_artifact(c, p->env, to, v.n);
+			inval_artifact(c, p->env, to);
 		return rc;
 	}
 	if (kt == N_ART) {
 		rc = repo_art_rename(c->repo, &w, p->env, from, to, &err);
 		if (!rc) {
-			inval_artifact(c, p->env, from, 0);
-			inval_artifact(c, p->env, to, 0);
+			inval_artifact(c, p->env, from);
+			inval_artifact(c, p->env, to);
 		}
 		return rc;
 	}
