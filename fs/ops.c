@@ -14,12 +14,14 @@
  * Commits happen at flush (so close() reports a refusal), at fsync, and at
  * release when no flush came.
  *
- * Invalidation: cmfs is the only writer of its tree, so the kernel may
- * cache names and attributes for long; when a change made through one
- * name shows at another (a new version appears in versions/, a table's
- * resolution changes), the change is queued and a thread of its own tells
- * the kernel, outside any request (a handler that did it itself could
- * deadlock on the directory lock the kernel holds for it).
+ * Caching: cmfs is the only writer of its tree, so the kernel may keep
+ * names and attributes for long.  Where a change made through one name
+ * shows at another, the affected names carry short cache times
+ * (versions/ and resolved/, entry_timeout_of()), and an artifact whose
+ * latest version changed has its inode invalidated from a thread of its
+ * own, outside any request.  Entry invalidations are not used: they wait
+ * on directory locks, which a killed daemon can turn into a mount the
+ * kernel never releases.
  */
 #define _GNU_SOURCE
 #include "cmfs.h"
