@@ -11,6 +11,9 @@
 
 /* Prefix of label xattrs: user.<label key>. */
 #define NAME_XATTR_USER "user."
+/* The two CMF labels that say what an artifact is (keys without "user."). */
+#define NAME_LABEL_TYPE "cmf.confluent.io/sql-artifact-type"
+#define NAME_LABEL_IDENT "cmf.confluent.io/sql-artifact-identifier"
 /* Reserved computed attributes: user.cmfs.* */
 #define NAME_XATTR_CMFS "user.cmfs."
 

@@ -34,8 +34,6 @@
 #include "resolve.h"
 #include "store.h"
 
-#define LABEL_TYPE "cmf.confluent.io/sql-artifact-type"
-#define LABEL_IDENT "cmf.confluent.io/sql-artifact-identifier"
 
 /* A label of a scratch file, or a label change pending in an upload. */
 struct label {
@@ -565,7 +563,7 @@ static int label_check(const struct config *cfg, const char *key,
 				    (unsigned long long)cfg->limits.xattr_size);
 	if ((rc = name_label_value_check(key, value, len, err)))
 		return rc;
-	if (!strcmp(key, LABEL_TYPE) && strcmp(value, "connector") &&
+	if (!strcmp(key, NAME_LABEL_TYPE) && strcmp(value, "connector") &&
 	    strcmp(value, "format"))
 		return cmfs_err_set(err, -EINVAL,
 				    "label %s takes connector or format, not "
@@ -606,13 +604,13 @@ static int check_labels(struct repo *r, const char *name, int64_t art_id,
 			const struct label *pending,
 			const struct jar_report *rep, struct cmfs_err *err)
 {
-	char *type = label_now(r, art_id, LABEL_TYPE);
-	char *ident = label_now(r, art_id, LABEL_IDENT);
+	char *type = label_now(r, art_id, NAME_LABEL_TYPE);
+	char *ident = label_now(r, art_id, NAME_LABEL_IDENT);
 	const char *t = type, *i = ident;
 	int rc = 0;
 
-	label_pending(pending, LABEL_TYPE, &t);
-	label_pending(pending, LABEL_IDENT, &i);
+	label_pending(pending, NAME_LABEL_TYPE, &t);
+	label_pending(pending, NAME_LABEL_IDENT, &i);
 	if (rep)
 		rc = check_offer(name, rep, t, i, err);
 	free(type);

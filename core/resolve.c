@@ -15,8 +15,6 @@
 #include "jar.h"
 #include "name.h"
 
-#define LABEL_TYPE "cmf.confluent.io/sql-artifact-type"
-#define LABEL_IDENT "cmf.confluent.io/sql-artifact-identifier"
 
 /* The artifacts carrying a given identifier label and type label. */
 struct matches {
@@ -33,7 +31,7 @@ static int collect(void *arg, const struct catalog_artifact *a)
 	char *type = NULL;
 	int rc;
 
-	rc = catalog_label_get(m->cat, a->id, LABEL_TYPE, &type, NULL);
+	rc = catalog_label_get(m->cat, a->id, NAME_LABEL_TYPE, &type, NULL);
 	if (rc == -ENODATA)
 		return 0;
 	if (rc)
@@ -57,7 +55,7 @@ static int find(struct matches *m, struct catalog *cat, int64_t env_id,
 	m->cat = cat;
 	m->kind = kind;
 	buf_init(&m->names, 4096);
-	return catalog_art_by_label(cat, env_id, LABEL_IDENT, id, collect, m,
+	return catalog_art_by_label(cat, env_id, NAME_LABEL_IDENT, id, collect, m,
 				    err);
 }
 
@@ -73,9 +71,9 @@ static int known_id(void *arg, const struct catalog_artifact *a)
 	struct known *k = arg;
 	char *type = NULL, *id = NULL;
 
-	if (!catalog_label_get(k->cat, a->id, LABEL_TYPE, &type, NULL) &&
+	if (!catalog_label_get(k->cat, a->id, NAME_LABEL_TYPE, &type, NULL) &&
 	    !strcmp(type, k->kind) &&
-	    !catalog_label_get(k->cat, a->id, LABEL_IDENT, &id, NULL))
+	    !catalog_label_get(k->cat, a->id, NAME_LABEL_IDENT, &id, NULL))
 		buf_printf(&k->list, "%s%s (%s)", k->list.len ? ", " : "", id,
 			   a->name);
 	free(type);
@@ -89,7 +87,7 @@ static void list_known(struct buf *out, struct catalog *cat, int64_t env_id,
 {
 	struct known k = { cat, kind, BUF_INIT(160) };
 
-	catalog_art_by_label(cat, env_id, LABEL_TYPE, kind, known_id, &k,
+	catalog_art_by_label(cat, env_id, NAME_LABEL_TYPE, kind, known_id, &k,
 			     NULL);
 	buf_adds(out, k.list.len ? buf_str(&k.list) : "none");
 	buf_release(&k.list);
@@ -257,7 +255,7 @@ static int resolve_id(struct resolution *res, struct catalog *cat,
 		struct bundled b = { cat, id, conn_name ? conn_name : "", "" };
 
 		if (!is_conn)
-			catalog_art_by_label(cat, env_id, LABEL_TYPE,
+			catalog_art_by_label(cat, env_id, NAME_LABEL_TYPE,
 					     "connector", find_bundled, &b,
 					     NULL);
 		list_known(&have, cat, env_id, kind);

@@ -1805,7 +1805,7 @@ static void reply_xattr(fuse_req_t req, size_t size, const char *data,
 }
 
 /* A computed attribute (after "user.cmfs.") of node `n`. */
-static int repo_node_computed(struct cmfs *c, struct node *n, const char *attr,
+static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 			      struct buf *b, struct cmfs_err *err)
 {
 	struct repo_who nobody = { 0, 0, 0 };
@@ -1949,7 +1949,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		return;
 	}
 	if (!strncmp(name, NAME_XATTR_CMFS, strlen(NAME_XATTR_CMFS))) {
-		rc = repo_node_computed(c, n, name + strlen(NAME_XATTR_CMFS),
+		rc = node_computed(c, n, name + strlen(NAME_XATTR_CMFS),
 					&b, &err);
 	} else if (n->kind == N_ASCRATCH) {
 		rc = repo_scratch_label_get(c->repo, n->env, n->obj,
