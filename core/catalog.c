@@ -11,7 +11,25 @@
 struct catalog {
 	const struct catalog_backend *be;
 	void *impl;
+	uint64_t gen;		/* bumped after every change: generation() */
 };
+
+/*
+ * Count a change to the rows that resolution and listings read.  Bumped
+ * after the backend call returns (and again when a transaction ends), so
+ * a reader that read the generation before a change can never keep what
+ * it computed under a generation that outlives the change.
+ */
+static int changed(struct catalog *c, int rc)
+{
+	__atomic_add_fetch(&c->gen, 1, __ATOMIC_RELEASE);
+	return rc;
+}
+
+uint64_t catalog_generation(struct catalog *c)
+{
+	return __atomic_load_n(&c->gen, __ATOMIC_ACQUIRE);
+}
 
 void catalog_table_def_release(struct catalog_table_def *d)
 {
@@ -64,7 +82,7 @@ int catalog_begin(struct catalog *c, struct cmfs_err *err)
 
 int catalog_end(struct catalog *c, int rc, struct cmfs_err *err)
 {
-	return c->be->end(c->impl, rc, err);
+	return changed(c, c->be->end(c->impl, rc, err));
 }
 
 int catalog_check(struct catalog *c, char **out, struct cmfs_err *err)
@@ -75,7 +93,7 @@ int catalog_check(struct catalog *c, char **out, struct cmfs_err *err)
 int catalog_env_add(struct catalog *c, const char *name, uint32_t uid,
 		    int64_t now, struct catalog_env *out, struct cmfs_err *err)
 {
-	return c->be->env_add(c->impl, name, uid, now, out, err);
+	return changed(c, c->be->env_add(c->impl, name, uid, now, out, err));
 }
 
 int catalog_env_get(struct catalog *c, const char *name,
@@ -86,7 +104,7 @@ int catalog_env_get(struct catalog *c, const char *name,
 
 int catalog_env_del(struct catalog *c, int64_t env_id, struct cmfs_err *err)
 {
-	return c->be->env_del(c->impl, env_id, err);
+	return changed(c, c->be->env_del(c->impl, env_id, err));
 }
 
 int catalog_env_list(struct catalog *c,
@@ -105,18 +123,18 @@ int catalog_art_get(struct catalog *c, int64_t env_id, const char *name,
 int catalog_art_add(struct catalog *c, int64_t env_id, const char *name,
 		    int64_t *out, struct cmfs_err *err)
 {
-	return c->be->art_add(c->impl, env_id, name, out, err);
+	return changed(c, c->be->art_add(c->impl, env_id, name, out, err));
 }
 
 int catalog_art_del(struct catalog *c, int64_t art_id, struct cmfs_err *err)
 {
-	return c->be->art_del(c->impl, art_id, err);
+	return changed(c, c->be->art_del(c->impl, art_id, err));
 }
 
 int catalog_art_rename(struct catalog *c, int64_t art_id, const char *name,
 		       struct cmfs_err *err)
 {
-	return c->be->art_rename(c->impl, art_id, name, err);
+	return changed(c, c->be->art_rename(c->impl, art_id, name, err));
 }
 
 int catalog_art_count(struct catalog *c, int64_t env_id, uint64_t *out,
@@ -144,8 +162,8 @@ int catalog_ver_add(struct catalog *c, int64_t art_id, const char *sha256,
 		    uint64_t size, int64_t mtime, uint32_t uid,
 		    struct catalog_version *out, struct cmfs_err *err)
 {
-	return c->be->ver_add(c->impl, art_id, sha256, size, mtime, uid, out,
-			      err);
+	return changed(c, c->be->ver_add(c->impl, art_id, sha256, size, mtime,
+					 uid, out, err));
 }
 
 int catalog_ver_get(struct catalog *c, int64_t art_id, int64_t n,
@@ -157,7 +175,7 @@ int catalog_ver_get(struct catalog *c, int64_t art_id, int64_t n,
 int catalog_ver_del(struct catalog *c, int64_t art_id, int64_t n,
 		    struct cmfs_err *err)
 {
-	return c->be->ver_del(c->impl, art_id, n, err);
+	return changed(c, c->be->ver_del(c->impl, art_id, n, err));
 }
 
 int catalog_ver_list(struct catalog *c, int64_t art_id,
@@ -181,13 +199,13 @@ int catalog_blob_total(struct catalog *c, uint64_t *out, struct cmfs_err *err)
 int catalog_label_set(struct catalog *c, int64_t art_id, const char *key,
 		      const char *value, struct cmfs_err *err)
 {
-	return c->be->label_set(c->impl, art_id, key, value, err);
+	return changed(c, c->be->label_set(c->impl, art_id, key, value, err));
 }
 
 int catalog_label_del(struct catalog *c, int64_t art_id, const char *key,
 		      struct cmfs_err *err)
 {
-	return c->be->label_del(c->impl, art_id, key, err);
+	return changed(c, c->be->label_del(c->impl, art_id, key, err));
 }
 
 int catalog_label_get(struct catalog *c, int64_t art_id, const char *key,
@@ -206,7 +224,7 @@ int catalog_label_list(struct catalog *c, int64_t art_id,
 int catalog_insp_put(struct catalog *c, const char *sha256,
 		     const struct jar_report *r, struct cmfs_err *err)
 {
-	return c->be->insp_put(c->impl, sha256, r, err);
+	return changed(c, c->be->insp_put(c->impl, sha256, r, err));
 }
 
 int catalog_insp_get(struct catalog *c, const char *sha256,
@@ -232,13 +250,13 @@ int catalog_table_put(struct catalog *c, int64_t env_id, const char *name,
 		      uint32_t uid, struct catalog_table *out,
 		      struct cmfs_err *err)
 {
-	return c->be->table_put(c->impl, env_id, name, def, mtime, uid, out,
-				err);
+	return changed(c, c->be->table_put(c->impl, env_id, name, def, mtime,
+					   uid, out, err));
 }
 
 int catalog_table_del(struct catalog *c, int64_t id, struct cmfs_err *err)
 {
-	return c->be->table_del(c->impl, id, err);
+	return changed(c, c->be->table_del(c->impl, id, err));
 }
 
 int catalog_table_count(struct catalog *c, int64_t env_id, uint64_t *out,
@@ -257,7 +275,14 @@ int catalog_table_list(struct catalog *c, int64_t env_id,
 int catalog_event_add(struct catalog *c, const char *env, const char *line,
 		      struct cmfs_err *err)
 {
-	return c->be->event_add(c->impl, env, line, err);
+	return c->be->event_add(c->impl, 1, &env, &line, err);
+}
+
+int catalog_event_add_many(struct catalog *c, size_t n,
+			   const char *const *envs, const char *const *lines,
+			   struct cmfs_err *err)
+{
+	return n ? c->be->event_add(c->impl, n, envs, lines, err) : 0;
 }
 
 int catalog_event_size(struct catalog *c, const char *env, uint64_t *out,
@@ -302,7 +327,7 @@ int catalog_begin_read(struct catalog *c, struct cmfs_err *err)
 int catalog_ver_put(struct catalog *c, const struct catalog_version *v,
 		    struct cmfs_err *err)
 {
-	return c->be->ver_put(c->impl, v, err);
+	return changed(c, c->be->ver_put(c->impl, v, err));
 }
 
 int catalog_art_next_get(struct catalog *c, int64_t art_id, int64_t *out,
@@ -314,5 +339,5 @@ int catalog_art_next_get(struct catalog *c, int64_t art_id, int64_t *out,
 int catalog_art_next_set(struct catalog *c, int64_t art_id, int64_t n,
 			 struct cmfs_err *err)
 {
-	return c->be->art_next_set(c->impl, art_id, n, err);
+	return changed(c, c->be->art_next_set(c->impl, art_id, n, err));
 }

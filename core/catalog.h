@@ -91,6 +91,14 @@ int catalog_begin(struct catalog *c, struct cmfs_err *err);
 /* Commit when rc == 0, else roll back.  Returns rc, or the commit's error. */
 int catalog_end(struct catalog *c, int rc, struct cmfs_err *err);
 
+/*
+ * A number that grows with every change made through this handle (rows of
+ * environments, artifacts, versions, labels, inspections, tables; not
+ * events).  What was computed from the catalog while it read g is still
+ * true while it reads g: the key of the caches above the catalog.
+ */
+uint64_t catalog_generation(struct catalog *c);
+
 /* SQLite's integrity check (or the backend's); "ok" when it passes.
  * *out is the caller's to free. */
 int catalog_check(struct catalog *c, char **out, struct cmfs_err *err);
@@ -192,6 +200,15 @@ int catalog_table_list(struct catalog *c, int64_t env_id,
  */
 int catalog_event_add(struct catalog *c, const char *env, const char *line,
 		      struct cmfs_err *err);
+/*
+ * Append `n` lines, line i to the log of envs[i], in one transaction of
+ * their own (inside a transaction: part of it).  Lines that record no
+ * change (reads, refusals) are not worth a disk flush of their own: they
+ * become durable with the next change's commit.
+ */
+int catalog_event_add_many(struct catalog *c, size_t n,
+			   const char *const *envs, const char *const *lines,
+			   struct cmfs_err *err);
 int catalog_event_size(struct catalog *c, const char *env, uint64_t *out,
 		       struct cmfs_err *err);
 /* Append to `out` (a struct buf) the bytes [off, off + size) of the log. */
@@ -317,8 +334,8 @@ struct catalog_backend {
 	int (*table_list)(void *impl, int64_t env_id,
 			  int (*fn)(void *arg, const struct catalog_table *t),
 			  void *arg, struct cmfs_err *err);
-	int (*event_add)(void *impl, const char *env, const char *line,
-			 struct cmfs_err *err);
+	int (*event_add)(void *impl, size_t n, const char *const *envs,
+			 const char *const *lines, struct cmfs_err *err);
 	int (*event_size)(void *impl, const char *env, uint64_t *out,
 			  struct cmfs_err *err);
 	int (*event_read)(void *impl, const char *env, uint64_t off,

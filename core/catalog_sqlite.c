@@ -1317,29 +1317,41 @@ out:
 	return rc;
 }
 
-static int sq_event_add(void *impl, const char *env, const char *line,
-			struct cmfs_err *err)
+static int sq_event_add(void *impl, size_t n, const char *const *envs,
+			const char *const *lines, struct cmfs_err *err)
 {
 	struct sq *q = impl;
 	sqlite3_stmt *s;
-	size_t len = strlen(line);
-	int rc;
+	int own = 0, rc;
+	size_t i;
 
 	lock(q);
 	if ((rc = prep(q, S_EVENT_ADD, &s, err)))
 		goto out;
 	/*
-	 * A line on its own records a read or a refusal: nothing changed,
-	 * so it need not wait for a disk flush.  It becomes durable with
-	 * the next change's commit, which syncs the whole WAL.  A line in a
-	 * transaction commits, durably, with its change.
+	 * Lines on their own record reads or refusals: nothing changed, so
+	 * they need not wait for a disk flush.  They become durable with the
+	 * next change's commit, which syncs the whole WAL.  Lines in a
+	 * transaction commit, durably, with its change.
 	 */
-	if (!q->depth)
+	if (!q->depth) {
 		exec_stmt(q, st(q, S_SYNC_NORMAL), NULL);
-	sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, (int64_t)len);
-	sqlite3_bind_blob(s, 3, line, (int)len, SQLITE_STATIC);
-	rc = exec_stmt(q, s, err);
+		own = n > 1 && !(rc = exec_stmt(q, st(q, S_BEGIN), err));
+	}
+	for (i = 0; !rc && i < n; i++) {
+		size_t len = strlen(lines[i]);
+
+		sqlite3_bind_text(s, 1, envs[i], -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, (int64_t)len);
+		sqlite3_bind_blob(s, 3, lines[i], (int)len, SQLITE_STATIC);
+		rc = exec_stmt(q, s, err);
+	}
+	if (own) {
+		if (!rc)
+			rc = exec_stmt(q, st(q, S_COMMIT), err);
+		if (rc)
+			exec_stmt(q, st(q, S_ROLLBACK), NULL);
+	}
 	if (!q->depth)
 		exec_stmt(q, st(q, S_SYNC_FULL), NULL);
 out:

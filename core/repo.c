@@ -5,7 +5,10 @@
  * catalog transaction that makes the change and appends its `events` line,
  * then (for deletions) free the blobs nothing refers to any more.  A
  * refusal appends its own line after the rollback.  Both lines also go to
- * the daemon's log.
+ * the daemon's log.  A read's line (a resolution) waits in a short queue
+ * (struct later) that goes into the catalog within LATER_MS, before any
+ * change or refusal (so lines keep their order) and before `events` is
+ * read: a job start does not pay for a catalog write.
  *
  * Blob lifetime: an upload links its blob into the store before the
  * transaction that refers to it commits, and a deletion unlinks a blob
@@ -35,6 +38,26 @@
 #include "store.h"
 
 
+#define LATER_MS 50   /* the longest a read's event line waits */
+#define LATER_MAX 512 /* lines that make the reader write them at once */
+
+/* Event lines of reads not yet in the catalog, oldest first. */
+struct later {
+	pthread_mutex_t lock;  /* guards the list and `stop` */
+	pthread_mutex_t flush; /* held while lines go in: keeps the order */
+	pthread_cond_t wake;
+	pthread_t thread;
+	int running, stop;
+	size_t n;
+	struct later_line *head, **tail;
+};
+
+struct later_line {
+	struct later_line *next;
+	char env[64]; /* as struct repo_upload's */
+	char line[];
+};
+
 /* A label of a scratch file, or a label change pending in an upload. */
 struct label {
 	struct label *next;
@@ -54,7 +77,12 @@ struct repo {
 	pthread_mutex_t gc_lock;	/* blob link/commit vs. unlink */
 	pthread_mutex_t scratch_lock;	/* guards scratch */
 	struct label *scratch;
+	struct resolve_cache *resolved;	/* NULL: none, resolve each time */
+	struct later later;
 };
+
+/* This thread's catalog transactions open through begin(). */
+static _Thread_local int in_txn;
 
 struct repo_upload {
 	struct repo *r;
@@ -93,6 +121,149 @@ void repo_log(struct repo *r, int level, const char *fmt, ...)
 }
 
 /*
+ * Write the queued lines into the catalog, in one transaction.  The caller
+ * holds later.flush, and is in no transaction of its own.  Lines that
+ * cannot be written are logged and dropped (the daemon log has them).
+ */
+static void later_write(struct repo *r)
+{
+	struct later *q = &r->later;
+	struct later_line *head, *l, *next;
+	const char **envs, **lines;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	size_t n, i;
+
+	pthread_mutex_lock(&q->lock);
+	head = q->head;
+	n = q->n;
+	q->head = NULL;
+	q->tail = &q->head;
+	q->n = 0;
+	pthread_mutex_unlock(&q->lock);
+	if (!n)
+		return;
+	envs = malloc(n * sizeof(*envs));
+	lines = malloc(n * sizeof(*lines));
+	for (i = 0, l = head; envs && lines && l; l = l->next, i++) {
+		envs[i] = l->env;
+		lines[i] = l->line;
+	}
+	if (!envs || !lines)
+		cmfs_err_set(&err, -ENOMEM, "out of memory");
+	else
+		catalog_event_add_many(r->cat, n, envs, lines, &err);
+	if (err.code)
+		repo_log(r, LOG_ERR, "events: %zu lines of reads lost: %s", n,
+			 cmfs_err_msg(&err));
+	free(envs);
+	free(lines);
+	for (l = head; l; l = next) {
+		next = l->next;
+		free(l);
+	}
+}
+
+void repo_flush_events(struct repo *r)
+{
+	if (in_txn)
+		return;
+	pthread_mutex_lock(&r->later.flush);
+	later_write(r);
+	pthread_mutex_unlock(&r->later.flush);
+}
+
+/* The thread that writes queued lines LATER_MS after the first came. */
+static void *later_thread(void *arg)
+{
+	struct repo *r = arg;
+	struct later *q = &r->later;
+	struct timespec t;
+
+	pthread_mutex_lock(&q->lock);
+	while (!q->stop) {
+		if (!q->n) {
+			pthread_cond_wait(&q->wake, &q->lock);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_nsec += LATER_MS * 1000000L;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
+		while (!q->stop &&
+		       pthread_cond_timedwait(&q->wake, &q->lock, &t) == 0)
+			;
+		pthread_mutex_unlock(&q->lock);
+		repo_flush_events(r);
+		pthread_mutex_lock(&q->lock);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+static int later_start(struct repo *r)
+{
+	struct later *q = &r->later;
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_mutex_init(&q->flush, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&q->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	q->tail = &q->head;
+	if (pthread_create(&q->thread, NULL, later_thread, r))
+		return -EAGAIN;
+	q->running = 1;
+	return 0;
+}
+
+/* Stop the thread and write what is left. */
+static void later_stop(struct repo *r)
+{
+	struct later *q = &r->later;
+
+	if (!q->tail)
+		return;
+	if (q->running) {
+		pthread_mutex_lock(&q->lock);
+		q->stop = 1;
+		pthread_cond_signal(&q->wake);
+		pthread_mutex_unlock(&q->lock);
+		pthread_join(q->thread, NULL);
+		q->running = 0;
+	}
+	if (r->cat)
+		repo_flush_events(r);
+	pthread_cond_destroy(&q->wake);
+	pthread_mutex_destroy(&q->flush);
+	pthread_mutex_destroy(&q->lock);
+}
+
+/*
+ * A catalog transaction of this thread.  The reads' lines queued before
+ * it go in first, so the events keep the order things happened in.
+ */
+static int begin(struct repo *r, struct cmfs_err *err)
+{
+	int rc;
+
+	repo_flush_events(r);
+	rc = catalog_begin(r->cat, err);
+	if (!rc)
+		in_txn++;
+	return rc;
+}
+
+static int end(struct repo *r, int rc, struct cmfs_err *err)
+{
+	in_txn--;
+	return catalog_end(r->cat, rc, err);
+}
+
+/*
  * Finish event `e` with `rc`, store it in the events of `env` (NULL: the
  * daemon's log only) and log it.  Called inside a catalog transaction,
  * the line is part of it: a change and its line commit together.
@@ -113,10 +284,60 @@ static void record(struct repo *r, struct event *e, const char *env, int rc,
 			r->log(r->log_arg, rc ? LOG_NOTICE : LOG_INFO, copy);
 		free(copy);
 	}
-	if (env && catalog_event_add(r->cat, env, line, &e2))
+	if (!env)
+		return;
+	if (!in_txn) {
+		/* After the reads' lines waiting before it. */
+		pthread_mutex_lock(&r->later.flush);
+		later_write(r);
+	}
+	if (catalog_event_add(r->cat, env, line, &e2))
 		repo_log(r, LOG_ERR, "events of %s: %s", env,
 			 cmfs_err_msg(&e2));
+	if (!in_txn)
+		pthread_mutex_unlock(&r->later.flush);
 }
+
+/*
+ * Finish event `e` of a read, log it, and queue its line for the events
+ * of `env`: a reader need not wait for a catalog write.
+ */
+static void record_later(struct repo *r, struct event *e, const char *env,
+			 int rc, const struct cmfs_err *err)
+{
+	const char *line = event_finish(e, rc, err ? cmfs_err_msg(err) : NULL);
+	struct later *q = &r->later;
+	struct later_line *l;
+	size_t n;
+
+	if (!line)
+		return;
+	n = strlen(line);
+	if (r->log && (rc ? LOG_NOTICE : LOG_INFO) <= r->cfg->log_level) {
+		char *copy = strndup(line, n ? n - 1 : 0);
+
+		if (copy)
+			r->log(r->log_arg, rc ? LOG_NOTICE : LOG_INFO, copy);
+		free(copy);
+	}
+	if (!q->running || !(l = malloc(sizeof(*l) + n + 1))) {
+		record(r, e, env, rc, err); /* no queue: now */
+		return;
+	}
+	l->next = NULL;
+	snprintf(l->env, sizeof(l->env), "%s", env);
+	memcpy(l->line, line, n + 1);
+	pthread_mutex_lock(&q->lock);
+	*q->tail = l;
+	q->tail = &l->next;
+	if (q->n++ == 0)
+		pthread_cond_signal(&q->wake);
+	n = q->n;
+	pthread_mutex_unlock(&q->lock);
+	if (n >= LATER_MAX)
+		repo_flush_events(r);
+}
+
 
 void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
 		  const char *action, const char *object, int rc,
@@ -178,7 +399,8 @@ int repo_open(struct repo **out, const struct config *cfg,
 	r->log_arg = log_arg;
 	pthread_mutex_init(&r->gc_lock, NULL);
 	pthread_mutex_init(&r->scratch_lock, NULL);
-	if (mountpoint && !(r->mountpoint = strdup(mountpoint))) {
+	if ((mountpoint && !(r->mountpoint = strdup(mountpoint))) ||
+	    !(r->resolved = resolve_cache_new())) {
 		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -189,7 +411,7 @@ int repo_open(struct repo **out, const struct config *cfg,
 		rc = cmfs_err_set(err, -ENAMETOOLONG, "store path too long");
 		goto fail;
 	}
-	if ((rc = catalog_open(&r->cat, db, err)))
+	if ((rc = catalog_open(&r->cat, db, err)) || (rc = later_start(r)))
 		goto fail;
 	store_blob_walk(r->store, sweep_blob, r);
 	*out = r;
@@ -205,8 +427,10 @@ void repo_close(struct repo *r)
 
 	if (!r)
 		return;
+	later_stop(r);
 	catalog_close(r->cat);
 	store_close(r->store);
+	resolve_cache_free(r->resolved);
 	for (l = r->scratch; l; l = next) {
 		next = l->next;
 		free(l->env);
@@ -262,7 +486,7 @@ int repo_env_create(struct repo *r, const struct repo_who *who,
 	event_init(&e, repo_now(), who->uid, name, "mkdir");
 	rc = name_env_check(name, err);
 	if (!rc) {
-		rc = catalog_begin(r->cat, err);
+		rc = begin(r, err);
 		if (!rc) {
 			struct cmfs_err e2 = CMFS_ERR_INIT;
 
@@ -275,7 +499,7 @@ int repo_env_create(struct repo *r, const struct repo_who *who,
 				cmfs_err_set(err, rc, "%s", e2.msg);
 			if (!rc)
 				record(r, &e, name, 0, NULL);
-			rc = catalog_end(r->cat, rc, err);
+			rc = end(r, rc, err);
 		}
 	}
 	/* A bad name has no events file to go to: the daemon log only. */
@@ -293,7 +517,7 @@ int repo_env_remove(struct repo *r, const struct repo_who *who,
 	int rc;
 
 	event_init(&e, repo_now(), who->uid, name, "rmdir");
-	rc = catalog_begin(r->cat, err);
+	rc = begin(r, err);
 	if (!rc) {
 		rc = env_get(r, name, &env, err);
 		if (!rc)
@@ -304,7 +528,7 @@ int repo_env_remove(struct repo *r, const struct repo_who *who,
 				     "tables: remove them first", name);
 		if (!rc)
 			record(r, &e, name, 0, NULL);
-		rc = catalog_end(r->cat, rc, err);
+		rc = end(r, rc, err);
 	}
 	if (!rc) {
 		store_scratch_drop_env(r->store, name);
@@ -360,7 +584,7 @@ int repo_art_remove(struct repo *r, const struct repo_who *who,
 
 	event_init(&ev, repo_now(), who->uid, env, "delete");
 	event_add(&ev, "artifact", name);
-	rc = catalog_begin(r->cat, err);
+	rc = begin(r, err);
 	if (!rc) {
 		rc = art_get(r, env, name, &e, &a, err);
 		if (!rc)
@@ -373,7 +597,7 @@ int repo_art_remove(struct repo *r, const struct repo_who *who,
 				   (long long)a.nversions);
 			record(r, &ev, env, 0, NULL);
 		}
-		rc = catalog_end(r->cat, rc, err);
+		rc = end(r, rc, err);
 	}
 	if (!rc)
 		free_blobs(r, blobs.sha, blobs.n);
@@ -397,7 +621,7 @@ int repo_ver_remove(struct repo *r, const struct repo_who *who,
 	event_init(&ev, repo_now(), who->uid, env, "delete-version");
 	event_add(&ev, "artifact", name);
 	event_addf(&ev, "version", "%lld", (long long)n);
-	rc = catalog_begin(r->cat, err);
+	rc = begin(r, err);
 	if (!rc) {
 		rc = art_get(r, env, name, &e, &a, err);
 		if (!rc)
@@ -411,7 +635,7 @@ int repo_ver_remove(struct repo *r, const struct repo_who *who,
 				event_add(&ev, "artifact-removed", "yes");
 			record(r, &ev, env, 0, NULL);
 		}
-		rc = catalog_end(r->cat, rc, err);
+		rc = end(r, rc, err);
 	}
 	if (!rc)
 		free_blobs(r, &v.sha256, 1);
@@ -447,13 +671,13 @@ int repo_art_rename(struct repo *r, const struct repo_who *who,
 	event_add(&ev, "to", to);
 	rc = name_artifact_check(to, err);
 	if (!rc)
-		rc = catalog_begin(r->cat, err);
+		rc = begin(r, err);
 	if (rc)
 		goto out;
 	rc = art_get(r, env, from, &e, &a, err);
 	if (!rc && !strcmp(from, to)) {
 		/* rename(2) onto itself does nothing. */
-		rc = catalog_end(r->cat, 0, err);
+		rc = end(r, 0, err);
 		event_release(&ev);
 		return rc;
 	}
@@ -476,7 +700,7 @@ int repo_art_rename(struct repo *r, const struct repo_who *who,
 			event_add(&ev, "replaced", "yes");
 		record(r, &ev, env, 0, NULL);
 	}
-	rc = catalog_end(r->cat, rc, err);
+	rc = end(r, rc, err);
 out:
 	if (!rc)
 		free_blobs(r, blobs.sha, blobs.n);
@@ -737,7 +961,7 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 	pthread_mutex_lock(&r->gc_lock);
 	rc = store_blob_commit(r->store, fd, sha, size, err);
 	if (!rc)
-		rc = catalog_begin(r->cat, err);
+		rc = begin(r, err);
 	if (rc) {
 		pthread_mutex_unlock(&r->gc_lock);
 		goto refused;
@@ -793,7 +1017,7 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 			event_add(&ev, "inspection", rep->error);
 		record(r, &ev, env, 0, NULL);
 	}
-	rc = catalog_end(r->cat, rc, err);
+	rc = end(r, rc, err);
 	if (rc) {
 		/* The blob may be one nothing refers to now. */
 		uint64_t refs;
@@ -1261,7 +1485,7 @@ int repo_label_set(struct repo *r, const struct repo_who *who,
 	if (!rc)
 		rc = label_push(&pending, key, v);
 	if (!rc)
-		rc = catalog_begin(r->cat, err);
+		rc = begin(r, err);
 	if (rc)
 		goto out;
 	rc = art_get(r, env, name, &e, &a, err);
@@ -1277,7 +1501,7 @@ int repo_label_set(struct repo *r, const struct repo_who *who,
 		rc = catalog_label_set(r->cat, a.id, key, v, err);
 	if (!rc)
 		record(r, &ev, env, 0, NULL);
-	rc = catalog_end(r->cat, rc, err);
+	rc = end(r, rc, err);
 out:
 	if (rc && rc != -ENOENT)
 		record(r, &ev, env, rc, err);
@@ -1300,7 +1524,7 @@ int repo_label_remove(struct repo *r, const struct repo_who *who,
 	event_init(&ev, repo_now(), who->uid, env, "unlabel");
 	event_add(&ev, "artifact", name);
 	event_add(&ev, "key", key);
-	rc = catalog_begin(r->cat, err);
+	rc = begin(r, err);
 	if (rc)
 		goto out;
 	rc = art_get(r, env, name, &e, &a, err);
@@ -1308,7 +1532,7 @@ int repo_label_remove(struct repo *r, const struct repo_who *who,
 		rc = catalog_label_del(r->cat, a.id, key, err);
 	if (!rc)
 		record(r, &ev, env, 0, NULL);
-	rc = catalog_end(r->cat, rc, err);
+	rc = end(r, rc, err);
 out:
 	if (rc && rc != -ENOENT && rc != -ENODATA)
 		record(r, &ev, env, rc, err);
@@ -1408,12 +1632,14 @@ int repo_computed(struct repo *r, const char *env, const char *name,
 
 int repo_events_size(struct repo *r, const char *env, uint64_t *out)
 {
+	repo_flush_events(r);
 	return catalog_event_size(r->cat, env, out, NULL);
 }
 
 int repo_events_read(struct repo *r, const char *env, uint64_t off,
 		     size_t size, struct buf *out)
 {
+	repo_flush_events(r);
 	return catalog_event_read(r->cat, env, off, size, out, NULL);
 }
 
@@ -1497,7 +1723,7 @@ int repo_table_write(struct repo *r, const struct repo_who *who,
 	if ((rc = ddl_parse(&t, text, len, err)) ||
 	    (rc = ddl_check_name(t, env, name, err)))
 		goto refused;
-	if ((rc = catalog_begin(r->cat, err)))
+	if ((rc = begin(r, err)))
 		goto refused;
 	rc = env_get(r, env, &e, err);
 	like_name = t ? ddl_like_source(t) : NULL;
@@ -1540,7 +1766,7 @@ int repo_table_write(struct repo *r, const struct repo_who *who,
 		event_add(&ev, "connector", conn ? conn : "");
 		record(r, &ev, env, 0, NULL);
 	}
-	rc = catalog_end(r->cat, rc, err);
+	rc = end(r, rc, err);
 refused:
 	if (rc)
 		record(r, &ev, rc == -ENOENT ? NULL : env, rc, err);
@@ -1562,7 +1788,7 @@ int repo_table_remove(struct repo *r, const struct repo_who *who,
 
 	event_init(&ev, repo_now(), who->uid, env, "table-drop");
 	event_add(&ev, "table", name);
-	rc = catalog_begin(r->cat, err);
+	rc = begin(r, err);
 	if (rc)
 		goto out;
 	rc = env_get(r, env, &e, err);
@@ -1572,7 +1798,7 @@ int repo_table_remove(struct repo *r, const struct repo_who *who,
 		rc = catalog_table_del(r->cat, t.id, err);
 	if (!rc)
 		record(r, &ev, env, 0, NULL);
-	rc = catalog_end(r->cat, rc, err);
+	rc = end(r, rc, err);
 out:
 	if (rc && rc != -ENOENT)
 		record(r, &ev, env, rc, err);
@@ -1601,6 +1827,23 @@ int repo_table_text(struct repo *r, const char *env, const char *name,
 
 /* ---- resolution ---- */
 
+/* resolve_table() of `name`, or what it said under this generation. */
+static int resolve_cached(struct repo *r, const struct config *cfg,
+			  const struct catalog_env *e, const char *name,
+			  struct resolution *res, struct cmfs_err *err)
+{
+	struct cmfs_err why = CMFS_ERR_INIT;
+	uint64_t gen = catalog_generation(r->cat);
+	int rc;
+
+	if (resolve_cache_get(r->resolved, gen, cfg, e->id, name, res, &rc,
+			      err))
+		return rc;
+	rc = resolve_table(res, r->cat, cfg, e, name, &why);
+	resolve_cache_put(r->resolved, gen, cfg, e->id, name, res, rc, &why);
+	return rc ? cmfs_err_set(err, rc, "%s", cmfs_err_msg(&why)) : 0;
+}
+
 int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 		 const char *name, int sql, int record_it, struct buf *out,
 		 struct cmfs_err *err)
@@ -1614,7 +1857,7 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 
 	rc = env_get(r, env, &e, err);
 	if (!rc)
-		rc = resolve_table(&res, r->cat, cfg, &e, name, err);
+		rc = resolve_cached(r, cfg, &e, name, &res, err);
 	if (!rc)
 		rc = resolve_render(out, &res, r->cat, &e,
 				    cfg->sql.jar_path_prefix
@@ -1629,7 +1872,7 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 	for (i = 0; !rc && i < res.njars; i++)
 		event_addf(&ev, "jar", "%s@%lld", res.jars[i].name,
 			   (long long)res.jars[i].version);
-	record(r, &ev, env, rc, err);
+	record_later(r, &ev, env, rc, err);
 	event_release(&ev);
 	return rc;
 }
@@ -1647,8 +1890,8 @@ static int table_uses(void *arg, const struct catalog_table *t)
 	struct used_by *u = arg;
 	struct resolution res;
 
-	if (!resolve_table(&res, u->r->cat, repo_config(u->r), u->env,
-			   t->name, NULL) &&
+	if (!resolve_cached(u->r, repo_config(u->r), u->env, t->name, &res,
+			    NULL) &&
 	    resolve_uses(&res, u->name))
 		return buf_printf(u->out, "%s\n", t->name);
 	return 0;

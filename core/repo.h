@@ -215,10 +215,16 @@ int repo_computed(struct repo *r, const char *env, const char *name,
 		  int64_t n, const char *attr, struct buf *out,
 		  struct cmfs_err *err);
 
-/* The audit trail of `env`. */
+/*
+ * The audit trail of `env`.  Lines of reads (resolutions) reach the
+ * catalog up to 50 ms after the read; these two write them first.
+ */
 int repo_events_size(struct repo *r, const char *env, uint64_t *out);
 int repo_events_read(struct repo *r, const char *env, uint64_t off,
 		     size_t size, struct buf *out);
+
+/* Write the queued lines of reads now (at unmount, before a fork...). */
+void repo_flush_events(struct repo *r);
 
 /* The current time in ns, as stamped on versions and events. */
 int64_t repo_now(void);

@@ -7,6 +7,7 @@
 #include "resolve.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -482,4 +483,138 @@ int resolve_render(struct buf *out, const struct resolution *res,
 		rc = add_statement(out, d.ddl);
 	catalog_table_def_release(&d);
 	return rc;
+}
+
+/* ---- The cache ---- */
+
+#define CACHE_SLOTS 1024 /* direct-mapped: a collision evicts */
+
+struct cache_slot {
+	uint64_t gen;
+	const void *cfg; /* NULL: empty */
+	int64_t env_id;
+	char *table;
+	int code;
+	char *why; /* the reason, when code != 0 */
+	size_t njars, nbuiltin;
+	struct resolve_jar *jars;
+	char (*builtin)[128];
+};
+
+struct resolve_cache {
+	pthread_mutex_t lock;
+	struct cache_slot slot[CACHE_SLOTS];
+};
+
+struct resolve_cache *resolve_cache_new(void)
+{
+	struct resolve_cache *rc = calloc(1, sizeof(*rc));
+
+	if (rc)
+		pthread_mutex_init(&rc->lock, NULL);
+	return rc;
+}
+
+static void slot_clear(struct cache_slot *s)
+{
+	free(s->table);
+	free(s->why);
+	free(s->jars);
+	free(s->builtin);
+	memset(s, 0, sizeof(*s));
+}
+
+void resolve_cache_free(struct resolve_cache *rc)
+{
+	size_t i;
+
+	if (!rc)
+		return;
+	for (i = 0; i < CACHE_SLOTS; i++)
+		slot_clear(&rc->slot[i]);
+	pthread_mutex_destroy(&rc->lock);
+	free(rc);
+}
+
+/* FNV-1a over the environment and the table name. */
+static struct cache_slot *slot_of(struct resolve_cache *rc, int64_t env_id,
+				  const char *table)
+{
+	uint64_t h = 1469598103934665603ULL ^ (uint64_t)env_id;
+
+	for (; *table; table++)
+		h = (h ^ (unsigned char)*table) * 1099511628211ULL;
+	return &rc->slot[h % CACHE_SLOTS];
+}
+
+int resolve_cache_get(struct resolve_cache *rc, uint64_t gen, const void *cfg,
+		      int64_t env_id, const char *table, struct resolution *res,
+		      int *code, struct cmfs_err *err)
+{
+	struct cache_slot *s;
+	int hit;
+
+	if (!rc)
+		return 0;
+	pthread_mutex_lock(&rc->lock);
+	s = slot_of(rc, env_id, table);
+	hit = s->cfg == cfg && s->gen == gen && s->env_id == env_id &&
+	      !strcmp(s->table, table);
+	if (hit) {
+		memset(res, 0, sizeof(*res));
+		snprintf(res->table, sizeof(res->table), "%s", table);
+		res->njars = s->njars;
+		res->nbuiltin = s->nbuiltin;
+		if (s->njars)
+			memcpy(res->jars, s->jars, s->njars * sizeof(*s->jars));
+		if (s->nbuiltin)
+			memcpy(res->builtin, s->builtin,
+			       s->nbuiltin * sizeof(*s->builtin));
+		*code = s->code;
+		if (s->code)
+			cmfs_err_set(err, s->code, "%s", s->why);
+	}
+	pthread_mutex_unlock(&rc->lock);
+	return hit;
+}
+
+void resolve_cache_put(struct resolve_cache *rc, uint64_t gen, const void *cfg,
+		       int64_t env_id, const char *table,
+		       const struct resolution *res, int code,
+		       const struct cmfs_err *err)
+{
+	struct cache_slot n = {gen,  cfg, env_id, NULL, code,
+			       NULL, 0,	  0,	  NULL, NULL};
+	struct cache_slot *s;
+
+	/* Only what the catalog's rows decide; not a failing disk. */
+	if (!rc ||
+	    (code && code != -ENOENT && code != -EINVAL && code != -ENOPKG &&
+	     code != -ENOTUNIQ && code != -ENOEXEC && code != -EPERM))
+		return;
+	n.table = strdup(table);
+	if (code)
+		n.why = strdup(cmfs_err_msg(err));
+	else {
+		n.njars = res->njars;
+		n.nbuiltin = res->nbuiltin;
+		n.jars = n.njars ? malloc(n.njars * sizeof(*n.jars)) : NULL;
+		n.builtin = n.nbuiltin ? malloc(n.nbuiltin * sizeof(*n.builtin))
+				       : NULL;
+		if (n.jars)
+			memcpy(n.jars, res->jars, n.njars * sizeof(*n.jars));
+		if (n.builtin)
+			memcpy(n.builtin, res->builtin,
+			       n.nbuiltin * sizeof(*n.builtin));
+	}
+	if (!n.table || (code && !n.why) || (n.njars && !n.jars) ||
+	    (n.nbuiltin && !n.builtin)) {
+		slot_clear(&n);
+		return;
+	}
+	pthread_mutex_lock(&rc->lock);
+	s = slot_of(rc, env_id, table);
+	slot_clear(s);
+	*s = n;
+	pthread_mutex_unlock(&rc->lock);
 }

@@ -67,4 +67,32 @@ int resolve_render(struct buf *out, const struct resolution *res,
 /* 1 if artifact `name` is one of the JARs of `res`. */
 int resolve_uses(const struct resolution *res, const char *name);
 
+/*
+ * Resolutions already made, with their outcome (the JAR set, or the errno
+ * and the reason), each good for as long as the catalog generation and
+ * the configuration it was made under are the current ones: a job start
+ * reads resolved/<t>.jars once for its size and once for its bytes, and
+ * a fleet of jobs reads the same tables.  A fixed number of slots, so its
+ * memory is bounded (a few hundred bytes a slot).  Thread-safe.
+ */
+struct resolve_cache;
+
+struct resolve_cache *resolve_cache_new(void);
+void resolve_cache_free(struct resolve_cache *rc);
+
+/*
+ * 1 when table `table` of environment `env_id` was resolved under `gen`
+ * and `cfg`: *res, *code (0 or -errno) and `err` are filled as
+ * resolve_table() would.  0 when not cached.
+ */
+int resolve_cache_get(struct resolve_cache *rc, uint64_t gen,
+		      const void *cfg, int64_t env_id, const char *table,
+		      struct resolution *res, int *code, struct cmfs_err *err);
+
+/* Keep the outcome of resolve_table(): `res` when code == 0, else `err`. */
+void resolve_cache_put(struct resolve_cache *rc, uint64_t gen,
+		       const void *cfg, int64_t env_id, const char *table,
+		       const struct resolution *res, int code,
+		       const struct cmfs_err *err);
+
 #endif

@@ -112,4 +112,10 @@ class_allowlist = java.*,org.apache.flink.*,com.google.common.*,okhttp3.*
 jar_path_prefix = /opt/flink/cmfs"
 remount_cmfs
 eq "a widened allowlist needs no re-upload" "/opt/flink/cmfs/envs/prod/versions/guava-ish.jar/1.jar" "$(cat "$R/g.jars")"
+
+# A read's event line waits up to 50 ms in memory, then goes into the
+# catalog (the unit test test_cache shows a close writes what is left).
+cat "$R/g.jars" >/dev/null
+umount_cmfs
+eq "both reads of g are in the catalog after unmount" 2 "$(sql "SELECT count(*) FROM events WHERE CAST(line AS TEXT) LIKE '%action=resolve table=g jar=guava-ish.jar@1 result=ok%'")"
 finish

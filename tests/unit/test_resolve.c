@@ -1356,6 +1356,124 @@ out:
 	teardown(&x);
 }
 
+/* ---- the cache of resolutions and the queue of read events ---------------- */
+
+/* Position of the last `needle` in `hay`, or -1. */
+static long last_pos(const char *hay, const char *needle)
+{
+	const char *p, *last = NULL;
+
+	for (p = hay; (p = strstr(p, needle)); p++)
+		last = p;
+	return last ? (long)(last - hay) : -1;
+}
+
+static void test_cache(void)
+{
+	struct ctx x;
+	struct catalog *c;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct resolve_cache *rc_;
+	struct resolution res, got;
+	const char *all;
+	uint64_t g0, n0 = 0, n1 = 0;
+	int rc, code;
+
+	/* resolve_cache on its own: a hit only under the same generation,
+	 * configuration, environment and table; failing disks not kept. */
+	rc_ = resolve_cache_new();
+	T_CHECK(rc_ != NULL);
+	memset(&res, 0, sizeof(res));
+	res.njars = 1;
+	snprintf(res.jars[0].name, sizeof(res.jars[0].name), "a.jar");
+	res.jars[0].version = 3;
+	res.nbuiltin = 1;
+	snprintf(res.builtin[0], sizeof(res.builtin[0]), "json");
+	resolve_cache_put(rc_, 7, &x, 1, "t", &res, 0, NULL);
+	T_INTEQ(resolve_cache_get(rc_, 7, &x, 1, "t", &got, &code, &err), 1);
+	T_INTEQ(code, 0);
+	T_INTEQ(got.njars, 1);
+	T_STREQ(got.jars[0].name, "a.jar");
+	T_INTEQ(got.jars[0].version, 3);
+	T_STREQ(got.builtin[0], "json");
+	T_STREQ(got.table, "t");
+	T_INTEQ(resolve_cache_get(rc_, 8, &x, 1, "t", &got, &code, &err), 0);
+	T_INTEQ(resolve_cache_get(rc_, 7, &res, 1, "t", &got, &code, &err), 0);
+	T_INTEQ(resolve_cache_get(rc_, 7, &x, 2, "t", &got, &code, &err), 0);
+	T_INTEQ(resolve_cache_get(rc_, 7, &x, 1, "u", &got, &code, &err), 0);
+	cmfs_err_set(&err, -ENOPKG, "no connector artifact has identifier x");
+	resolve_cache_put(rc_, 9, &x, 1, "t", NULL, -ENOPKG, &err);
+	cmfs_err_clear(&err);
+	T_INTEQ(resolve_cache_get(rc_, 9, &x, 1, "t", &got, &code, &err), 1);
+	T_ERRNO(code, ENOPKG);
+	T_STREQ(cmfs_err_msg(&err), "no connector artifact has identifier x");
+	cmfs_err_clear(&err);
+	cmfs_err_set(&err, -EIO, "disk I/O error");
+	resolve_cache_put(rc_, 10, &x, 1, "t", NULL, -EIO, &err);
+	T_INTEQ(resolve_cache_get(rc_, 10, &x, 1, "t", &got, &code, &err), 0);
+	resolve_cache_free(rc_);
+
+	/* Through the repo: every change makes a new generation, and what
+	 * was resolved before it is not served after it. */
+	setup(&x);
+	c = repo_catalog(x.r);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "orders",
+			    "CREATE TABLE orders (id STRING) WITH ("
+			    "'connector' = 'mongodb')"), 0);
+	T_STREQ(resolved(&x, "dev", "orders", 0, &rc), "");
+	T_ERRNO(rc, ENOPKG);
+	T_STREQ(resolved(&x, "dev", "orders", 0, &rc), "");
+	T_ERRNO(rc, ENOPKG);
+	T_CONTAINS(last_msg, "no connector artifact has identifier 'mongodb'");
+	g0 = catalog_generation(c);
+	repo_events_size(x.r, "dev", &n0);
+	T_CHECK(catalog_generation(c) == g0);	/* events are not rows */
+	if (put_jar(&x, "dev", "mongodb.jar", "mongodb-connector.jar",
+		    "connector", "mongodb"))
+		goto out;
+	T_CHECK(catalog_generation(c) > g0);
+	T_STREQ(resolved(&x, "dev", "orders", 0, &rc),
+		MNT "/envs/dev/versions/mongodb-connector.jar/1.jar\n");
+	T_INTEQ(rc, 0);
+	/* A label change alone is a change too. */
+	T_INTEQ(repo_label_remove(x.r, &who, "dev", "mongodb-connector.jar",
+				  IDENT, NULL), 0);
+	T_STREQ(resolved(&x, "dev", "orders", 0, &rc), "");
+	T_ERRNO(rc, ENOPKG);
+
+	/* Each read has its line, in order with the changes around it, and
+	 * events grows by them. */
+	repo_events_size(x.r, "dev", &n1);
+	T_CHECK(n1 > n0);
+	all = events(&x, "dev");
+	T_CHECK(last_pos(all, "action=resolve table=orders jar=mongodb-"
+			      "connector.jar@1 result=ok") >= 0);
+	T_CHECK(last_pos(all, "action=resolve table=orders jar=mongodb-"
+			      "connector.jar@1 result=ok") <
+		last_pos(all, "action=unlabel artifact=mongodb-connector.jar"));
+	T_CHECK(last_pos(all, "action=unlabel artifact=mongodb-connector.jar") <
+		last_pos(all, "action=resolve table=orders result=refused "
+			      "errno=ENOPKG"));
+
+	/* A line still queued at close is written by it. */
+	T_INTEQ(set_label(&x, "dev", "mongodb-connector.jar", IDENT,
+			  "mongodb"), 0);
+	T_CONTAINS(resolved(&x, "dev", "orders", 1, &rc), "ADD JAR '");
+	T_INTEQ(rc, 0);
+	repo_close(x.r);
+	x.r = NULL;
+	if (repo_open(&x.r, &x.cfg, MNT, log_fn, &x.log, &err)) {
+		T_CHECK(!"reopen");
+		goto out;
+	}
+	all = last_event(&x, "dev");
+	T_CONTAINS(all, "action=resolve table=orders jar=mongodb-connector."
+			"jar@1 result=ok");
+out:
+	teardown(&x);
+}
+
 int main(void)
 {
 	T_RUN(test_mongodb_example);
@@ -1372,5 +1490,6 @@ int main(void)
 	T_RUN(test_many_artifacts);
 	T_RUN(test_statement_end);
 	T_RUN(test_allowlist_many);
+	T_RUN(test_cache);
 	return T_DONE();
 }
