@@ -38,6 +38,7 @@
 #include "store.h"
 
 
+#define PIPE_FROM ((uint64_t)4 << 20) /* an upload this big hashes aside */
 #define LATER_MS 50   /* the longest a read's event line waits */
 #define LATER_MAX 512 /* lines that make the reader write them at once */
 
@@ -92,6 +93,7 @@ struct repo_upload {
 	char base[STORE_SHA_HEX]; /* blob to copy when staging, "" = empty */
 	uint64_t size;
 	struct store_hash *hash; /* over [0, hashed) of the staged bytes */
+	struct store_pipe *pipe; /* or, past PIPE_FROM, hashing on a thread */
 	uint64_t hashed;
 	int hash_broken;	/* a write out of order: hash at commit */
 	int dirty;
@@ -1113,8 +1115,16 @@ ssize_t repo_upload_write(struct repo_upload *u, const void *data,
 	if (n < 0)
 		return u->failed = -errno;
 	if ((uint64_t)off == u->hashed && !u->hash_broken) {
-		store_hash_update(u->hash, data, (size_t)n);
 		u->hashed += (uint64_t)n;
+		if (u->pipe) {
+			store_pipe_feed(u->pipe, u->hashed);
+		} else {
+			store_hash_update(u->hash, data, (size_t)n);
+			/* A big upload: hash and start writeback aside. */
+			if (u->hashed >= PIPE_FROM &&
+			    !store_pipe_new(&u->pipe, u->fd, u->hash, u->hashed))
+				u->hash = NULL;
+		}
 	} else if ((uint64_t)off < u->hashed || (uint64_t)off > u->hashed) {
 		u->hash_broken = 1;
 	}
@@ -1244,13 +1254,16 @@ int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 	if ((rc = stage(u)))
 		return cmfs_err_set(err, rc, "%s: staging failed: %s",
 				    u->name, strerror(-rc));
-	if (u->hash_broken || u->hashed != u->size) {
-		rc = store_hash_fd(sha, u->fd, u->size, err);
-		if (rc)
-			return rc;
-	} else {
+	if (!u->hash_broken && u->hashed == u->size && u->pipe)
+		rc = store_pipe_final(u->pipe, u->size, sha);
+	else if (!u->hash_broken && u->hashed == u->size)
 		store_hash_final(u->hash, sha);
-	}
+	else
+		rc = -EAGAIN;
+	store_pipe_free(u->pipe);
+	u->pipe = NULL;
+	if (rc && (rc = store_hash_fd(sha, u->fd, u->size, err)))
+		return rc;
 	rc = commit_fd(u->r, who, u->env, u->name, u->fd, u->size, sha,
 		       u->pending, "upload", out, err);
 	if (rc) {
@@ -1273,6 +1286,7 @@ void repo_upload_free(struct repo_upload *u)
 {
 	if (!u)
 		return;
+	store_pipe_free(u->pipe);
 	if (u->fd >= 0)
 		close(u->fd);
 	store_hash_free(u->hash);

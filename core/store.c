@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,130 @@ void store_hash_free(struct store_hash *h)
 		return;
 	EVP_MD_CTX_free(h->ctx);
 	free(h);
+}
+
+/* Bytes of writeback the hasher starts at a time. */
+#define PIPE_WRITEBACK ((uint64_t)8 << 20)
+
+struct store_pipe {
+	pthread_mutex_t lock;
+	pthread_cond_t more;	/* the writer fed bytes, or stop */
+	pthread_cond_t done;	/* the hasher caught up */
+	pthread_t thread;
+	int fd;
+	struct store_hash *h;
+	uint64_t hashed;	/* [0, hashed) are in h */
+	uint64_t fed;		/* [0, fed) are written */
+	uint64_t flushed;	/* writeback started up to here */
+	int stop, failed;	/* failed: -errno of a read */
+};
+
+static void *pipe_thread(void *arg)
+{
+	struct store_pipe *p = arg;
+	char *b = malloc(IO_CHUNK);
+
+	pthread_mutex_lock(&p->lock);
+	if (!b)
+		p->failed = -ENOMEM;
+	while (!p->stop && !p->failed) {
+		uint64_t off = p->hashed, want = p->fed - p->hashed;
+		ssize_t n;
+
+		if (!want) {
+			pthread_cond_broadcast(&p->done);
+			pthread_cond_wait(&p->more, &p->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&p->lock);
+		if (want > IO_CHUNK)
+			want = IO_CHUNK;
+		n = pread(p->fd, b, (size_t)want, (off_t)off);
+		if (n > 0)
+			store_hash_update(p->h, b, (size_t)n);
+		if (n > 0 && off + (uint64_t)n >= p->flushed + PIPE_WRITEBACK) {
+			sync_file_range(p->fd, (off_t)p->flushed,
+					(off_t)(off + (uint64_t)n - p->flushed),
+					SYNC_FILE_RANGE_WRITE);
+			p->flushed = off + (uint64_t)n;
+		}
+		pthread_mutex_lock(&p->lock);
+		if (n <= 0)
+			p->failed = n < 0 ? -errno : -EIO;
+		else
+			p->hashed += (uint64_t)n;
+	}
+	pthread_cond_broadcast(&p->done);
+	pthread_mutex_unlock(&p->lock);
+	free(b);
+	return NULL;
+}
+
+int store_pipe_new(struct store_pipe **out, int fd, struct store_hash *h,
+		   uint64_t from)
+{
+	struct store_pipe *p = calloc(1, sizeof(*p));
+
+	*out = NULL;
+	if (!p)
+		return -ENOMEM;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->more, NULL);
+	pthread_cond_init(&p->done, NULL);
+	p->fd = fd;
+	p->h = h;
+	p->hashed = p->fed = p->flushed = from;
+	if (pthread_create(&p->thread, NULL, pipe_thread, p)) {
+		pthread_cond_destroy(&p->done);
+		pthread_cond_destroy(&p->more);
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+		return -EAGAIN;
+	}
+	*out = p;
+	return 0;
+}
+
+void store_pipe_feed(struct store_pipe *p, uint64_t upto)
+{
+	pthread_mutex_lock(&p->lock);
+	if (upto > p->fed) {
+		p->fed = upto;
+		pthread_cond_signal(&p->more);
+	}
+	pthread_mutex_unlock(&p->lock);
+}
+
+int store_pipe_final(struct store_pipe *p, uint64_t upto,
+		     char hex[STORE_SHA_HEX])
+{
+	int rc;
+
+	store_pipe_feed(p, upto);
+	pthread_mutex_lock(&p->lock);
+	while (!p->failed && p->hashed < p->fed)
+		pthread_cond_wait(&p->done, &p->lock);
+	rc = p->failed ? p->failed : p->hashed == upto ? 0 : -EIO;
+	if (!rc)
+		store_hash_final(p->h, hex);
+	pthread_mutex_unlock(&p->lock);
+	return rc;
+}
+
+void store_pipe_free(struct store_pipe *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->stop = 1;
+	pthread_cond_signal(&p->more);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->thread, NULL);
+	pthread_cond_destroy(&p->done);
+	pthread_cond_destroy(&p->more);
+	pthread_mutex_destroy(&p->lock);
+	store_hash_free(p->h);
+	free(p);
 }
 
 int store_hash_fd(char hex[STORE_SHA_HEX], int fd, uint64_t size,

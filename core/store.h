@@ -47,6 +47,27 @@ void store_hash_update(struct store_hash *h, const void *data, size_t len);
 void store_hash_final(struct store_hash *h, char hex[STORE_SHA_HEX]);
 void store_hash_free(struct store_hash *h);
 
+/*
+ * A SHA-256 of a file being written in order, computed on a thread of its
+ * own: while the writer waits for its next bytes, the hasher reads the last
+ * ones back (from the page cache) and hashes them, and starts their
+ * writeback to disk, so that the fsync at commit has little left to do.
+ * `h` holds the hash of [0, from) already; the pipe owns it from now on.
+ */
+struct store_pipe;
+int store_pipe_new(struct store_pipe **out, int fd, struct store_hash *h,
+		   uint64_t from);
+/* Bytes [0, upto) of the file are written: hash them. */
+void store_pipe_feed(struct store_pipe *p, uint64_t upto);
+/*
+ * Wait for the hash of [0, upto) and write it into `hex`: 0, or -errno
+ * when a read failed (then hash the file again).
+ */
+int store_pipe_final(struct store_pipe *p, uint64_t upto,
+		     char hex[STORE_SHA_HEX]);
+/* Stop the thread (at once, if it is still hashing) and free all. */
+void store_pipe_free(struct store_pipe *p);
+
 /* SHA-256 of the first `size` bytes of `fd`, read with pread. */
 int store_hash_fd(char hex[STORE_SHA_HEX], int fd, uint64_t size,
 		  struct cmfs_err *err);

@@ -579,6 +579,7 @@ static void test_upload_order(void)
 	struct repo_upload *u = NULL;
 	char sha[STORE_SHA_HEX];
 	static char big[300000];
+	char *huge;
 	size_t i;
 
 	setup(&x);
@@ -658,6 +659,44 @@ static void test_upload_order(void)
 	T_INTEQ(v.size, sizeof(big));
 	T_CHECK(blob_is(&x, sha, big, sizeof(big)));
 	repo_upload_free(u);
+
+	/* Past 4 MiB the hash moves to a thread of its own: a 9 MiB upload
+	 * in order, one rewritten behind the hasher, one truncated. */
+	huge = malloc(9 << 20);
+	T_CHECK(huge != NULL);
+	for (i = 0; huge && i < (9u << 20); i++)
+		huge[i] = (char)(i * 13 + i / 4099);
+	for (i = 0; huge && i < 3; i++) {
+		size_t off, len = 9 << 20;
+		char want[STORE_SHA_HEX];
+
+		T_INTEQ(repo_upload_begin(&u, x.r, "dev", "huge.bin", 1, &err),
+			0);
+		for (off = 0; off < len; off += 1 << 20)
+			T_INTEQ(repo_upload_write(u, huge + off, 1 << 20,
+						  (off_t)off), 1 << 20);
+		if (i == 1) {	/* behind the hasher: it must not count */
+			T_INTEQ(repo_upload_write(u, "Z", 1, 5 << 20), 1);
+		}
+		if (i == 2) {
+			T_INTEQ(repo_upload_truncate(u, 6 << 20), 0);
+			len = 6 << 20;
+		}
+		T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+		if (i == 1) {
+			char keep = huge[5 << 20];
+
+			huge[5 << 20] = 'Z';
+			sha_of(want, huge, len);
+			huge[5 << 20] = keep;
+		} else {
+			sha_of(want, huge, len);
+		}
+		T_STREQ(v.sha256, want);
+		T_INTEQ(v.size, len);
+		repo_upload_free(u);
+	}
+	free(huge);
 
 	/* The same, written twice over in order (rsync's rewrite). */
 	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "big2.bin", 1, &err), 0);
