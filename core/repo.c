@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,7 +205,7 @@ static void *later_thread(void *arg)
 	return NULL;
 }
 
-static int later_start(struct repo *r)
+static void later_init(struct repo *r)
 {
 	struct later *q = &r->later;
 	pthread_condattr_t ca;
@@ -216,7 +217,27 @@ static int later_start(struct repo *r)
 	pthread_cond_init(&q->wake, &ca);
 	pthread_condattr_destroy(&ca);
 	q->tail = &q->head;
-	if (pthread_create(&q->thread, NULL, later_thread, r))
+}
+
+/*
+ * Start the thread, with q->lock held.  Not at repo_open: the daemon forks
+ * after it (fuse_daemonize), and a thread does not survive a fork.  0 when
+ * it runs.
+ */
+static int later_spawn(struct repo *r)
+{
+	struct later *q = &r->later;
+	sigset_t all, old;
+	int rc;
+
+	if (q->running || q->stop)
+		return q->running ? 0 : -EAGAIN;
+	/* Signals (SIGHUP: reload) are for the daemon's own threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&q->thread, NULL, later_thread, r);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
 		return -EAGAIN;
 	q->running = 1;
 	return 0;
@@ -229,14 +250,13 @@ static void later_stop(struct repo *r)
 
 	if (!q->tail)
 		return;
-	if (q->running) {
-		pthread_mutex_lock(&q->lock);
-		q->stop = 1;
-		pthread_cond_signal(&q->wake);
-		pthread_mutex_unlock(&q->lock);
+	pthread_mutex_lock(&q->lock);
+	q->stop = 1;
+	pthread_cond_signal(&q->wake);
+	pthread_mutex_unlock(&q->lock);
+	if (q->running)
 		pthread_join(q->thread, NULL);
-		q->running = 0;
-	}
+	q->running = 0;
 	if (r->cat)
 		repo_flush_events(r);
 	pthread_cond_destroy(&q->wake);
@@ -322,7 +342,7 @@ static void record_later(struct repo *r, struct event *e, const char *env,
 			r->log(r->log_arg, rc ? LOG_NOTICE : LOG_INFO, copy);
 		free(copy);
 	}
-	if (!q->running || !(l = malloc(sizeof(*l) + n + 1))) {
+	if (!(l = malloc(sizeof(*l) + n + 1))) {
 		record(r, e, env, rc, err); /* no queue: now */
 		return;
 	}
@@ -330,6 +350,12 @@ static void record_later(struct repo *r, struct event *e, const char *env,
 	snprintf(l->env, sizeof(l->env), "%s", env);
 	memcpy(l->line, line, n + 1);
 	pthread_mutex_lock(&q->lock);
+	if (later_spawn(r)) {
+		pthread_mutex_unlock(&q->lock);
+		free(l);
+		record(r, e, env, rc, err); /* no thread: now */
+		return;
+	}
 	*q->tail = l;
 	q->tail = &l->next;
 	if (q->n++ == 0)
@@ -413,7 +439,8 @@ int repo_open(struct repo **out, const struct config *cfg,
 		rc = cmfs_err_set(err, -ENAMETOOLONG, "store path too long");
 		goto fail;
 	}
-	if ((rc = catalog_open(&r->cat, db, err)) || (rc = later_start(r)))
+	later_init(r);
+	if ((rc = catalog_open(&r->cat, db, err)))
 		goto fail;
 	store_blob_walk(r->store, sweep_blob, r);
 	*out = r;

@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <openssl/evp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,6 +254,8 @@ int store_pipe_new(struct store_pipe **out, int fd, struct store_hash *h,
 		   uint64_t from)
 {
 	struct store_pipe *p = calloc(1, sizeof(*p));
+	sigset_t all, old;
+	int rc;
 
 	*out = NULL;
 	if (!p)
@@ -263,7 +266,11 @@ int store_pipe_new(struct store_pipe **out, int fd, struct store_hash *h,
 	p->fd = fd;
 	p->h = h;
 	p->hashed = p->fed = p->flushed = from;
-	if (pthread_create(&p->thread, NULL, pipe_thread, p)) {
+	sigfillset(&all);	/* signals are for the daemon's own threads */
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&p->thread, NULL, pipe_thread, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
 		pthread_cond_destroy(&p->done);
 		pthread_cond_destroy(&p->more);
 		pthread_mutex_destroy(&p->lock);

@@ -60,7 +60,10 @@ cp "$TOP/tests/ddl/valid/004-mongodb-orders.sql" "$TB/orders.sql"
 check "sed -i of the LIKE source" sed -i "s/'shop'/'shop2'/" "$TB/orders.sql"
 eq "orders_eu still resolves" "$P/versions/mongodb-connector.jar/2.jar" "$(cat "$TB/resolved/orders_eu.jars")"
 
-# Export while mounted; then the picture of the old store.
+# Export while mounted; then the picture of the old store.  The line of
+# a read (the resolution just above) reaches the catalog up to 50 ms
+# later: an export is a snapshot of the catalog, so wait for it.
+sleep 0.2
 out=$("$CMFS" export "$STORE" "$EXP" 2>&1)
 eq "export exits 0" 0 "$?"
 contains "it says what it wrote" "exported 3 environments, 4 artifacts (6 versions," "$out"
