@@ -83,41 +83,58 @@ int path_is_dir(enum node_kind k)
 	       k == N_VERS || k == N_VDIR || k == N_TABLES || k == N_RESOLVED;
 }
 
-/* Fill env/obj/ver of `n` from its parent and name. */
-static void describe(struct node *n)
+/*
+ * Name `n` (whose parent and kind are set) `name`: its name, object,
+ * environment and version, in one new block.  NULL: out of memory, and
+ * `n` is unchanged.
+ */
+static char *describe(struct node *n, const char *name)
 {
 	const struct node *p = n->parent;
-	size_t len = strlen(n->name);
+	size_t len = strlen(name), olen = 0, elen;
+	const char *obj = "", *env = p->env;
+	char *b;
 
-	memcpy(n->env, p->env, sizeof(n->env));
-	n->obj[0] = '\0';
-	n->ver = 0;
 	switch (n->kind) {
 	case N_ENV:
-		snprintf(n->env, sizeof(n->env), "%s", n->name);
+		env = name;
 		break;
 	case N_ART:
 	case N_ASCRATCH:
 	case N_VDIR:
 	case N_TSCRATCH:
-		snprintf(n->obj, sizeof(n->obj), "%s", n->name);
+		obj = name;
+		olen = len;
 		break;
 	case N_VER:
-		memcpy(n->obj, p->obj, sizeof(n->obj));
-		n->ver = strtoll(n->name, NULL, 10);
+		obj = p->obj;
+		olen = strlen(obj);
 		break;
 	case N_TABLE:
 	case N_RSQL:
-		snprintf(n->obj, sizeof(n->obj), "%.*s", (int)(len - 4),
-			 n->name);
+		obj = name;
+		olen = len - 4;
 		break;
 	case N_RJARS:
-		snprintf(n->obj, sizeof(n->obj), "%.*s", (int)(len - 5),
-			 n->name);
+		obj = name;
+		olen = len - 5;
 		break;
 	default:
 		break;
 	}
+	elen = strlen(env);
+	b = malloc(len + olen + elen + 3);
+	if (!b)
+		return NULL;
+	memcpy(b, name, len + 1);
+	memcpy(b + len + 1, obj, olen);
+	b[len + 1 + olen] = '\0';
+	memcpy(b + len + olen + 2, env, elen + 1);
+	n->name = b;
+	n->obj = b + len + 1;
+	n->env = b + len + olen + 2;
+	n->ver = n->kind == N_VER ? strtoll(name, NULL, 10) : 0;
+	return b;
 }
 
 static size_t hash(const struct node *parent, const char *name)
@@ -192,6 +209,7 @@ int path_new(struct paths **out)
 	pthread_mutex_init(&t->lock, NULL);
 	t->root.kind = N_ROOT;
 	t->root.name = (char *)"";
+	t->root.obj = t->root.env = "";
 	t->root.nlookup = 1;
 	*out = t;
 	return 0;
@@ -264,14 +282,15 @@ struct node *path_lookup(struct paths *t, struct node *parent,
 	n = find(t, parent, name);
 	if (!n) {
 		n = calloc(1, sizeof(*n));
-		if (!n || !(n->name = strdup(name))) {
+		if (n) {
+			n->parent = parent;
+			n->kind = k;
+		}
+		if (!n || !describe(n, name)) {
 			free(n);
 			path_unlock(t);
 			return NULL;
 		}
-		n->parent = parent;
-		n->kind = k;
-		describe(n);
 		parent->children++;
 		grow(t);
 		hash_insert(t, n);
@@ -314,13 +333,16 @@ int path_rename(struct paths *t, struct node *node, struct node *parent,
 		const char *name)
 {
 	enum node_kind k = path_classify(parent->kind, name);
-	struct node *old;
-	char *copy = strdup(name);
+	struct node *old, to;
+	char *was = node->name;
 
-	if (!copy || k == N_INVALID) {
-		free(copy);
-		return copy ? -EINVAL : -ENOMEM;
-	}
+	if (k == N_INVALID)
+		return -EINVAL;
+	memset(&to, 0, sizeof(to));
+	to.parent = parent;
+	to.kind = k;
+	if (!describe(&to, name))
+		return -ENOMEM;
 	path_lock(t);
 	old = find(t, parent, name);
 	if (old && old != node)
@@ -330,11 +352,13 @@ int path_rename(struct paths *t, struct node *node, struct node *parent,
 		node->parent->children--;
 		parent->children++;
 	}
-	free(node->name);
-	node->name = copy;
+	node->name = to.name;
+	node->obj = to.obj;
+	node->env = to.env;
+	node->ver = to.ver;
 	node->parent = parent;
 	node->kind = k;
-	describe(node);
+	free(was);
 	hash_insert(t, node);
 	path_unlock(t);
 	return 0;

@@ -48,9 +48,14 @@ struct node {
 	struct node *parent;
 	struct node *hnext;	/* hash chain of (parent, name) */
 	enum node_kind kind;
+	/*
+	 * One allocation, "name\0obj\0env\0": a mount holds a node for each
+	 * name the kernel knows, 100,000 artifacts and more, so a node keeps
+	 * no fixed-size buffers.
+	 */
 	char *name;
-	char env[64];		/* every node below an environment */
-	char obj[256];		/* artifact, table or scratch name */
+	const char *obj;	/* artifact, table or scratch name, or "" */
+	const char *env;	/* every node below an environment, or "" */
 	int64_t ver;		/* N_VER: the version number */
 	struct fh *writer;	/* newest open upload (table lock) */
 	/*
