@@ -49,7 +49,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 CORE_LIB := $(BUILD)/libcmfscore.a
 
-.PHONY: all check check-unit check-integ clean install uninstall deps bench fuzz \
+.PHONY: all check check-unit check-integ clean install uninstall deps bench soak fuzz \
 	man deb
 
 all: cmfs
@@ -98,6 +98,9 @@ check-integ: cmfs $(TOOL_BIN)
 
 bench: cmfs
 	sh bench/run.sh
+
+soak: cmfs
+	sh bench/soak.sh
 
 deps:
 	sh .ci/deps

@@ -158,7 +158,8 @@ def cmd_big(out, mib):
 
 def cmd_small(d, n, prefix="bench", first=1):
     os.makedirs(d, exist_ok=True)
-    rnd = random.Random(2)
+    # MKJAR_SEED: other bytes under the same names (new versions).
+    rnd = random.Random(int(os.environ.get("MKJAR_SEED", "2")))
     with open(d.rstrip("/") + ".labels", "w") as lab:
         for i in range(first, first + n):
             name = "%s%07d.jar" % (prefix, i)

@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -451,6 +452,15 @@ int main(int argc, char **argv)
 	/* libzip converts every entry's time with mktime(), which reads
 	 * /etc/localtime each time unless TZ says where it is. */
 	setenv("TZ", ":/etc/localtime", 0);
+	/*
+	 * A daemon that runs for months: big buffers (FUSE's 1 MiB request
+	 * buffer of each worker thread, a large inspection) are mapped and
+	 * given back when freed, instead of staying in the heap once glibc
+	 * raises its mmap threshold; and the workers share two arenas, not
+	 * one each, that would each keep what they once freed.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 128 << 10);
+	mallopt(M_ARENA_MAX, 2);
 	if (argc > 1 && !strcmp(argv[1], "inspect"))
 		return cmd_inspect(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "fsck"))

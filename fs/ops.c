@@ -9,8 +9,9 @@
  *   FH_UPLOAD   an artifact opened for writing: a staged upload
  *   FH_SCRATCH  a scratch file: its backing file in the store
  *   FH_TEXT     a table opened for writing: the text, parsed at commit
- *   FH_SNAP     a snapshot taken at open (events, a table's text)
+ *   FH_SNAP     a snapshot taken at open (a table's text, a resolution)
  *   FH_DIR      a directory listing taken at opendir
+ *   FH_EVENTS   the events log up to its size at open, read on demand
  * Commits happen at flush (so close() reports a refusal), at fsync, and at
  * release when no flush came.
  *
@@ -44,7 +45,9 @@
 
 #define DIR_CAP ((size_t)1 << 30)
 
-enum fh_kind { FH_BLOB, FH_UPLOAD, FH_SCRATCH, FH_TEXT, FH_SNAP, FH_DIR };
+enum fh_kind {
+	FH_BLOB, FH_UPLOAD, FH_SCRATCH, FH_TEXT, FH_SNAP, FH_DIR, FH_EVENTS
+};
 
 struct fh {
 	enum fh_kind kind;
@@ -52,6 +55,7 @@ struct fh {
 	int fd;				/* FH_BLOB, FH_SCRATCH */
 	struct repo_upload *up;		/* FH_UPLOAD */
 	struct buf data;		/* FH_TEXT, FH_SNAP, FH_DIR */
+	uint64_t size;			/* FH_EVENTS: the log's size at open */
 	int dirty;			/* FH_TEXT: not yet committed */
 	int wrote;			/* bytes written since open */
 	int refused;			/* the last commit was refused */
@@ -1095,7 +1099,6 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 	int acc = flags & O_ACCMODE, wr = acc != O_RDONLY;
 	int trunc = created || (flags & O_TRUNC);
 	struct fh *f = NULL;
-	uint64_t size;
 	int rc = 0;
 
 	if ((wr || (flags & O_TRUNC)) &&
@@ -1201,11 +1204,10 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 			rc = read_only(req, n, "write", NULL);
 			break;
 		}
-		f = fh_new(FH_SNAP, n);
-		rc = f ? repo_events_size(c->repo, n->env, &size) : -ENOMEM;
-		if (!rc)
-			rc = repo_events_read(c->repo, n->env, 0, (size_t)size,
-					      &f->data);
+		/* The log as it is now, read a request at a time: a long
+		 * log is not copied into memory at open. */
+		f = fh_new(FH_EVENTS, n);
+		rc = f ? repo_events_size(c->repo, n->env, &f->size) : -ENOMEM;
 		fi->direct_io = 1;
 		break;
 	default:
@@ -1333,6 +1335,26 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		else
 			fuse_reply_buf(req, b, (size_t)n);
 		free(b);
+		return;
+	case FH_EVENTS:
+		if ((uint64_t)off >= f->size) {
+			fuse_reply_buf(req, NULL, 0);
+			return;
+		}
+		if (size > f->size - (uint64_t)off)
+			size = (size_t)(f->size - (uint64_t)off);
+		{
+			struct buf ev = BUF_INIT(size);
+			int rc = repo_events_read(cm(req)->repo,
+						  f->node->env, (uint64_t)off,
+						  size, &ev);
+
+			if (rc)
+				fuse_reply_err(req, -rc);
+			else
+				fuse_reply_buf(req, ev.data, ev.len);
+			buf_release(&ev);
+		}
 		return;
 	case FH_TEXT:
 	case FH_SNAP:
