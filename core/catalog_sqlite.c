@@ -25,7 +25,7 @@
 #include "buf.h"
 #include "jar.h"
 
-#define SCHEMA_VERSION 1
+#define SCHEMA_VERSION 2
 
 static const char *const schema_v1[] = {
 	"CREATE TABLE envs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
@@ -60,6 +60,29 @@ static const char *const schema_v1[] = {
 	"CREATE TABLE events(id INTEGER PRIMARY KEY, env TEXT NOT NULL,"
 	" off INTEGER NOT NULL, len INTEGER NOT NULL, line BLOB NOT NULL)",
 	"CREATE UNIQUE INDEX events_env_off ON events(env, off)",
+	NULL
+};
+
+/*
+ * Version 2: each environment counts its artifacts and tables, kept by
+ * triggers in the transaction that adds or drops one.  The limits are
+ * checked at every new artifact and table, and count(*) over 100,000 rows
+ * took milliseconds each time.
+ */
+static const char *const schema_v2[] = {
+	"ALTER TABLE envs ADD COLUMN nart INTEGER NOT NULL DEFAULT 0",
+	"ALTER TABLE envs ADD COLUMN ntab INTEGER NOT NULL DEFAULT 0",
+	"UPDATE envs SET"
+	" nart = (SELECT count(*) FROM artifacts WHERE env_id = envs.id),"
+	" ntab = (SELECT count(*) FROM tables WHERE env_id = envs.id)",
+	"CREATE TRIGGER art_add AFTER INSERT ON artifacts BEGIN"
+	" UPDATE envs SET nart = nart + 1 WHERE id = NEW.env_id; END",
+	"CREATE TRIGGER art_del AFTER DELETE ON artifacts BEGIN"
+	" UPDATE envs SET nart = nart - 1 WHERE id = OLD.env_id; END",
+	"CREATE TRIGGER tab_add AFTER INSERT ON tables BEGIN"
+	" UPDATE envs SET ntab = ntab + 1 WHERE id = NEW.env_id; END",
+	"CREATE TRIGGER tab_del AFTER DELETE ON tables BEGIN"
+	" UPDATE envs SET ntab = ntab - 1 WHERE id = OLD.env_id; END",
 	NULL
 };
 
@@ -99,7 +122,8 @@ static const char *const sql[S_COUNT] = {
 	[S_ART_ADD] = "INSERT INTO artifacts(env_id, name) VALUES(?, ?)",
 	[S_ART_DEL] = "DELETE FROM artifacts WHERE id = ?",
 	[S_ART_RENAME] = "UPDATE artifacts SET name = ? WHERE id = ?",
-	[S_ART_COUNT] = "SELECT count(*) FROM artifacts WHERE env_id = ?",
+	[S_ART_COUNT] = "SELECT COALESCE((SELECT nart FROM envs"
+			" WHERE id = ?), 0)",
 	[S_ART_LIST] = "SELECT " ART_COLS " FROM artifacts a" ART_LATEST
 		       " WHERE a.env_id = ? ORDER BY a.name",
 	/* CROSS JOIN keeps labels the outer loop: without it the planner
@@ -151,7 +175,8 @@ static const char *const sql[S_COUNT] = {
 	[S_TABLE_OPT_ADD] = "INSERT INTO table_options(table_id, seq, key,"
 			    " value) VALUES(?, ?, ?, ?)",
 	[S_TABLE_DEL] = "DELETE FROM tables WHERE id = ?",
-	[S_TABLE_COUNT] = "SELECT count(*) FROM tables WHERE env_id = ?",
+	[S_TABLE_COUNT] = "SELECT COALESCE((SELECT ntab FROM envs"
+			  " WHERE id = ?), 0)",
 	[S_TABLE_LIST] = "SELECT id, env_id, name, size, mtime, uid"
 			 " FROM tables WHERE env_id = ? ORDER BY name",
 	[S_EVENT_ADD] = "INSERT INTO events(env, off, len, line) VALUES(?1,"
@@ -286,7 +311,10 @@ static int migrate(struct sq *q, struct cmfs_err *err)
 	for (i = 0; version < 1 && schema_v1[i]; i++)
 		if ((rc = sqlite3_exec(q->db, schema_v1[i], NULL, NULL, NULL)))
 			goto bad;
-	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 1", NULL, NULL,
+	for (i = 0; version < 2 && schema_v2[i]; i++)
+		if ((rc = sqlite3_exec(q->db, schema_v2[i], NULL, NULL, NULL)))
+			goto bad;
+	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 2", NULL, NULL,
 			       NULL)) ||
 	    (rc = sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL)))
 		goto bad;

@@ -187,7 +187,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 1);
+	T_INTEQ(pragma_int("user_version"), 2);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -202,7 +202,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 1);
+	T_INTEQ(pragma_int("user_version"), 2);
 	{
 		char mode[16];
 
@@ -221,8 +221,48 @@ static void test_open(void)
 		catalog_close(c);
 	}
 
+	/* Version 1 (no counts in envs) is brought up to 2, counts made. */
+	{
+		int64_t a1 = 0, a2 = 0;
+		struct catalog_table_def d;
+		struct catalog_table t;
+		uint64_t n = 9;
+
+		memset(&d, 0, sizeof(d));
+		d.ddl = (char *)"CREATE TABLE t (a INT)";
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(c ? catalog_env_get(c, "prod", &e, &err) : -1, 0);
+		T_INTEQ(catalog_art_add(c, e.id, "a.jar", &a1, &err), 0);
+		T_INTEQ(catalog_art_add(c, e.id, "b.jar", &a2, &err), 0);
+		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
+			0);
+		catalog_close(c);
+		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
+				 "DROP TRIGGER tab_add; DROP TRIGGER tab_del;"
+				 "ALTER TABLE envs DROP COLUMN nart;"
+				 "ALTER TABLE envs DROP COLUMN ntab;"
+				 "PRAGMA user_version = 1"), 0);
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(pragma_int("user_version"), 2);
+		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
+		T_INTEQ(n, 2);
+		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
+		T_INTEQ(n, 1);
+		T_INTEQ(catalog_art_del(c, a1, &err), 0);
+		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
+		T_INTEQ(n, 1);
+		T_INTEQ(catalog_table_get(c, e.id, "t", &t, &err), 0);
+		T_INTEQ(catalog_table_del(c, t.id, &err), 0);
+		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
+		T_INTEQ(n, 0);
+		T_INTEQ(catalog_art_count(c, e.id + 100, &n, &err), 0);
+		T_INTEQ(n, 0);	/* no such environment: none */
+		catalog_close(c);
+	}
+
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 2"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 3"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
