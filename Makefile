@@ -49,13 +49,16 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 CORE_LIB := $(BUILD)/libcmfscore.a
 
-.PHONY: all check check-unit check-integ clean install uninstall deps bench soak fuzz \
-	man deb
+.PHONY: all cmfs check check-unit check-integ clean install uninstall deps \
+	bench soak fuzz man deb
 
 all: cmfs
 
+# ./cmfs is the binary of the last build, plain or sanitized: copied
+# whenever it differs, since a sanitized build leaves a newer ./cmfs that
+# a plain build's older build/cmfs must still replace.
 cmfs: $(BUILD)/cmfs
-	cp $< $@.tmp && mv -f $@.tmp $@
+	@cmp -s $< $@ || { echo "cp $< $@"; cp $< $@.tmp && mv -f $@.tmp $@; }
 
 $(BUILD)/cmfs: $(FS_OBJ) $(CORE_LIB)
 	$(CC) $(LDFLAGS_ALL) -o $@ $(FS_OBJ) $(CORE_LIB) $(FS_LIBS) $(CORE_LIBS)
