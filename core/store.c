@@ -220,6 +220,7 @@ static void *pipe_thread(void *arg)
 	while (!p->stop && !p->failed) {
 		uint64_t off = p->hashed, want = p->fed - p->hashed;
 		ssize_t n;
+		int e;
 
 		if (!want) {
 			pthread_cond_broadcast(&p->done);
@@ -230,6 +231,7 @@ static void *pipe_thread(void *arg)
 		if (want > IO_CHUNK)
 			want = IO_CHUNK;
 		n = pread(p->fd, b, (size_t)want, (off_t)off);
+		e = n < 0 ? -errno : -EIO;
 		if (n > 0)
 			store_hash_update(p->h, b, (size_t)n);
 		if (n > 0 && off + (uint64_t)n >= p->flushed + PIPE_WRITEBACK) {
@@ -240,7 +242,7 @@ static void *pipe_thread(void *arg)
 		}
 		pthread_mutex_lock(&p->lock);
 		if (n <= 0)
-			p->failed = n < 0 ? -errno : -EIO;
+			p->failed = e;
 		else
 			p->hashed += (uint64_t)n;
 	}
