@@ -123,6 +123,21 @@ void repo_log(struct repo *r, int level, const char *fmt, ...)
 	r->log(r->log_arg, level, line);
 }
 
+/* An events line (ending in a newline) into the daemon's log. */
+static void log_event(struct repo *r, const char *line, int rc)
+{
+	int level = rc ? LOG_NOTICE : LOG_INFO;
+	size_t n = strlen(line);
+	char *copy;
+
+	if (!r->log || level > r->cfg->log_level)
+		return;
+	copy = strndup(line, n ? n - 1 : 0);
+	if (copy)
+		r->log(r->log_arg, level, copy);
+	free(copy);
+}
+
 /*
  * Write the queued lines into the catalog, in one transaction.  The caller
  * holds later.flush, and is in no transaction of its own.  Lines that
@@ -285,29 +300,12 @@ static int end(struct repo *r, int rc, struct cmfs_err *err)
 	return catalog_end(r->cat, rc, err);
 }
 
-/*
- * Finish event `e` with `rc`, store it in the events of `env` (NULL: the
- * daemon's log only) and log it.  Called inside a catalog transaction,
- * the line is part of it: a change and its line commit together.
- */
-static void record(struct repo *r, struct event *e, const char *env, int rc,
-		   const struct cmfs_err *err)
+/* Append `line` to the events of `env`: in the caller's transaction, or
+ * after the queued lines of reads. */
+static void store_line(struct repo *r, const char *env, const char *line)
 {
-	const char *line = event_finish(e, rc, err ? cmfs_err_msg(err) : NULL);
 	struct cmfs_err e2 = CMFS_ERR_INIT;
 
-	if (!line)
-		return;
-	if (r->log && (rc ? LOG_NOTICE : LOG_INFO) <= r->cfg->log_level) {
-		size_t n = strlen(line);
-		char *copy = strndup(line, n ? n - 1 : 0);
-
-		if (copy)
-			r->log(r->log_arg, rc ? LOG_NOTICE : LOG_INFO, copy);
-		free(copy);
-	}
-	if (!env)
-		return;
 	if (!in_txn) {
 		/* After the reads' lines waiting before it. */
 		pthread_mutex_lock(&r->later.flush);
@@ -318,6 +316,23 @@ static void record(struct repo *r, struct event *e, const char *env, int rc,
 			 cmfs_err_msg(&e2));
 	if (!in_txn)
 		pthread_mutex_unlock(&r->later.flush);
+}
+
+/*
+ * Finish event `e` with `rc`, store it in the events of `env` (NULL: the
+ * daemon's log only) and log it.  Called inside a catalog transaction,
+ * the line is part of it: a change and its line commit together.
+ */
+static void record(struct repo *r, struct event *e, const char *env, int rc,
+		   const struct cmfs_err *err)
+{
+	const char *line = event_finish(e, rc, err ? cmfs_err_msg(err) : NULL);
+
+	if (!line)
+		return;
+	log_event(r, line, rc);
+	if (env)
+		store_line(r, env, line);
 }
 
 /*
@@ -335,15 +350,9 @@ static void record_later(struct repo *r, struct event *e, const char *env,
 	if (!line)
 		return;
 	n = strlen(line);
-	if (r->log && (rc ? LOG_NOTICE : LOG_INFO) <= r->cfg->log_level) {
-		char *copy = strndup(line, n ? n - 1 : 0);
-
-		if (copy)
-			r->log(r->log_arg, rc ? LOG_NOTICE : LOG_INFO, copy);
-		free(copy);
-	}
+	log_event(r, line, rc);
 	if (!(l = malloc(sizeof(*l) + n + 1))) {
-		record(r, e, env, rc, err); /* no queue: now */
+		store_line(r, env, line); /* no queue: now */
 		return;
 	}
 	l->next = NULL;
@@ -353,7 +362,7 @@ static void record_later(struct repo *r, struct event *e, const char *env,
 	if (later_spawn(r)) {
 		pthread_mutex_unlock(&q->lock);
 		free(l);
-		record(r, e, env, rc, err); /* no thread: now */
+		store_line(r, env, line); /* no thread: now */
 		return;
 	}
 	*q->tail = l;
