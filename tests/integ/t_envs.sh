@@ -24,6 +24,12 @@ errno_is "mkdir inside versions/ is read-only" EROFS mkdir "$E/prod/versions/d"
 errno_is "mkdir at the root" EPERM mkdir "$M/other"
 
 cp "$DATA/plain-v1.jar" "$E/prod/artifacts/lib.jar"
+# glibc sizes a directory's getdents() buffer by its st_blksize, cp and
+# cat their reads and writes by a file's.
+eq "directories have a page as st_blksize" "4096 4096 4096 4096" \
+	"$(stat -c %o "$E" "$E/prod" "$E/prod/artifacts" "$E/prod/versions/lib.jar" | tr '\n' ' ' | sed 's/ $//')"
+eq "files have 1 MiB" "1048576 1048576" \
+	"$(stat -c %o "$E/prod/artifacts/lib.jar" "$E/prod/versions/lib.jar/1.jar" | tr '\n' ' ' | sed 's/ $//')"
 errno_is "rmdir of an environment holding an artifact" ENOTEMPTY rmdir "$E/prod"
 contains "ENOTEMPTY is in events" "errno=ENOTEMPTY" "$(last_event prod rmdir)"
 rm "$E/prod/artifacts/lib.jar"
