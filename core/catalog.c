@@ -185,6 +185,43 @@ int catalog_ver_list(struct catalog *c, int64_t art_id,
 	return c->be->ver_list(c->impl, art_id, fn, arg, err);
 }
 
+int catalog_ver_by_sha(struct catalog *c, const char *sha256,
+		       int (*fn)(void *arg, const char *const *row), void *arg,
+		       struct cmfs_err *err)
+{
+	return c->be->ver_by_sha(c->impl, sha256, fn, arg, err);
+}
+
+int catalog_set_sync(struct catalog *c, int full, struct cmfs_err *err)
+{
+	return c->be->set_sync(c->impl, full, err);
+}
+
+int catalog_unsynced_add(struct catalog *c, const char *sha256,
+			 struct cmfs_err *err)
+{
+	return c->be->unsynced_add(c->impl, sha256, err);
+}
+
+int catalog_unsynced_mark(struct catalog *c, int64_t *out,
+			  struct cmfs_err *err)
+{
+	return c->be->unsynced_mark(c->impl, out, err);
+}
+
+int catalog_unsynced_clear(struct catalog *c, int64_t upto,
+			   struct cmfs_err *err)
+{
+	return c->be->unsynced_clear(c->impl, upto, err);
+}
+
+int catalog_unsynced_list(struct catalog *c,
+			  int (*fn)(void *arg, const char *const *row),
+			  void *arg, struct cmfs_err *err)
+{
+	return c->be->unsynced_list(c->impl, fn, arg, err);
+}
+
 int catalog_blob_refs(struct catalog *c, const char *sha256, uint64_t *out,
 		      struct cmfs_err *err)
 {

@@ -152,6 +152,36 @@ int catalog_blob_refs(struct catalog *c, const char *sha256, uint64_t *out,
 /* Sum of the sizes of distinct blobs. */
 int catalog_blob_total(struct catalog *c, uint64_t *out,
 		       struct cmfs_err *err);
+/*
+ * Each environment name, artifact name and version number (as text, in
+ * row[0..2]) of the versions that refer to blob `sha256`.
+ */
+int catalog_ver_by_sha(struct catalog *c, const char *sha256,
+		       int (*fn)(void *arg, const char *const *row), void *arg,
+		       struct cmfs_err *err);
+
+/*
+ * Durability.  A catalog opens with every commit waiting for the disk;
+ * catalog_set_sync(c, 0) lets commits return before (the caller then
+ * syncs the file system itself: store_sync()).  Either way a commit is
+ * whole or absent after a crash.
+ *
+ * The unsynced blobs: those whose bytes may not be on disk yet.  Added in
+ * the transaction of the version that refers to one, so that the row is
+ * on disk whenever that version is; catalog_unsynced_mark() gives the
+ * newest row's number before a sync, catalog_unsynced_clear() drops the
+ * rows up to it after.  unsynced_list gives each distinct sha in row[0].
+ */
+int catalog_set_sync(struct catalog *c, int full, struct cmfs_err *err);
+int catalog_unsynced_add(struct catalog *c, const char *sha256,
+			 struct cmfs_err *err);
+int catalog_unsynced_mark(struct catalog *c, int64_t *out,
+			  struct cmfs_err *err);
+int catalog_unsynced_clear(struct catalog *c, int64_t upto,
+			   struct cmfs_err *err);
+int catalog_unsynced_list(struct catalog *c,
+			  int (*fn)(void *arg, const char *const *row),
+			  void *arg, struct cmfs_err *err);
 
 /* Labels: key without the "user." prefix, value as bytes. */
 int catalog_label_set(struct catalog *c, int64_t art_id, const char *key,
@@ -306,6 +336,17 @@ struct catalog_backend {
 	int (*blob_refs)(void *impl, const char *sha256, uint64_t *out,
 			 struct cmfs_err *err);
 	int (*blob_total)(void *impl, uint64_t *out, struct cmfs_err *err);
+	int (*set_sync)(void *impl, int full, struct cmfs_err *err);
+	int (*unsynced_add)(void *impl, const char *sha256,
+			    struct cmfs_err *err);
+	int (*unsynced_mark)(void *impl, int64_t *out, struct cmfs_err *err);
+	int (*unsynced_clear)(void *impl, int64_t upto, struct cmfs_err *err);
+	int (*unsynced_list)(void *impl,
+			     int (*fn)(void *arg, const char *const *row),
+			     void *arg, struct cmfs_err *err);
+	int (*ver_by_sha)(void *impl, const char *sha256,
+			  int (*fn)(void *arg, const char *const *row),
+			  void *arg, struct cmfs_err *err);
 	int (*label_set)(void *impl, int64_t art_id, const char *key,
 			 const char *value, struct cmfs_err *err);
 	int (*label_del)(void *impl, int64_t art_id, const char *key,

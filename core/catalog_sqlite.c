@@ -25,7 +25,7 @@
 #include "buf.h"
 #include "jar.h"
 
-#define SCHEMA_VERSION 2
+#define SCHEMA_VERSION 3
 
 static const char *const schema_v1[] = {
 	"CREATE TABLE envs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
@@ -86,6 +86,17 @@ static const char *const schema_v2[] = {
 	NULL
 };
 
+/*
+ * Version 3: the blobs whose bytes may not be on disk yet ([store] sync =
+ * batch), each added in the transaction of the version that refers to it
+ * and dropped after the sync that wrote it.
+ */
+static const char *const schema_v3[] = {
+	"CREATE TABLE unsynced(seq INTEGER PRIMARY KEY,"
+	" sha256 TEXT NOT NULL)",
+	NULL
+};
+
 /* The prepared statements, by index into sql[]. */
 enum {
 	S_ENV_ADD, S_ENV_GET, S_ENV_DEL, S_ENV_LIST, S_ENV_BUSY,
@@ -98,6 +109,8 @@ enum {
 	S_TABLE_GET, S_TABLE_DEF, S_TABLE_OPTS, S_TABLE_PUT, S_TABLE_OPTS_DEL,
 	S_TABLE_OPT_ADD, S_TABLE_DEL, S_TABLE_COUNT, S_TABLE_LIST,
 	S_EVENT_ADD, S_EVENT_SIZE, S_EVENT_READ,
+	S_UNSYNCED_ADD, S_UNSYNCED_MARK, S_UNSYNCED_CLEAR, S_UNSYNCED_LIST,
+	S_VER_BY_SHA,
 	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SYNC_NORMAL, S_SYNC_FULL,
 	S_COUNT
 };
@@ -187,6 +200,14 @@ static const char *const sql[S_COUNT] = {
 	[S_EVENT_READ] = "SELECT off, line FROM events WHERE env = ?1 AND"
 			 " off >= COALESCE((SELECT max(off) FROM events"
 			 " WHERE env = ?1 AND off <= ?2), 0) ORDER BY off",
+	[S_UNSYNCED_ADD] = "INSERT INTO unsynced(sha256) VALUES(?)",
+	[S_UNSYNCED_MARK] = "SELECT COALESCE(max(seq), 0) FROM unsynced",
+	[S_UNSYNCED_CLEAR] = "DELETE FROM unsynced WHERE seq <= ?",
+	[S_UNSYNCED_LIST] = "SELECT DISTINCT sha256 FROM unsynced",
+	[S_VER_BY_SHA] = "SELECT e.name, a.name, v.n FROM versions v"
+			 " JOIN artifacts a ON a.id = v.artifact_id"
+			 " JOIN envs e ON e.id = a.env_id WHERE v.sha256 = ?"
+			 " ORDER BY e.name, a.name, v.n",
 	[S_BEGIN] = "BEGIN IMMEDIATE",
 	[S_COMMIT] = "COMMIT",
 	[S_ROLLBACK] = "ROLLBACK",
@@ -199,6 +220,7 @@ struct sq {
 	pthread_mutex_t lock;	/* guards db, stmts and depth */
 	sqlite3_stmt *stmts[S_COUNT];
 	int depth;		/* catalog_begin() nesting of the owner */
+	int full;		/* commits wait for the disk (synchronous=FULL) */
 };
 
 /* Map a SQLite result code to an errno and record the message. */
@@ -314,7 +336,10 @@ static int migrate(struct sq *q, struct cmfs_err *err)
 	for (i = 0; version < 2 && schema_v2[i]; i++)
 		if ((rc = sqlite3_exec(q->db, schema_v2[i], NULL, NULL, NULL)))
 			goto bad;
-	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 2", NULL, NULL,
+	for (i = 0; version < 3 && schema_v3[i]; i++)
+		if ((rc = sqlite3_exec(q->db, schema_v3[i], NULL, NULL, NULL)))
+			goto bad;
+	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 3", NULL, NULL,
 			       NULL)) ||
 	    (rc = sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL)))
 		goto bad;
@@ -352,6 +377,7 @@ static int sq_open(void **impl, const char *uri, struct cmfs_err *err)
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	q->full = 1;
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&q->lock, &a);
@@ -1363,7 +1389,8 @@ static int sq_event_add(void *impl, size_t n, const char *const *envs,
 	 * transaction commit, durably, with its change.
 	 */
 	if (!q->depth) {
-		exec_stmt(q, st(q, S_SYNC_NORMAL), NULL);
+		if (q->full)
+			exec_stmt(q, st(q, S_SYNC_NORMAL), NULL);
 		own = n > 1 && !(rc = exec_stmt(q, st(q, S_BEGIN), err));
 	}
 	for (i = 0; !rc && i < n; i++) {
@@ -1380,7 +1407,7 @@ static int sq_event_add(void *impl, size_t n, const char *const *envs,
 		if (rc)
 			exec_stmt(q, st(q, S_ROLLBACK), NULL);
 	}
-	if (!q->depth)
+	if (!q->depth && q->full)
 		exec_stmt(q, st(q, S_SYNC_FULL), NULL);
 out:
 	unlock(q);
@@ -1440,6 +1467,119 @@ out:
 	return rc;
 }
 
+static int sq_set_sync(void *impl, int full, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	int rc;
+
+	lock(q);
+	rc = exec_stmt(q, st(q, full ? S_SYNC_FULL : S_SYNC_NORMAL), err);
+	if (!rc)
+		q->full = full;
+	unlock(q);
+	return rc;
+}
+
+static int sq_unsynced_add(void *impl, const char *sha256,
+			   struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if (!(rc = prep(q, S_UNSYNCED_ADD, &s, err))) {
+		sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+		rc = exec_stmt(q, s, err);
+	}
+	unlock(q);
+	return rc;
+}
+
+static int sq_unsynced_mark(void *impl, int64_t *out, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	uint64_t v = 0;
+	int rc;
+
+	lock(q);
+	if (!(rc = prep(q, S_UNSYNCED_MARK, &s, err)))
+		rc = scalar(q, s, &v, err);
+	*out = (int64_t)v;
+	unlock(q);
+	return rc;
+}
+
+static int sq_unsynced_clear(void *impl, int64_t upto, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if (!(rc = prep(q, S_UNSYNCED_CLEAR, &s, err))) {
+		sqlite3_bind_int64(s, 1, upto);
+		rc = exec_stmt(q, s, err);
+	}
+	unlock(q);
+	return rc;
+}
+
+/* Call fn(arg, row) for each row of `s`, its text columns in row[]. */
+static int walk_text(struct sq *q, sqlite3_stmt *s, int ncol,
+		     int (*fn)(void *arg, const char *const *row), void *arg,
+		     struct cmfs_err *err)
+{
+	const char *row[4];
+	int rc, i;
+
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		for (i = 0; i < ncol; i++)
+			row[i] = (const char *)sqlite3_column_text(s, i);
+		if ((rc = fn(arg, row)))
+			break;
+	}
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	done(s);
+	return rc;
+}
+
+static int sq_unsynced_list(void *impl,
+			    int (*fn)(void *arg, const char *const *row),
+			    void *arg, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if (!(rc = prep(q, S_UNSYNCED_LIST, &s, err)))
+		rc = walk_text(q, s, 1, fn, arg, err);
+	unlock(q);
+	return rc;
+}
+
+static int sq_ver_by_sha(void *impl, const char *sha256,
+			 int (*fn)(void *arg, const char *const *row),
+			 void *arg, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if (!(rc = prep(q, S_VER_BY_SHA, &s, err))) {
+		sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+		rc = walk_text(q, s, 3, fn, arg, err);
+	}
+	unlock(q);
+	return rc;
+}
+
 /*
  * The functions below serve the tools beside a mount (cmfs fsck, export,
  * import).  Their statements are prepared when called, not kept: they run
@@ -1480,6 +1620,7 @@ static int sq_open_existing(void **impl, const char *uri, int rdonly,
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	q->full = 1;
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&q->lock, &a);
@@ -1675,6 +1816,12 @@ const struct catalog_backend catalog_sqlite_backend = {
 	.ver_del = sq_ver_del,
 	.ver_list = sq_ver_list,
 	.blob_refs = sq_blob_refs,
+	.set_sync = sq_set_sync,
+	.unsynced_add = sq_unsynced_add,
+	.unsynced_mark = sq_unsynced_mark,
+	.unsynced_clear = sq_unsynced_clear,
+	.unsynced_list = sq_unsynced_list,
+	.ver_by_sha = sq_ver_by_sha,
 	.blob_total = sq_blob_total,
 	.label_set = sq_label_set,
 	.label_del = sq_label_del,

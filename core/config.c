@@ -114,6 +114,7 @@ static int copy_config(struct config *dst, const struct config *src)
 	memset(dst, 0, sizeof(*dst));
 	dst->file = dup0(src->file);
 	dst->store_path = dup0(src->store_path);
+	dst->sync = src->sync;
 	dst->limits = src->limits;
 	dst->mount = src->mount;
 	dst->log_level = src->log_level;
@@ -498,6 +499,16 @@ static int handle(struct load *l, const char *section, const char *name,
 			if (!*value)
 				return fail(l, "path: empty");
 			return set_str(l, &c->store_path, value);
+		}
+		if (!strcmp(name, "sync")) {
+			if (!strcmp(value, "batch"))
+				c->sync = CONFIG_SYNC_BATCH;
+			else if (!strcmp(value, "close"))
+				c->sync = CONFIG_SYNC_CLOSE;
+			else
+				return fail(l, "sync: '%s' is neither batch "
+					       "nor close", value);
+			return 1;
 		}
 		return fail(l, "unknown key '%s' in [store]", name);
 	}

@@ -66,9 +66,16 @@ struct config_mount {
 	double negative_timeout;
 };
 
+/* [store] sync: when a commit is on disk (see repo.c). */
+enum config_sync {
+	CONFIG_SYNC_BATCH,	/* within SYNC_MS of the commit, at fsync(2) */
+	CONFIG_SYNC_CLOSE	/* before the close that commits returns */
+};
+
 struct config {
 	char *file;			/* NULL for the embedded default */
 	char *store_path;
+	enum config_sync sync;
 	struct config_limits limits;
 	struct config_sql sql;
 	struct config_mount mount;

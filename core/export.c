@@ -1713,7 +1713,7 @@ static int load_bytes(struct load *L, const char *path,
 		if (rc)
 			goto out;
 	}
-	rc = store_blob_commit(L->store, fd, hex, a->size, err);
+	rc = store_blob_commit(L->store, fd, hex, a->size, 1, err);
 	if (!rc && note_blob(L, hex))
 		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
 	if (!rc)

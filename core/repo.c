@@ -15,6 +15,19 @@
  * after the transaction that dropped the last reference.  gc_lock is held
  * across both, so a deletion never frees a blob that an upload is about to
  * refer to.
+ *
+ * Durability ([store] sync).  close: each commit fsyncs its blob, the
+ * blob's directory and the catalog before it returns.  batch: a commit
+ * returns once it is in the catalog, and a thread (struct syncer) makes
+ * everything durable with one syncfs() of the store within SYNC_MS of the
+ * first change, at fsync(2) and at unmount.  What a power loss can then
+ * leave is a catalog that refers to a blob whose bytes never reached the
+ * disk, so each such blob is listed in the catalog (unsynced) in the
+ * transaction that refers to it, until a sync has written it; the next
+ * open checks every blob still listed against its SHA-256 and takes back
+ * the versions of one that fails, with an events line (recover()).  A
+ * deletion's blobs are unlinked only after the sync that made the
+ * deletion durable.
  */
 #include "repo.h"
 
@@ -42,6 +55,7 @@
 #define PIPE_FROM ((uint64_t)4 << 20) /* an upload this big hashes aside */
 #define LATER_MS 50   /* the longest a read's event line waits */
 #define LATER_MAX 512 /* lines that make the reader write them at once */
+#define SYNC_MS 250   /* sync = batch: the longest a change waits for disk */
 
 /* Event lines of reads not yet in the catalog, oldest first. */
 struct later {
@@ -58,6 +72,19 @@ struct later_line {
 	struct later_line *next;
 	char env[64]; /* as struct repo_upload's */
 	char line[];
+};
+
+/* sync = batch: the thread that syncs the store, and what waits for it. */
+struct syncer {
+	pthread_mutex_t lock;	/* guards the fields below */
+	pthread_mutex_t run;	/* held through one sync: one at a time */
+	pthread_cond_t wake;
+	pthread_t thread;
+	int running, stop;
+	int dirty;		/* a change since the last sync began */
+	int quiet;		/* no thread yet (repo_open runs before a fork) */
+	char (*freed)[STORE_SHA_HEX]; /* to unlink after the next sync */
+	size_t nfreed, afreed;
 };
 
 /* A label of a scratch file, or a label change pending in an upload. */
@@ -81,6 +108,8 @@ struct repo {
 	struct label *scratch;
 	struct resolve_cache *resolved;	/* NULL: none, resolve each time */
 	struct later later;
+	int batch;			/* [store] sync = batch, at open */
+	struct syncer sync;
 };
 
 /* This thread's catalog transactions open through begin(). */
@@ -235,24 +264,31 @@ static void later_init(struct repo *r)
 }
 
 /*
- * Start the thread, with q->lock held.  Not at repo_open: the daemon forks
- * after it (fuse_daemonize), and a thread does not survive a fork.  0 when
- * it runs.
+ * Start a helper thread of the repository.  Not at repo_open: the daemon
+ * forks after it (fuse_daemonize), and a thread does not survive a fork.
+ * Signals (SIGHUP: reload) are for the daemon's own threads.  0 when it
+ * runs.
  */
-static int later_spawn(struct repo *r)
+static int spawn(pthread_t *t, void *(*fn)(void *), struct repo *r)
 {
-	struct later *q = &r->later;
 	sigset_t all, old;
 	int rc;
 
-	if (q->running || q->stop)
-		return q->running ? 0 : -EAGAIN;
-	/* Signals (SIGHUP: reload) are for the daemon's own threads. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&q->thread, NULL, later_thread, r);
+	rc = pthread_create(t, NULL, fn, r);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
+	return rc ? -EAGAIN : 0;
+}
+
+/* Start the queue's thread, with q->lock held.  0 when it runs. */
+static int later_spawn(struct repo *r)
+{
+	struct later *q = &r->later;
+
+	if (q->running || q->stop)
+		return q->running ? 0 : -EAGAIN;
+	if (spawn(&q->thread, later_thread, r))
 		return -EAGAIN;
 	q->running = 1;
 	return 0;
@@ -279,6 +315,166 @@ static void later_stop(struct repo *r)
 	pthread_mutex_destroy(&q->lock);
 }
 
+/* ---- sync = batch ---- */
+
+/* Unlink the blobs in `shas` that no version refers to now. */
+static void unlink_unused(struct repo *r, char (*shas)[STORE_SHA_HEX],
+			  size_t n)
+{
+	size_t i;
+	uint64_t refs;
+
+	pthread_mutex_lock(&r->gc_lock);
+	for (i = 0; i < n; i++)
+		if (!catalog_blob_refs(r->cat, shas[i], &refs, NULL) && !refs)
+			store_blob_unlink(r->store, shas[i]);
+	pthread_mutex_unlock(&r->gc_lock);
+}
+
+/*
+ * One sync: every change committed before it starts is on disk when it
+ * returns 0.  Then the unsynced rows it covered go, and the blobs freed
+ * before it are unlinked.  On an error the blobs wait for the next sync.
+ */
+static int sync_now(struct repo *r)
+{
+	struct syncer *y = &r->sync;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char(*freed)[STORE_SHA_HEX];
+	size_t nfreed, afreed;
+	int64_t mark = 0;
+	int rc;
+
+	pthread_mutex_lock(&y->run);
+	pthread_mutex_lock(&y->lock);
+	y->dirty = 0;
+	freed = y->freed;
+	nfreed = y->nfreed;
+	afreed = y->afreed;
+	y->freed = NULL;
+	y->nfreed = y->afreed = 0;
+	pthread_mutex_unlock(&y->lock);
+
+	rc = catalog_unsynced_mark(r->cat, &mark, &err);
+	if (!rc && (rc = store_sync(r->store)))
+		cmfs_err_set(&err, rc, "syncfs: %s", strerror(-rc));
+	if (!rc && mark && catalog_unsynced_clear(r->cat, mark, &err))
+		repo_log(r, LOG_WARNING, "sync: %s (checked again at the "
+			 "next mount)", cmfs_err_msg(&err));
+	if (rc) {
+		repo_log(r, LOG_ERR, "sync of the store failed: %s",
+			 cmfs_err_msg(&err));
+		pthread_mutex_lock(&y->lock);
+		y->dirty = 1;
+		if (!y->freed) {
+			y->freed = freed;
+			y->nfreed = nfreed;
+			y->afreed = afreed;
+			freed = NULL;
+		}
+		pthread_mutex_unlock(&y->lock);
+	} else {
+		unlink_unused(r, freed, nfreed);
+	}
+	free(freed);
+	pthread_mutex_unlock(&y->run);
+	return rc;
+}
+
+/* The thread: a sync SYNC_MS after the first change that follows one. */
+static void *sync_thread(void *arg)
+{
+	struct repo *r = arg;
+	struct syncer *y = &r->sync;
+	struct timespec t;
+
+	pthread_mutex_lock(&y->lock);
+	while (!y->stop) {
+		if (!y->dirty) {
+			pthread_cond_wait(&y->wake, &y->lock);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		t.tv_nsec += SYNC_MS * 1000000L;
+		t.tv_sec += t.tv_nsec / 1000000000L;
+		t.tv_nsec %= 1000000000L;
+		while (!y->stop &&
+		       pthread_cond_timedwait(&y->wake, &y->lock, &t) == 0)
+			;
+		pthread_mutex_unlock(&y->lock);
+		sync_now(r);
+		pthread_mutex_lock(&y->lock);
+	}
+	pthread_mutex_unlock(&y->lock);
+	return NULL;
+}
+
+static void sync_init(struct repo *r)
+{
+	struct syncer *y = &r->sync;
+	pthread_condattr_t ca;
+
+	pthread_mutex_init(&y->lock, NULL);
+	pthread_mutex_init(&y->run, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&y->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	y->quiet = 1;
+}
+
+/* A change was committed: have it synced within SYNC_MS. */
+static void sync_later(struct repo *r)
+{
+	struct syncer *y = &r->sync;
+	int now = 0;
+
+	if (!r->batch)
+		return;
+	pthread_mutex_lock(&y->lock);
+	if (!y->dirty) {
+		y->dirty = 1;
+		if (!y->running && !y->quiet && !y->stop) {
+			if (spawn(&y->thread, sync_thread, r))
+				now = 1; /* no thread: sync here */
+			else
+				y->running = 1;
+		}
+		pthread_cond_signal(&y->wake);
+	}
+	pthread_mutex_unlock(&y->lock);
+	if (now)
+		sync_now(r);
+}
+
+/* Stop the thread and sync what is left. */
+static void sync_stop(struct repo *r)
+{
+	struct syncer *y = &r->sync;
+
+	if (!y->freed && !y->running && !r->cat)
+		goto out;
+	pthread_mutex_lock(&y->lock);
+	y->stop = 1;
+	pthread_cond_signal(&y->wake);
+	pthread_mutex_unlock(&y->lock);
+	if (y->running)
+		pthread_join(y->thread, NULL);
+	y->running = 0;
+	if (r->batch && r->cat && r->store)
+		sync_now(r);
+out:
+	free(y->freed);
+	pthread_cond_destroy(&y->wake);
+	pthread_mutex_destroy(&y->run);
+	pthread_mutex_destroy(&y->lock);
+}
+
+int repo_sync(struct repo *r)
+{
+	return r->batch ? sync_now(r) : 0;
+}
+
 /*
  * A catalog transaction of this thread.  The reads' lines queued before
  * it go in first, so the events keep the order things happened in.
@@ -297,7 +493,10 @@ static int begin(struct repo *r, struct cmfs_err *err)
 static int end(struct repo *r, int rc, struct cmfs_err *err)
 {
 	in_txn--;
-	return catalog_end(r->cat, rc, err);
+	rc = catalog_end(r->cat, rc, err);
+	if (!rc && !in_txn)
+		sync_later(r);
+	return rc;
 }
 
 /* Append `line` to the events of `env`: in the caller's transaction, or
@@ -391,17 +590,36 @@ void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
 	event_release(&e);
 }
 
-/* Free the blobs in `shas` (n of them) that no version refers to now. */
+/*
+ * Free the blobs in `shas` (n of them) that no version refers to now.
+ * With sync = batch, after the next sync: until then the deletion that
+ * freed them may not be on disk, and a power loss would bring back
+ * versions that refer to them.
+ */
 static void free_blobs(struct repo *r, char (*shas)[STORE_SHA_HEX], size_t n)
 {
+	struct syncer *y = &r->sync;
 	size_t i;
-	uint64_t refs;
 
-	pthread_mutex_lock(&r->gc_lock);
-	for (i = 0; i < n; i++)
-		if (!catalog_blob_refs(r->cat, shas[i], &refs, NULL) && !refs)
-			store_blob_unlink(r->store, shas[i]);
-	pthread_mutex_unlock(&r->gc_lock);
+	if (!r->batch) {
+		unlink_unused(r, shas, n);
+		return;
+	}
+	pthread_mutex_lock(&y->lock);
+	for (i = 0; i < n; i++) {
+		if (y->nfreed == y->afreed) {
+			size_t a = y->afreed ? 2 * y->afreed : 16;
+			char(*p)[STORE_SHA_HEX] =
+				realloc(y->freed, a * sizeof(*p));
+
+			if (!p)
+				break; /* an orphan: swept at the next mount */
+			y->freed = p;
+			y->afreed = a;
+		}
+		memcpy(y->freed[y->nfreed++], shas[i], STORE_SHA_HEX);
+	}
+	pthread_mutex_unlock(&y->lock);
 }
 
 /* Start-up sweep: unlink every blob that no version refers to. */
@@ -418,6 +636,8 @@ static int sweep_blob(void *arg, const char *sha, uint64_t size)
 	}
 	return 0;
 }
+
+static void recover(struct repo *r);
 
 int repo_open(struct repo **out, const struct config *cfg,
 	      const char *mountpoint, repo_log_fn log, void *log_arg,
@@ -449,9 +669,14 @@ int repo_open(struct repo **out, const struct config *cfg,
 		goto fail;
 	}
 	later_init(r);
-	if ((rc = catalog_open(&r->cat, db, err)))
+	sync_init(r);
+	r->batch = cfg->sync == CONFIG_SYNC_BATCH;
+	if ((rc = catalog_open(&r->cat, db, err)) ||
+	    (rc = catalog_set_sync(r->cat, !r->batch, err)))
 		goto fail;
+	recover(r);
 	store_blob_walk(r->store, sweep_blob, r);
+	r->sync.quiet = 0; /* from here on, a thread may sync */
 	*out = r;
 	return 0;
 fail:
@@ -466,6 +691,7 @@ void repo_close(struct repo *r)
 	if (!r)
 		return;
 	later_stop(r);
+	sync_stop(r);
 	catalog_close(r->cat);
 	store_close(r->store);
 	resolve_cache_free(r->resolved);
@@ -646,9 +872,11 @@ int repo_art_remove(struct repo *r, const struct repo_who *who,
 	return rc;
 }
 
-int repo_ver_remove(struct repo *r, const struct repo_who *who,
-		    const char *env, const char *name, int64_t n,
-		    struct cmfs_err *err)
+/* Remove version `n` of `name`, as `action`, for `reason` (or NULL). */
+static int ver_remove(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *name, int64_t n,
+		      const char *action, const char *reason,
+		      struct cmfs_err *err)
 {
 	struct catalog_env e;
 	struct catalog_artifact a;
@@ -656,9 +884,11 @@ int repo_ver_remove(struct repo *r, const struct repo_who *who,
 	struct event ev;
 	int rc;
 
-	event_init(&ev, repo_now(), who->uid, env, "delete-version");
+	event_init(&ev, repo_now(), who->uid, env, action);
 	event_add(&ev, "artifact", name);
 	event_addf(&ev, "version", "%lld", (long long)n);
+	if (reason)
+		event_add(&ev, "reason", reason);
 	rc = begin(r, err);
 	if (!rc) {
 		rc = art_get(r, env, name, &e, &a, err);
@@ -681,6 +911,148 @@ int repo_ver_remove(struct repo *r, const struct repo_who *who,
 		record(r, &ev, env, rc, err);
 	event_release(&ev);
 	return rc;
+}
+
+int repo_ver_remove(struct repo *r, const struct repo_who *who,
+		    const char *env, const char *name, int64_t n,
+		    struct cmfs_err *err)
+{
+	return ver_remove(r, who, env, name, n, "delete-version", NULL, err);
+}
+
+/* ---- after a power loss (sync = batch) ---- */
+
+struct texts {
+	char **v;
+	size_t n;
+};
+
+/* Keep row[0..2] (as "a\0b\0c") of each row. */
+static int keep_row(void *arg, const char *const *row, int ncol)
+{
+	struct texts *t = arg;
+	size_t len = 0, k;
+	char **p, *s;
+	int i;
+
+	for (i = 0; i < ncol; i++)
+		len += strlen(row[i] ? row[i] : "") + 1;
+	if (!(s = malloc(len)) ||
+	    !(p = realloc(t->v, (t->n + 1) * sizeof(*p)))) {
+		free(s);
+		return -ENOMEM;
+	}
+	t->v = p;
+	t->v[t->n++] = s;
+	for (i = 0, k = 0; i < ncol; i++) {
+		size_t l = strlen(row[i] ? row[i] : "") + 1;
+
+		memcpy(s + k, row[i] ? row[i] : "", l);
+		k += l;
+	}
+	return 0;
+}
+
+static int keep_sha(void *arg, const char *const *row)
+{
+	return keep_row(arg, row, 1);
+}
+
+static int keep_ver(void *arg, const char *const *row)
+{
+	return keep_row(arg, row, 3);
+}
+
+static void texts_free(struct texts *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		free(t->v[i]);
+	free(t->v);
+	t->v = NULL;
+	t->n = 0;
+}
+
+/* 0: blob `sha` holds the bytes of that hash; -ENOENT, -EBADMSG: not. */
+static int blob_intact(struct repo *r, const char *sha)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char hex[STORE_SHA_HEX];
+	struct stat st;
+	int fd, rc = store_blob_open(r->store, sha, &fd, &err);
+
+	if (rc)
+		return rc;
+	rc = fstat(fd, &st) ? -errno
+			    : store_hash_fd(hex, fd, (uint64_t)st.st_size, &err);
+	close(fd);
+	if (!rc && strcmp(hex, sha))
+		rc = -EBADMSG;
+	return rc;
+}
+
+/*
+ * Check each blob still listed as unsynced (what a power loss before the
+ * sync can leave torn or missing) and take back every version of one
+ * that does not hold its bytes.  The store is as before those uploads,
+ * and events says so.
+ */
+static void recover(struct repo *r)
+{
+	static const struct repo_who system = { 0, 0, 0 };
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct texts shas = { NULL, 0 }, vers;
+	int64_t mark = 0;
+	size_t i, j;
+	int rc;
+
+	if (catalog_unsynced_mark(r->cat, &mark, &err) || !mark ||
+	    catalog_unsynced_list(r->cat, keep_sha, &shas, &err)) {
+		if (err.code)
+			repo_log(r, LOG_ERR, "recovery: %s", cmfs_err_msg(&err));
+		return;
+	}
+	for (i = 0; i < shas.n; i++) {
+		const char *sha = shas.v[i];
+
+		rc = blob_intact(r, sha);
+		if (!rc)
+			continue;
+		if (rc != -ENOENT && rc != -EBADMSG) {
+			repo_log(r, LOG_ERR, "recovery: blob %s: %s; run "
+				 "cmfs fsck", sha, strerror(-rc));
+			continue;
+		}
+		vers.v = NULL;
+		vers.n = 0;
+		if (catalog_ver_by_sha(r->cat, sha, keep_ver, &vers, &err))
+			repo_log(r, LOG_ERR, "recovery: %s",
+				 cmfs_err_msg(&err));
+		for (j = 0; j < vers.n; j++) {
+			const char *env = vers.v[j];
+			const char *art = env + strlen(env) + 1;
+			const char *n = art + strlen(art) + 1;
+
+			cmfs_err_clear(&err);
+			ver_remove(r, &system, env, art, strtoll(n, NULL, 10),
+				   "recover",
+				   rc == -ENOENT
+					   ? "its bytes were lost: the "
+					     "machine stopped before they "
+					     "reached the disk"
+					   : "its bytes are torn: the machine "
+					     "stopped before they reached "
+					     "the disk",
+				   &err);
+		}
+		texts_free(&vers);
+	}
+	texts_free(&shas);
+	cmfs_err_clear(&err);
+	if (catalog_unsynced_clear(r->cat, mark, &err))
+		repo_log(r, LOG_ERR, "recovery: %s", cmfs_err_msg(&err));
+	repo_sync(r);
 }
 
 /* Check that every version of artifact `id` is a zip archive. */
@@ -997,7 +1369,7 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 		goto refused;
 
 	pthread_mutex_lock(&r->gc_lock);
-	rc = store_blob_commit(r->store, fd, sha, size, err);
+	rc = store_blob_commit(r->store, fd, sha, size, !r->batch, err);
 	if (!rc)
 		rc = begin(r, err);
 	if (rc) {
@@ -1041,6 +1413,8 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 	else if (!rc)
 		rc = catalog_ver_add(r->cat, art_id, sha, size, repo_now(),
 				     who->uid, &v, err);
+	if (!rc && !same && r->batch)
+		rc = catalog_unsynced_add(r->cat, sha, err);
 	if (!rc && fresh)
 		rc = catalog_insp_put(r->cat, sha, rep, err);
 	if (!rc)

@@ -42,7 +42,9 @@ typedef void (*repo_log_fn)(void *arg, int level, const char *line);
 /*
  * Open the store of `cfg` (which must outlive the repo).  `mountpoint`
  * (absolute, may be NULL) is the default jar_path_prefix.  Removes stale
- * staging and frees blobs that no version refers to (what a crash leaves).
+ * staging, takes back the versions whose bytes a power loss kept from the
+ * disk (sync = batch; each with an events line, action=recover), and
+ * frees blobs that no version refers to (what a crash leaves).
  */
 int repo_open(struct repo **out, const struct config *cfg,
 	      const char *mountpoint, repo_log_fn log, void *log_arg,
@@ -222,6 +224,13 @@ int repo_computed(struct repo *r, const char *env, const char *name,
 int repo_events_size(struct repo *r, const char *env, uint64_t *out);
 int repo_events_read(struct repo *r, const char *env, uint64_t off,
 		     size_t size, struct buf *out);
+
+/*
+ * Make every change committed so far durable now (fsync(2) of a file
+ * under the mount).  With sync = close they are already: 0.  -errno when
+ * the store's file system reports a write error.
+ */
+int repo_sync(struct repo *r);
 
 /* Write the queued lines of reads now (at unmount, before a fork...). */
 void repo_flush_events(struct repo *r);

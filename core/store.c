@@ -473,13 +473,13 @@ static int link_copy(struct store *s, int fd, const char *rel, uint64_t size,
 }
 
 int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
-		      struct cmfs_err *err)
+		      int durable, struct cmfs_err *err)
 {
 	char rel[80], proc[64], dir[3];
 	int dfd, rc = 0;
 
 	/* The bytes are on disk before the blob has a name. */
-	if (ftruncate(fd, (off_t)size) || fsync(fd))
+	if (ftruncate(fd, (off_t)size) || (durable && fsync(fd)))
 		return cmfs_err_set(err, -errno, "staging file: %s",
 				    strerror(errno));
 	memcpy(dir, sha, 2);
@@ -504,11 +504,16 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 	 * but ext4 without a journal (as on these machines) does not, so the
 	 * directory is synced here.
 	 */
-	if (!rc && fsync(dfd))
+	if (!rc && durable && fsync(dfd))
 		rc = cmfs_err_set(err, -errno, "blob directory %s: %s", dir,
 				  strerror(errno));
 	close(dfd);
 	return rc;
+}
+
+int store_sync(struct store *s)
+{
+	return syncfs(s->root_fd) ? -errno : 0;
 }
 
 int store_blob_unlink(struct store *s, const char *sha)

@@ -91,11 +91,21 @@ int store_blob_copy(struct store *s, const char *sha, int fd,
 /*
  * Make the first `size` bytes of staging file `fd` the blob `sha`: fsync,
  * then link into blobs/ (an existing blob of that name is the same bytes
- * and is kept), then fsync the directory.  `fd` stays open; it must not be
- * written afterwards, since it may now be the blob itself.
+ * and is kept), then fsync the directory.  Without `durable`, neither
+ * fsync: the caller makes the blob durable later with store_sync() and
+ * must be ready to find it missing or torn after a power loss.  `fd`
+ * stays open; it must not be written afterwards, since it may now be the
+ * blob itself.
  */
 int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
-		      struct cmfs_err *err);
+		      int durable, struct cmfs_err *err);
+
+/*
+ * Write everything written so far to the store's file system to disk
+ * (syncfs(2): blobs, their directories and the catalog alike).  0 or
+ * -errno (a writeback error since the last call is reported once).
+ */
+int store_sync(struct store *s);
 
 /* Open blob `sha` read-only.  -ENOENT when it is missing. */
 int store_blob_open(struct store *s, const char *sha, int *out,

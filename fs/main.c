@@ -331,6 +331,12 @@ static void reload(struct cmfs *c)
 		free(n->store_path);
 		n->store_path = strdup(c->cfg->store_path);
 	}
+	if (n->sync != c->cfg->sync) {
+		repo_log(c->repo, LOG_WARNING,
+			 "SIGHUP: [store] sync changed; it takes effect at "
+			 "the next mount");
+		n->sync = c->cfg->sync;
+	}
 	if (c->nold == sizeof(c->old) / sizeof(c->old[0])) {
 		repo_log(c->repo, LOG_ERR, "SIGHUP: too many reloads");
 		config_release(n);

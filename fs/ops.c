@@ -1497,8 +1497,8 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	(void)ino;
 	if (f->kind == FH_SCRATCH)
 		rc = (datasync ? fdatasync(f->fd) : fsync(f->fd)) ? -errno : 0;
-	else
-		rc = commit(req, f, 0);
+	else if (!(rc = commit(req, f, 0)))
+		rc = repo_sync(cm(req)->repo); /* sync = batch: now */
 	fuse_reply_err(req, -rc);
 }
 

@@ -32,6 +32,50 @@ eq "no orphan blob is left" 1 "$(find "$STORE/blobs" -type f | wc -l | tr -d ' '
 eq "catalog integrity" ok "$(sql 'PRAGMA integrity_check')"
 eq "catalog foreign keys" "" "$(sql 'PRAGMA foreign_key_check')"
 
+# sync = batch (the default): a kill -9 right after an upload loses
+# nothing (the bytes are in the page cache) and takes nothing back.
+cp "$DATA/plain-v2.jar" "$A/lib.jar"
+kill -9 "$PID"
+wait "$PID" 2>/dev/null
+PID=
+fusermount3 -uz "$M" 2>/dev/null
+mount_cmfs
+check "kill -9 right after cp: the upload is there" cmp "$DATA/plain-v2.jar" "$A/lib.jar"
+check_not "nothing was taken back" grep -q action=recover "$LOG"
+# fsync(2) of a file (sync FILE) waits for the store's sync.
+cp "$DATA/plain-v1.jar" "$A/lib.jar"
+check "sync FILE" sync "$A/lib.jar"
+eq "after fsync nothing is left unsynced" 0 "$(sql 'SELECT count(*) FROM unsynced')"
+
+# What a power loss before the sync leaves: the catalog has the version,
+# the blob is still listed as unsynced, its bytes are torn.  The next
+# mount takes that version back and says so.
+cp "$DATA/mongodb-v2.jar" "$A/lib.jar"
+umount_cmfs
+sha=$(sha256sum <"$DATA/mongodb-v2.jar" | cut -d' ' -f1)
+sql "INSERT INTO unsynced(sha256) VALUES('$sha')"
+truncate -s 100 "$STORE/blobs/$(printf %.2s "$sha")/$sha"
+mount_cmfs
+eq "the torn version is taken back" "1.jar 2.jar" \
+	"$(ls "$M/envs/prod/versions/lib.jar" | tr '\n' ' ' | sed 's/ $//')"
+check "the latest is the one before" cmp "$DATA/plain-v1.jar" "$A/lib.jar"
+contains "events says why" 'action=recover artifact=lib.jar version=3 reason="its bytes are torn' \
+	"$(cat "$M/envs/prod/events")"
+contains "so does the daemon log" "action=recover artifact=lib.jar" "$(cat "$LOG")"
+eq "the list is empty" 0 "$(sql 'SELECT count(*) FROM unsynced')"
+cp "$DATA/plain-v2.jar" "$A/lib.jar"
+eq "a new upload gets the next number" "1.jar 2.jar 4.jar" \
+	"$(ls "$M/envs/prod/versions/lib.jar" | tr '\n' ' ' | sed 's/ $//')"
+
+# sync = close: nothing is ever listed; each close waited for the disk.
+INI_EXTRA="sync = close"
+remount_cmfs
+cp "$DATA/plain-v1.jar" "$A/close.jar"
+eq "sync = close lists nothing" 0 "$(sql 'SELECT count(*) FROM unsynced')"
+check "and the upload reads back" cmp "$DATA/plain-v1.jar" "$A/close.jar"
+INI_EXTRA=
+remount_cmfs
+
 # A start on a dead mount point unmounts it first.
 kill -9 "$PID"
 wait "$PID" 2>/dev/null

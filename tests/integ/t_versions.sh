@@ -6,7 +6,12 @@ mount_cmfs
 mkdir "$M/envs/prod"
 A=$M/envs/prod/artifacts
 V=$M/envs/prod/versions
-blobs() { find "$STORE/blobs" -type f | wc -l | tr -d ' '; }
+# Freed blobs go at the store's next sync (sync = batch): fsync(2) of a
+# file under the mount (sync FILE) makes it now.
+blobs() {
+	sync "$M/envs/prod/events"
+	find "$STORE/blobs" -type f | wc -l | tr -d ' '
+}
 
 printf 'one\n' >"$A/x.txt"
 printf 'two\n' >"$A/x.txt"

@@ -187,7 +187,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 2);
+	T_INTEQ(pragma_int("user_version"), 3);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -202,7 +202,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 2);
+	T_INTEQ(pragma_int("user_version"), 3);
 	{
 		char mode[16];
 
@@ -242,9 +242,10 @@ static void test_open(void)
 				 "DROP TRIGGER tab_add; DROP TRIGGER tab_del;"
 				 "ALTER TABLE envs DROP COLUMN nart;"
 				 "ALTER TABLE envs DROP COLUMN ntab;"
+				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 2);
+		T_INTEQ(pragma_int("user_version"), 3);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -261,8 +262,22 @@ static void test_open(void)
 		catalog_close(c);
 	}
 
+	/* Version 2 gets the list of unsynced blobs. */
+	{
+		int64_t mark = -1;
+
+		T_INTEQ(exec_sql("DROP TABLE unsynced;"
+				 "PRAGMA user_version = 2"), 0);
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(pragma_int("user_version"), 3);
+		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
+		T_INTEQ(mark, 0);
+		catalog_close(c);
+	}
+
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 3"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 4"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
@@ -488,6 +503,73 @@ static void test_blob_refs(void)
 	T_INTEQ(catalog_blob_total(c, &n, &err), 0);
 	T_INTEQ(n, 10);
 	teardown(c);
+}
+
+/* Collect row[0..ncol) of each row as "a/b/c,". */
+static int cat_row1(void *arg, const char *const *row)
+{
+	return buf_printf(arg, "%s,", row[0]);
+}
+
+static int cat_row3(void *arg, const char *const *row)
+{
+	return buf_printf(arg, "%s/%s/%s,", row[0], row[1], row[2]);
+}
+
+static void test_unsynced(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int64_t e = env(c, "prod"), d = env(c, "dev"), a, mark = -1;
+	struct buf b = BUF_INIT(1 << 16);
+
+	/* Versions by blob: environment, artifact, number. */
+	a = art(c, e, "a.jar", SHA_A, 10);
+	art(c, d, "b.jar", SHA_A, 10);
+	T_INTEQ(catalog_ver_add(c, a, SHA_B, 5, 1, 0, NULL, &err), 0);
+	T_INTEQ(catalog_ver_add(c, a, SHA_A, 10, 1, 0, NULL, &err), 0);
+	T_INTEQ(catalog_ver_by_sha(c, SHA_A, cat_row3, &b, &err), 0);
+	T_STREQ(b.data, "dev/b.jar/1,prod/a.jar/1,prod/a.jar/3,");
+	buf_reset(&b);
+	T_INTEQ(catalog_ver_by_sha(c, SHA_C, cat_row3, &b, &err), 0);
+	T_INTEQ(b.len, 0);
+
+	/* The unsynced list: numbered rows, listed once per blob. */
+	T_INTEQ(catalog_unsynced_mark(c, &mark, &err), 0);
+	T_INTEQ(mark, 0);
+	T_INTEQ(catalog_unsynced_add(c, SHA_A, &err), 0);
+	T_INTEQ(catalog_unsynced_add(c, SHA_B, &err), 0);
+	T_INTEQ(catalog_unsynced_mark(c, &mark, &err), 0);
+	T_INTEQ(mark, 2);
+	/* One added after the mark (during a sync) stays when it clears. */
+	T_INTEQ(catalog_unsynced_add(c, SHA_A, &err), 0);
+	buf_reset(&b);
+	T_INTEQ(catalog_unsynced_list(c, cat_row1, &b, &err), 0);
+	T_CONTAINS(b.data, SHA_A ",");
+	T_CONTAINS(b.data, SHA_B ",");
+	T_INTEQ(b.len, 2 * 65);
+	T_INTEQ(catalog_unsynced_clear(c, mark, &err), 0);
+	buf_reset(&b);
+	T_INTEQ(catalog_unsynced_list(c, cat_row1, &b, &err), 0);
+	T_STREQ(b.data, SHA_A ",");
+	T_INTEQ(catalog_unsynced_mark(c, &mark, &err), 0);
+	T_INTEQ(mark, 3);
+	T_INTEQ(catalog_unsynced_clear(c, mark, &err), 0);
+	T_INTEQ(catalog_unsynced_mark(c, &mark, &err), 0);
+	T_INTEQ(mark, 0);
+
+	/* Commits that do not wait for the disk are commits all the same. */
+	T_INTEQ(catalog_set_sync(c, 0, &err), 0);
+	T_INTEQ(catalog_unsynced_add(c, SHA_C, &err), 0);
+	T_INTEQ(catalog_set_sync(c, 1, &err), 0);
+	catalog_close(c);
+	c = NULL;
+	T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+	buf_reset(&b);
+	T_INTEQ(c ? catalog_unsynced_list(c, cat_row1, &b, &err) : -1, 0);
+	T_STREQ(b.data, SHA_C ",");
+	teardown(c);
+	buf_release(&b);
 }
 
 /* ---- labels ---------------------------------------------------------------- */
@@ -1001,6 +1083,7 @@ int main(void)
 	T_RUN(test_env);
 	T_RUN(test_artifacts);
 	T_RUN(test_blob_refs);
+	T_RUN(test_unsynced);
 	T_RUN(test_labels);
 	T_RUN(test_inspections);
 	T_RUN(test_tables);

@@ -103,6 +103,7 @@ static void test_defaults(void)
 	T_INTEQ(config_defaults(&c), 0);
 	T_CHECK(c.file == NULL);
 	T_STREQ(c.store_path, "./cmfs-data");
+	T_INTEQ(c.sync, CONFIG_SYNC_BATCH);
 	T_CHECK(c.sql.builtin_connectors && *c.sql.builtin_connectors);
 	T_CHECK(c.sql.builtin_formats && *c.sql.builtin_formats);
 	T_CHECK(config_list_has(c.sql.builtin_connectors, "datagen"));
@@ -172,6 +173,7 @@ static void test_load_all(void)
 		 "# another\n"
 		 "[store]\n"
 		 "path = %s\n"
+		 "sync = close\n"
 		 "\n"
 		 "[limits]\n"
 		 "max_artifact_size = 10M\n"
@@ -211,6 +213,7 @@ static void test_load_all(void)
 	T_STREQ(cmfs_err_msg(&err), "");
 	T_STREQ(c.file, path);
 	T_STREQ(c.store_path, store);
+	T_INTEQ(c.sync, CONFIG_SYNC_CLOSE);
 	T_INTEQ(c.limits.artifact_size, 10ULL << 20);
 	T_INTEQ(c.limits.store_size, 1ULL << 30);
 	T_INTEQ(c.limits.artifacts_per_env, 5);
@@ -419,6 +422,8 @@ static void test_bad_lines(void)
 	BAD("[sql]\njar_path_prefix = jars/\n", 2,
 	    "jar_path_prefix: 'jars/' is not an absolute path");
 	BAD("[store]\npath =\n", 2, "path: empty");
+	BAD("[store]\nsync = always\n", 2,
+	    "sync: 'always' is neither batch nor close");
 	/* Not a key = value line at all. */
 	BAD("[store]\njust words\n", 2, "not a key = value line");
 	BAD("[store\npath = /x\n", 1, "not a key = value line");

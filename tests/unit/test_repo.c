@@ -204,6 +204,15 @@ static int blob_exists(struct ctx *x, const char *sha)
 	return stat(p, &st) == 0;
 }
 
+/*
+ * Whether blob `sha` is gone once freed blobs are unlinked: with sync =
+ * batch (the default), after the sync that makes their deletion durable.
+ */
+static int freed(struct ctx *x, const char *sha)
+{
+	return repo_sync(x->r) == 0 && !blob_exists(x, sha);
+}
+
 static int count_one(void *arg, const char *sha, uint64_t size)
 {
 	(void)sha;
@@ -543,7 +552,7 @@ static void test_upload(void)
 	T_INTEQ(art(&x, "dev", "notes.txt", &a), 0);
 	T_INTEQ(a.latest.n, 5);
 	sha_of(sha, "dropped", 7);
-	T_CHECK(!blob_exists(&x, sha));
+	T_CHECK(freed(&x, sha));
 
 	/* A missing environment. */
 	u = (struct repo_upload *)1;
@@ -734,7 +743,7 @@ static void test_jar_not_zip(void)
 	T_INTEQ(art_count(&x, "dev"), 0);
 	T_INTEQ(count_blobs(&x), 0);
 	sha_of(sha, "not a zip", 9);
-	T_CHECK(!blob_exists(&x, sha));
+	T_CHECK(freed(&x, sha));
 	T_INTEQ(repo_upload_dirty(u), 1);
 	T_CONTAINS(last_event(&x, "dev"), "action=upload artifact=x.jar");
 	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
@@ -858,6 +867,7 @@ static void test_limits(void)
 	repo_upload_free(u);
 	u = NULL;
 	repo_art_remove(x.r, &who, "dev", "c.txt", NULL);
+	T_INTEQ(repo_sync(x.r), 0); /* its blob goes at the sync */
 
 	/* max_store_size: distinct blobs; bytes already stored are free. */
 	T_INTEQ(catalog_blob_total(repo_catalog(x.r), &total, NULL), 0);
@@ -931,7 +941,9 @@ static void test_remove(void)
 	/* A middle version: its blob goes. */
 	T_INTEQ(repo_ver_remove(x.r, &who, "dev", "f.txt", 2, &err), 0);
 	T_STREQ(versions(&x, "dev", "f.txt"), "1,3,");
-	T_CHECK(!blob_exists(&x, two));
+	/* Not before the deletion is on disk (sync = batch). */
+	T_CHECK(blob_exists(&x, two));
+	T_CHECK(freed(&x, two));
 	T_CONTAINS(last_event(&x, "dev"), "action=delete-version "
 		   "artifact=f.txt version=2 result=ok");
 	T_ERRNO(repo_ver_remove(x.r, &who, "dev", "f.txt", 2, &err), ENOENT);
@@ -943,7 +955,7 @@ static void test_remove(void)
 	T_INTEQ(art(&x, "dev", "f.txt", &a), 0);
 	T_INTEQ(a.latest.n, 1);
 	T_STREQ(a.latest.sha256, one);
-	T_CHECK(!blob_exists(&x, three));
+	T_CHECK(freed(&x, three));
 	T_INTEQ(upload(&x, "dev", "f.txt", "four", 4, &v), 0);
 	T_INTEQ(v.n, 4);
 	T_STREQ(versions(&x, "dev", "f.txt"), "1,4,");
@@ -966,14 +978,14 @@ static void test_remove(void)
 		sha_of(ga, "g-a", 3);
 		T_CHECK(blob_is(&x, ga, "g-a", 3));
 		T_INTEQ(repo_art_remove(x.r, &who, "dev", "g.txt", &err), 0);
-		T_CHECK(!blob_exists(&x, ga));
+		T_CHECK(freed(&x, ga));
 	}
 
 	/* The last version takes the artifact with it. */
 	T_INTEQ(repo_ver_remove(x.r, &who, "dev", "f.txt", 4, &err), 0);
 	T_ERRNO(art(&x, "dev", "f.txt", &a), ENOENT);
 	T_INTEQ(art_count(&x, "dev"), 1);
-	T_CHECK(!blob_exists(&x, four));
+	T_CHECK(freed(&x, four));
 	T_CONTAINS(last_event(&x, "dev"), "artifact-removed=yes result=ok");
 
 	/* Removing a whole artifact. */
@@ -982,8 +994,8 @@ static void test_remove(void)
 	T_INTEQ(repo_art_remove(x.r, &who, "dev", "other.txt", &err), 0);
 	T_ERRNO(art(&x, "dev", "other.txt", &a), ENOENT);
 	T_INTEQ(art_count(&x, "dev"), 0);
-	T_CHECK(!blob_exists(&x, one));
-	T_CHECK(!blob_exists(&x, two));
+	T_CHECK(freed(&x, one));
+	T_CHECK(freed(&x, two));
 	T_INTEQ(count_blobs(&x), 0);
 	T_CONTAINS(last_event(&x, "dev"),
 		   "action=delete artifact=other.txt versions=2 result=ok");
@@ -1030,7 +1042,7 @@ static void test_rename(void)
 	T_INTEQ(art(&x, "dev", "c.txt", &a), 0);
 	T_INTEQ(a.nversions, 2);
 	T_STREQ(a.latest.sha256, a2);
-	T_CHECK(!blob_exists(&x, cc));
+	T_CHECK(freed(&x, cc));
 	T_CONTAINS(last_event(&x, "dev"), "replaced=yes result=ok");
 	T_INTEQ(art_count(&x, "dev"), 1);
 
@@ -1570,6 +1582,107 @@ static void test_tables(void)
 
 /* ---- persistence ----------------------------------------------------------- */
 
+/*
+ * sync = batch (the default): a blob is listed as unsynced until a sync
+ * has written it.  What a power loss before that sync leaves - the list,
+ * and a blob torn or missing - is mended at the next open: the versions
+ * of a bad blob are taken back, with a line in events.
+ */
+static void test_power_loss(void)
+{
+	struct ctx x;
+	struct catalog *c = NULL;
+	struct catalog_artifact a;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char two[STORE_SHA_HEX], gee[STORE_SHA_HEX], hh[STORE_SHA_HEX];
+	char db[256], p[300];
+	int64_t mark = -1;
+
+	setup(&x);
+	T_INTEQ(x.cfg.sync, CONFIG_SYNC_BATCH);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(ups(&x, "dev", "f.txt", "one"), 0);
+	T_INTEQ(catalog_unsynced_mark(repo_catalog(x.r), &mark, &err), 0);
+	T_CHECK(mark > 0);
+	T_INTEQ(repo_sync(x.r), 0);
+	T_INTEQ(catalog_unsynced_mark(repo_catalog(x.r), &mark, &err), 0);
+	T_INTEQ(mark, 0);
+	T_INTEQ(ups(&x, "dev", "f.txt", "two"), 0);
+	T_INTEQ(ups(&x, "dev", "g.txt", "gee"), 0);
+	T_INTEQ(ups(&x, "dev", "h.txt", "hh"), 0);
+	/* A clean close syncs: nothing is left to check. */
+	repo_close(x.r);
+	x.r = NULL;
+	snprintf(db, sizeof(db), "%s/catalog.db", x.store);
+	T_INTEQ(catalog_open(&c, db, &err), 0);
+	T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
+	T_INTEQ(mark, 0);
+
+	/* A power loss instead: listed, one blob torn, one never written. */
+	sha_of(two, "two", 3);
+	sha_of(gee, "gee", 3);
+	sha_of(hh, "hh", 2);
+	T_INTEQ(c ? catalog_unsynced_add(c, two, &err) : -1, 0);
+	T_INTEQ(c ? catalog_unsynced_add(c, gee, &err) : -1, 0);
+	T_INTEQ(c ? catalog_unsynced_add(c, hh, &err) : -1, 0);
+	catalog_close(c);
+	snprintf(p, sizeof(p), "%s/blobs/%.2s/%s", x.store, two, two);
+	T_INTEQ(truncate(p, 1), 0);
+	snprintf(p, sizeof(p), "%s/blobs/%.2s/%s", x.store, gee, gee);
+	T_INTEQ(unlink(p), 0);
+	open_repo(&x);
+
+	/* f.txt is back at version 1, g.txt is gone, h.txt is intact. */
+	T_STREQ(versions(&x, "dev", "f.txt"), "1,");
+	T_ERRNO(art(&x, "dev", "g.txt", &a), ENOENT);
+	T_STREQ(versions(&x, "dev", "h.txt"), "1,");
+	T_CHECK(blob_is(&x, hh, "hh", 2));
+	T_CONTAINS(events(&x, "dev"),
+		   "action=recover artifact=f.txt version=2 reason=\"its bytes "
+		   "are torn");
+	T_CONTAINS(events(&x, "dev"),
+		   "action=recover artifact=g.txt version=1 reason=\"its bytes "
+		   "were lost");
+	T_CONTAINS(last_event(&x, "dev"), "artifact-removed=yes result=ok");
+	T_CONTAINS(x.log.data, "action=recover artifact=f.txt");
+	/* The torn blob is freed; the list is empty; the next open is quiet. */
+	T_CHECK(!blob_exists(&x, two));
+	T_INTEQ(catalog_unsynced_mark(repo_catalog(x.r), &mark, &err), 0);
+	T_INTEQ(mark, 0);
+	/* Numbers are not reused: the next upload of f.txt is version 3. */
+	T_INTEQ(ups(&x, "dev", "f.txt", "three"), 0);
+	T_STREQ(versions(&x, "dev", "f.txt"), "1,3,");
+	reopen(&x);
+	T_STREQ(versions(&x, "dev", "f.txt"), "1,3,");
+	T_STREQ(versions(&x, "dev", "h.txt"), "1,");
+	teardown(&x);
+}
+
+/* sync = close: every commit is on disk before it returns; nothing is
+ * listed, and freed blobs go at once. */
+static void test_sync_close(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char one[STORE_SHA_HEX];
+	int64_t mark = -1;
+
+	setup(&x);
+	repo_close(x.r);
+	x.cfg.sync = CONFIG_SYNC_CLOSE;
+	open_repo(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(ups(&x, "dev", "f.txt", "one"), 0);
+	T_INTEQ(catalog_unsynced_mark(repo_catalog(x.r), &mark, &err), 0);
+	T_INTEQ(mark, 0);
+	sha_of(one, "one", 3);
+	T_CHECK(blob_exists(&x, one));
+	T_INTEQ(repo_art_remove(x.r, &who, "dev", "f.txt", &err), 0);
+	T_CHECK(!blob_exists(&x, one));
+	T_INTEQ(repo_sync(x.r), 0);
+	teardown(&x);
+}
+
 static void test_reopen(void)
 {
 	struct ctx x;
@@ -1638,7 +1751,7 @@ static void test_orphan_sweep(void)
 
 	open_repo(&x);
 	T_CHECK(stat(p, &st) != 0);
-	T_CHECK(!blob_exists(&x, orphan));
+	T_CHECK(freed(&x, orphan));
 	T_CHECK(blob_exists(&x, keep));
 	T_CHECK(blob_is(&x, keep, "kept", 4));
 	T_INTEQ(count_blobs(&x), 1);
@@ -1661,6 +1774,8 @@ int main(void)
 	T_RUN(test_refused);
 	T_RUN(test_tables);
 	T_RUN(test_reopen);
+	T_RUN(test_power_loss);
+	T_RUN(test_sync_close);
 	T_RUN(test_orphan_sweep);
 	return T_DONE();
 }

@@ -128,7 +128,7 @@ static int put_blob(struct store *s, const char *data, size_t len,
 		close(fd);
 		return -EIO;
 	}
-	rc = store_blob_commit(s, fd, hex, len, &err);
+	rc = store_blob_commit(s, fd, hex, len, 1, &err);
 	close(fd);
 	return rc;
 }
@@ -275,7 +275,7 @@ static void test_commit_open(void)
 	T_CHECK(fd >= 0);
 	/* Write more than is committed: the commit cuts to `size`. */
 	T_INTEQ(pwrite(fd, "hello world", 11, 0), 11);
-	T_INTEQ(store_blob_commit(s, fd, SHA_HELLO, 5, &err), 0);
+	T_INTEQ(store_blob_commit(s, fd, SHA_HELLO, 5, 1, &err), 0);
 	close(fd);
 	snprintf(rel, sizeof(rel), "blobs/2c/%s", SHA_HELLO);
 	T_CHECK(exists(rel));
@@ -340,8 +340,9 @@ static void test_dedup(void)
 	 * store trusts the name; the staging file is not linked). */
 	T_INTEQ(store_stage(s, &fd, &err), 0);
 	T_INTEQ(pwrite(fd, "abc", 3, 0), 3);
-	T_INTEQ(store_blob_commit(s, fd, SHA_ABC, 3, &err), 0);
+	T_INTEQ(store_blob_commit(s, fd, SHA_ABC, 3, 0, &err), 0);
 	close(fd);
+	T_INTEQ(store_sync(s), 0);
 	T_INTEQ(read_all(bfd, got, sizeof(got)), 3);
 	T_STREQ(got, "abc");
 	close(bfd);
