@@ -80,7 +80,7 @@ struct syncer {
 	pthread_mutex_t run;	/* held through one sync: one at a time */
 	pthread_cond_t wake;
 	pthread_t thread;
-	int running, stop;
+	int ready, running, stop;
 	int dirty;		/* a change since the last sync began */
 	int quiet;		/* no thread yet (repo_open runs before a fork) */
 	char (*freed)[STORE_SHA_HEX]; /* to unlink after the next sync */
@@ -421,6 +421,7 @@ static void sync_init(struct repo *r)
 	pthread_cond_init(&y->wake, &ca);
 	pthread_condattr_destroy(&ca);
 	y->quiet = 1;
+	y->ready = 1;
 }
 
 /* A change was committed: have it synced within SYNC_MS. */
@@ -452,8 +453,8 @@ static void sync_stop(struct repo *r)
 {
 	struct syncer *y = &r->sync;
 
-	if (!y->freed && !y->running && !r->cat)
-		goto out;
+	if (!y->ready)
+		return;
 	pthread_mutex_lock(&y->lock);
 	y->stop = 1;
 	pthread_cond_signal(&y->wake);
@@ -463,7 +464,6 @@ static void sync_stop(struct repo *r)
 	y->running = 0;
 	if (r->batch && r->cat && r->store)
 		sync_now(r);
-out:
 	free(y->freed);
 	pthread_cond_destroy(&y->wake);
 	pthread_mutex_destroy(&y->run);
