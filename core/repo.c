@@ -714,6 +714,12 @@ void repo_set_config(struct repo *r, const struct config *cfg)
 	__atomic_store_n(&r->cfg, cfg, __ATOMIC_RELEASE);
 }
 
+/* Resolutions are cached by configuration address: forget them all. */
+void repo_config_retire(struct repo *r)
+{
+	resolve_cache_clear(r->resolved);
+}
+
 const struct config *repo_config(const struct repo *r)
 {
 	return __atomic_load_n(&r->cfg, __ATOMIC_ACQUIRE);

@@ -51,8 +51,13 @@ int repo_open(struct repo **out, const struct config *cfg,
 	      struct cmfs_err *err);
 void repo_close(struct repo *r);
 
-/* Replace the configuration (SIGHUP); `cfg` must outlive the repo. */
+/*
+ * Replace the configuration (SIGHUP).  `cfg` must outlive every request
+ * that read it with repo_config(); call repo_config_retire() before
+ * freeing a configuration that was replaced.
+ */
 void repo_set_config(struct repo *r, const struct config *cfg);
+void repo_config_retire(struct repo *r);
 const struct config *repo_config(const struct repo *r);
 
 /* The catalog, for reads that need no policy. */

@@ -524,6 +524,18 @@ static void slot_clear(struct cache_slot *s)
 	memset(s, 0, sizeof(*s));
 }
 
+void resolve_cache_clear(struct resolve_cache *rc)
+{
+	size_t i;
+
+	if (!rc)
+		return;
+	pthread_mutex_lock(&rc->lock);
+	for (i = 0; i < CACHE_SLOTS; i++)
+		slot_clear(&rc->slot[i]);
+	pthread_mutex_unlock(&rc->lock);
+}
+
 void resolve_cache_free(struct resolve_cache *rc)
 {
 	size_t i;

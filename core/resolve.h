@@ -89,6 +89,12 @@ int resolve_cache_get(struct resolve_cache *rc, uint64_t gen,
 		      const void *cfg, int64_t env_id, const char *table,
 		      struct resolution *res, int *code, struct cmfs_err *err);
 
+/*
+ * Empty the cache: before a configuration it may hold outcomes for is
+ * freed (a later one could get its address).
+ */
+void resolve_cache_clear(struct resolve_cache *rc);
+
 /* Keep the outcome of resolve_table(): `res` when code == 0, else `err`. */
 void resolve_cache_put(struct resolve_cache *rc, uint64_t gen,
 		       const void *cfg, int64_t env_id, const char *table,

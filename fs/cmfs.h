@@ -26,9 +26,11 @@ struct inval {
 
 struct cmfs {
 	struct config *cfg;		/* current configuration (SIGHUP
-					 * swaps it; old ones stay until
-					 * exit, in `old`) */
+					 * swaps it; replaced ones wait in
+					 * `old`, oldest first, until no
+					 * request can hold them) */
 	struct config *old[64];
+	time_t old_at[64];		/* when each was replaced (monotonic) */
 	size_t nold;
 	struct repo *repo;
 	struct paths *paths;

@@ -300,14 +300,23 @@ static int cmd_transfer(int argc, char **argv, int import)
 }
 
 /*
+ * A replaced configuration is freed only this long after: a request reads
+ * the configuration once and is done within seconds (an upload's commit,
+ * the longest, is bounded by the inspector's limits).
+ */
+#define RETIRE_S 600
+
+/*
  * SIGHUP: read the configuration file again.  A bad file keeps the rules
  * in force; the store cannot move under a mount.  The old configuration
- * stays allocated, since requests in flight may still read it.
+ * stays allocated for RETIRE_S, since requests in flight may still read
+ * it; up to 64 reloads in that time.
  */
 static void reload(struct cmfs *c)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct config *n = calloc(1, sizeof(*n));
+	struct timespec now;
 
 	if (!c->cfg->file) {
 		repo_log(c->repo, LOG_NOTICE,
@@ -337,12 +346,27 @@ static void reload(struct cmfs *c)
 			 "the next mount");
 		n->sync = c->cfg->sync;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (c->nold == sizeof(c->old) / sizeof(c->old[0])) {
-		repo_log(c->repo, LOG_ERR, "SIGHUP: too many reloads");
-		config_release(n);
-		free(n);
-		return;
+		if (now.tv_sec - c->old_at[0] < RETIRE_S) {
+			repo_log(c->repo, LOG_ERR,
+				 "SIGHUP: %zu reloads within %d s; keeping "
+				 "the configuration in force", c->nold,
+				 RETIRE_S);
+			config_release(n);
+			free(n);
+			return;
+		}
+		/* Replaced RETIRE_S ago: no request still reads it. */
+		repo_config_retire(c->repo);
+		config_release(c->old[0]);
+		free(c->old[0]);
+		c->nold--;
+		memmove(c->old, c->old + 1, c->nold * sizeof(c->old[0]));
+		memmove(c->old_at, c->old_at + 1,
+			c->nold * sizeof(c->old_at[0]));
 	}
+	c->old_at[c->nold] = now.tv_sec;
 	c->old[c->nold++] = c->cfg;
 	c->shared |= n->nscopes > 0;
 	__atomic_store_n(&c->cfg, n, __ATOMIC_RELEASE);

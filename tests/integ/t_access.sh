@@ -95,6 +95,26 @@ kill -HUP "$PID"
 sleep 0.5
 contains "a bad file is logged" "keeping the configuration in force" "$(cat "$LOG")"
 eq "and the old rules stay" OK "$(sy $U_RO write "$M/envs/dev/artifacts/ro2.txt" x)"
+
+# Configuration management reloads often: a replaced configuration is kept
+# 10 minutes (a request may still read it), 64 of them; one more reload in
+# that time is refused and the rules in force stay.
+head -n -2 "$T/cmfs.ini" >"$T/cmfs.ini.new" && mv "$T/cmfs.ini.new" "$T/cmfs.ini"
+n0=$(grep -c "SIGHUP: reloaded" "$LOG")
+i=0
+while [ $i -lt 64 ]; do
+	kill -HUP "$PID"
+	j=0
+	while [ "$(grep -c -e 'SIGHUP: reloaded' -e 'reloads within' "$LOG")" \
+		-lt $((n0 + i + 1)) ] && [ $j -lt 200 ]; do
+		sleep 0.01
+		j=$((j + 1))
+	done
+	i=$((i + 1))
+done
+eq "63 more reloads are taken" $((n0 + 63)) "$(grep -c 'SIGHUP: reloaded' "$LOG")"
+contains "one more within 10 minutes is refused" "64 reloads within 600 s" "$(cat "$LOG")"
+eq "and the rules in force stay" OK "$(sy $U_RO write "$M/envs/dev/artifacts/ro3.txt" x)"
 umount_cmfs
 
 # Without rules: the mounting user does everything, others read.
