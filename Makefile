@@ -46,6 +46,7 @@ TOOL_SRC := $(wildcard tests/tools/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 FS_OBJ   := $(FS_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+UNIT_OBJ := $(BUILD)/tests/fixture.o
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 CORE_LIB := $(BUILD)/libcmfscore.a
 
@@ -74,10 +75,15 @@ $(BUILD)/fs/%.o: fs/%.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(CORE_CFLAGS) $(FS_CFLAGS) -Icore -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(CORE_LIB)
+# The helpers every unit test shares (tests/unit/fixture.h).
+$(UNIT_OBJ): tests/unit/fixture.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(CORE_CFLAGS) -Icore -o $@ $< $(CORE_LIB) \
-		$(LDFLAGS_ALL) $(CORE_LIBS)
+	$(CC) $(CFLAGS_ALL) $(CORE_CFLAGS) -Icore -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(UNIT_OBJ) $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(CORE_CFLAGS) -Icore -o $@ $< $(UNIT_OBJ) \
+		$(CORE_LIB) $(LDFLAGS_ALL) $(CORE_LIBS)
 
 $(BUILD)/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)

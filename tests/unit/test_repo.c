@@ -33,6 +33,8 @@
 #include "repo.h"
 #include "store.h"
 
+#include "fixture.h"
+
 #define SHA_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 #define SHA_HELLO "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
 #define TYPE "cmf.confluent.io/sql-artifact-type"
@@ -43,65 +45,11 @@
 
 static const struct repo_who who = { 1000, 1000, 4242 };
 
-struct ctx {
-	char tmp[64];
-	char store[128];
-	struct config cfg;
-	struct repo *r;
-	struct buf log;		/* the daemon's log lines */
-};
-
 static char last_msg[CMFS_ERR_MSG];	/* the message of the last call */
 
-static void log_fn(void *arg, int level, const char *line)
+static void setup(struct fixture *x)
 {
-	struct buf *b = arg;
-
-	(void)level;
-	buf_adds(b, line);
-	buf_addc(b, '\n');
-}
-
-static void open_repo(struct ctx *x)
-{
-	struct cmfs_err err = CMFS_ERR_INIT;
-
-	if (repo_open(&x->r, &x->cfg, "/mnt/cmfs", log_fn, &x->log, &err)) {
-		fprintf(stderr, "repo_open: %s\n", cmfs_err_msg(&err));
-		exit(2);
-	}
-}
-
-static void setup(struct ctx *x)
-{
-	memset(x, 0, sizeof(*x));
-	snprintf(x->tmp, sizeof(x->tmp), "/tmp/cmfs-test-repo-XXXXXX");
-	if (!mkdtemp(x->tmp)) {
-		perror("mkdtemp");
-		exit(2);
-	}
-	snprintf(x->store, sizeof(x->store), "%s/store", x->tmp);
-	buf_init(&x->log, 1 << 22);
-	if (config_defaults(&x->cfg))
-		exit(2);
-	free(x->cfg.store_path);
-	x->cfg.store_path = strdup(x->store);
-	open_repo(x);
-}
-
-static void reopen(struct ctx *x)
-{
-	repo_close(x->r);
-	x->r = NULL;
-	open_repo(x);
-}
-
-static void teardown(struct ctx *x)
-{
-	repo_close(x->r);
-	config_release(&x->cfg);
-	buf_release(&x->log);
-	t_rmtree(x->tmp);
+	fixture_open(x, "repo", NULL, FIXTURE_MNT, 1 << 22);
 }
 
 static void keep_msg(const struct cmfs_err *err)
@@ -109,7 +57,7 @@ static void keep_msg(const struct cmfs_err *err)
 	snprintf(last_msg, sizeof(last_msg), "%s", cmfs_err_msg(err));
 }
 
-static int mkenv(struct ctx *x, const char *env)
+static int mkenv(struct fixture *x, const char *env)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
 	int rc = repo_env_create(x->r, &who, env, &err);
@@ -119,83 +67,34 @@ static int mkenv(struct ctx *x, const char *env)
 }
 
 /* Upload `len` bytes as `name` in one write at offset 0. */
-static int upload(struct ctx *x, const char *env, const char *name,
+static int upload(struct fixture *x, const char *env, const char *name,
 		  const void *data, size_t len, struct catalog_version *v)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
-	struct repo_upload *u = NULL;
-	int rc = repo_upload_begin(&u, x->r, env, name, 1, &err);
+	int rc = fixture_upload(x, &who, env, name, data, len, v, &err);
 
-	if (!rc && len && repo_upload_write(u, data, len, 0) != (ssize_t)len)
-		rc = -EIO;
-	if (!rc)
-		rc = repo_upload_commit(u, &who, v, &err);
 	keep_msg(&err);
-	repo_upload_free(u);
 	return rc;
 }
 
-static int ups(struct ctx *x, const char *env, const char *name,
+static int ups(struct fixture *x, const char *env, const char *name,
 	       const char *text)
 {
 	return upload(x, env, name, text, strlen(text), NULL);
 }
 
-/* The whole events log of `env` (static buffer). */
-static const char *events(struct ctx *x, const char *env)
-{
-	static char *s;
-	struct buf b = BUF_INIT(1 << 22);
-	uint64_t n = 0;
-
-	free(s);
-	repo_events_size(x->r, env, &n);
-	repo_events_read(x->r, env, 0, (size_t)n, &b);
-	s = buf_take(&b, NULL);
-	return s;
-}
-
-/* The last line of the events log of `env`, without its newline. */
-static const char *last_event(struct ctx *x, const char *env)
-{
-	static char line[4096];
-	const char *all = events(x, env), *p;
-	size_t n = strlen(all);
-
-	line[0] = '\0';
-	if (!n)
-		return line;
-	if (all[n - 1] == '\n')
-		n--;
-	for (p = all + n; p > all && p[-1] != '\n'; p--)
-		;
-	snprintf(line, sizeof(line), "%.*s", (int)(all + n - p), p);
-	return line;
-}
-
 /* Number of lines in the events log of `env`. */
-static int event_lines(struct ctx *x, const char *env)
+static int event_lines(struct fixture *x, const char *env)
 {
 	const char *p;
 	int n = 0;
 
-	for (p = events(x, env); *p; p++)
+	for (p = fixture_events(x, env); *p; p++)
 		n += *p == '\n';
 	return n;
 }
 
-static void sha_of(char hex[STORE_SHA_HEX], const void *data, size_t len)
-{
-	struct store_hash *h = NULL;
-
-	if (store_hash_new(&h))
-		exit(2);
-	store_hash_update(h, data, len);
-	store_hash_final(h, hex);
-	store_hash_free(h);
-}
-
-static int blob_exists(struct ctx *x, const char *sha)
+static int blob_exists(struct fixture *x, const char *sha)
 {
 	char p[256];
 	struct stat st;
@@ -208,7 +107,7 @@ static int blob_exists(struct ctx *x, const char *sha)
  * Whether blob `sha` is gone once freed blobs are unlinked: with sync =
  * batch (the default), after the sync that makes their deletion durable.
  */
-static int freed(struct ctx *x, const char *sha)
+static int freed(struct fixture *x, const char *sha)
 {
 	return repo_sync(x->r) == 0 && !blob_exists(x, sha);
 }
@@ -221,7 +120,7 @@ static int count_one(void *arg, const char *sha, uint64_t size)
 	return 0;
 }
 
-static int count_blobs(struct ctx *x)
+static int count_blobs(struct fixture *x)
 {
 	int n = 0;
 
@@ -230,7 +129,7 @@ static int count_blobs(struct ctx *x)
 }
 
 /* 1 if blob `sha` holds exactly `len` bytes `data`. */
-static int blob_is(struct ctx *x, const char *sha, const void *data,
+static int blob_is(struct fixture *x, const char *sha, const void *data,
 		   size_t len)
 {
 	char *got = malloc(len + 1);
@@ -249,7 +148,7 @@ static int blob_is(struct ctx *x, const char *sha, const void *data,
 }
 
 /* The artifact `name` of `env`, via the catalog; 0 or -errno. */
-static int art(struct ctx *x, const char *env, const char *name,
+static int art(struct fixture *x, const char *env, const char *name,
 	       struct catalog_artifact *a)
 {
 	struct catalog *c = repo_catalog(x->r);
@@ -259,7 +158,7 @@ static int art(struct ctx *x, const char *env, const char *name,
 	return rc ? rc : catalog_art_get(c, e.id, name, a, NULL);
 }
 
-static uint64_t art_count(struct ctx *x, const char *env)
+static uint64_t art_count(struct fixture *x, const char *env)
 {
 	struct catalog *c = repo_catalog(x->r);
 	struct catalog_env e;
@@ -276,7 +175,8 @@ static int cat_ver(void *arg, const struct catalog_version *v)
 }
 
 /* The version numbers of artifact `name`, "1,3," (static buffer). */
-static const char *versions(struct ctx *x, const char *env, const char *name)
+static const char *versions(struct fixture *x, const char *env,
+			    const char *name)
 {
 	static char s[256];
 	struct catalog_artifact a;
@@ -292,7 +192,7 @@ static const char *versions(struct ctx *x, const char *env, const char *name)
 }
 
 /* The value of label `key` of `name`, or "(none)" (static buffer). */
-static const char *label(struct ctx *x, const char *env, const char *name,
+static const char *label(struct fixture *x, const char *env, const char *name,
 			 const char *key)
 {
 	static char s[256];
@@ -304,7 +204,7 @@ static const char *label(struct ctx *x, const char *env, const char *name,
 	return s;
 }
 
-static int set_label(struct ctx *x, const char *env, const char *name,
+static int set_label(struct fixture *x, const char *env, const char *name,
 		     const char *key, const char *value)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
@@ -315,7 +215,7 @@ static int set_label(struct ctx *x, const char *env, const char *name,
 	return rc;
 }
 
-static int table_write(struct ctx *x, const char *env, const char *name,
+static int table_write(struct fixture *x, const char *env, const char *name,
 		       const char *text)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
@@ -327,7 +227,7 @@ static int table_write(struct ctx *x, const char *env, const char *name,
 }
 
 /* The text of table `name`, or "(none)" (static buffer). */
-static const char *table_text(struct ctx *x, const char *env,
+static const char *table_text(struct fixture *x, const char *env,
 			      const char *name)
 {
 	static char s[4096];
@@ -339,30 +239,8 @@ static const char *table_text(struct ctx *x, const char *env,
 	return s;
 }
 
-/* A fixture JAR's bytes (malloc'd), or NULL with a skip message. */
-static char *fixture(const char *name, size_t *len, const char *why)
-{
-	struct buf b = BUF_INIT(64 << 20);
-	char path[256], chunk[8192];
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), FIXTURES "%s", name);
-	f = fopen(path, "rb");
-	if (!f) {
-		fprintf(stderr, "SKIP: %s: no %s (run from tests/ with the "
-				"fixture JARs built)\n", why, path);
-		return NULL;
-	}
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (buf_add(&b, chunk, n))
-			break;
-	fclose(f);
-	return buf_take(&b, len);
-}
-
 /* Write `text` to scratch file `name` of artifacts/ in `env`. */
-static int scratch_file(struct ctx *x, const char *env, const char *name,
+static int scratch_file(struct fixture *x, const char *env, const char *name,
 			const void *data, size_t len)
 {
 	int fd, rc = store_scratch_open(repo_store(x->r), env, 'a', name,
@@ -381,7 +259,7 @@ static int scratch_file(struct ctx *x, const char *env, const char *name,
 
 static void test_env(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct catalog_env e;
 	static const char *const bad[] = {
@@ -397,11 +275,11 @@ static void test_env(void)
 	T_INTEQ(mkenv(&x, "dev"), 0);
 	T_INTEQ(catalog_env_get(repo_catalog(x.r), "dev", &e, NULL), 0);
 	T_INTEQ(e.uid, 1000);
-	T_CONTAINS(last_event(&x, "dev"),
+	T_CONTAINS(fixture_last_event(&x, "dev"),
 		   " uid=1000 env=dev action=mkdir result=ok");
 	T_ERRNO(mkenv(&x, "dev"), EEXIST);
 	T_CONTAINS(last_msg, "environment dev exists");
-	T_CONTAINS(last_event(&x, "dev"),
+	T_CONTAINS(fixture_last_event(&x, "dev"),
 		   "action=mkdir result=refused errno=EEXIST");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		T_ERRNO(mkenv(&x, bad[i]), EINVAL);
@@ -417,7 +295,7 @@ static void test_env(void)
 	T_INTEQ(ups(&x, "dev", "a.txt", "a"), 0);
 	T_ERRNO(repo_env_remove(x.r, &who, "dev", &err), ENOTEMPTY);
 	T_CONTAINS(cmfs_err_msg(&err), "holds artifacts or tables");
-	T_CONTAINS(last_event(&x, "dev"),
+	T_CONTAINS(fixture_last_event(&x, "dev"),
 		   "action=rmdir result=refused errno=ENOTEMPTY");
 	T_INTEQ(catalog_env_get(repo_catalog(x.r), "dev", &e, NULL), 0);
 	T_INTEQ(repo_art_remove(x.r, &who, "dev", "a.txt", NULL), 0);
@@ -432,7 +310,7 @@ static void test_env(void)
 	close(fd);
 	T_INTEQ(repo_scratch_label_set(x.r, "dev", ".s", "app", "x", NULL), 0);
 	T_INTEQ(repo_env_remove(x.r, &who, "dev", NULL), 0);
-	T_CONTAINS(last_event(&x, "dev"), "action=rmdir result=ok");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "action=rmdir result=ok");
 	T_ERRNO(catalog_env_get(repo_catalog(x.r), "dev", &e, NULL), ENOENT);
 	T_ERRNO(store_scratch_stat(repo_store(x.r), "dev", 'a', ".s", &st),
 		ENOENT);
@@ -440,16 +318,16 @@ static void test_env(void)
 	T_INTEQ(mkenv(&x, "dev"), 0);
 	T_ERRNO(repo_scratch_label_get(x.r, "dev", ".s", "app", &b), ENODATA);
 	/* The events of the removed environment are still there. */
-	T_CONTAINS(events(&x, "dev"), "action=rmdir result=ok");
+	T_CONTAINS(fixture_events(&x, "dev"), "action=rmdir result=ok");
 	buf_release(&b);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- uploads --------------------------------------------------------------- */
 
 static void test_upload(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct catalog_version v;
 	struct catalog_artifact a;
@@ -475,7 +353,7 @@ static void test_upload(void)
 	snprintf(want, sizeof(want),
 		 " uid=1000 env=dev action=upload artifact=notes.txt version=1 "
 		 "size=5 sha256=%s result=ok", SHA_HELLO);
-	T_CONTAINS(last_event(&x, "dev"), want);
+	T_CONTAINS(fixture_last_event(&x, "dev"), want);
 
 	/* The same bytes again: no new version. */
 	lines = event_lines(&x, "dev");
@@ -486,8 +364,8 @@ static void test_upload(void)
 	T_INTEQ(art(&x, "dev", "notes.txt", &a), 0);
 	T_INTEQ(a.nversions, 1);
 	T_INTEQ(event_lines(&x, "dev"), lines + 1);
-	T_CONTAINS(last_event(&x, "dev"), "version=1");
-	T_CONTAINS(last_event(&x, "dev"), "unchanged=yes result=ok");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "version=1");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "unchanged=yes result=ok");
 	T_INTEQ(count_blobs(&x), 1);
 
 	/* New bytes: version 2. */
@@ -507,7 +385,7 @@ static void test_upload(void)
 	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
 	T_INTEQ(v.n, 3);
 	T_INTEQ(v.size, 6);
-	sha_of(sha, "Jello2", 6);
+	fixture_sha(sha, "Jello2", 6);
 	T_STREQ(v.sha256, sha);
 	T_CHECK(blob_is(&x, sha, "Jello2", 6));
 	T_INTEQ(repo_upload_dirty(u), 0);
@@ -515,7 +393,7 @@ static void test_upload(void)
 	T_INTEQ(repo_upload_write(u, "!!", 2, 6), 2);
 	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
 	T_INTEQ(v.n, 4);
-	sha_of(sha, "Jello2!!", 8);
+	fixture_sha(sha, "Jello2!!", 8);
 	T_STREQ(v.sha256, sha);
 	T_CHECK(blob_is(&x, sha, "Jello2!!", 8));
 	repo_upload_free(u);
@@ -551,7 +429,7 @@ static void test_upload(void)
 	u = NULL;
 	T_INTEQ(art(&x, "dev", "notes.txt", &a), 0);
 	T_INTEQ(a.latest.n, 5);
-	sha_of(sha, "dropped", 7);
+	fixture_sha(sha, "dropped", 7);
 	T_CHECK(freed(&x, sha));
 
 	/* A missing environment. */
@@ -564,9 +442,10 @@ static void test_upload(void)
 	cmfs_err_clear(&err);
 	T_ERRNO(ups(&x, "dev", "bad name", "x"), EINVAL);
 	T_CONTAINS(last_msg, "artifact name 'bad name'");
-	T_CONTAINS(last_event(&x, "dev"),
+	T_CONTAINS(fixture_last_event(&x, "dev"),
 		   "action=upload artifact=\"bad name\"");
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EINVAL");
 	T_ERRNO(ups(&x, "dev", ".hidden", "x"), EINVAL);
 	T_ERRNO(ups(&x, "dev", "a/b", "x"), EINVAL);
 	T_INTEQ(art_count(&x, "dev"), 1);
@@ -576,13 +455,13 @@ static void test_upload(void)
 	T_ERRNO(repo_upload_write(u, "x", 1, -1), EINVAL);
 	T_ERRNO(repo_upload_truncate(u, -1), EINVAL);
 	repo_upload_free(u);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* Writes in any order, holes, truncation: the hash is of the bytes. */
 static void test_upload_order(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct catalog_version v;
 	struct repo_upload *u = NULL;
@@ -600,7 +479,7 @@ static void test_upload_order(void)
 	T_INTEQ(repo_upload_write(u, "hello ", 6, 0), 6);
 	T_INTEQ(repo_upload_size(u), 11);
 	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
-	sha_of(sha, "hello world", 11);
+	fixture_sha(sha, "hello world", 11);
 	T_STREQ(v.sha256, sha);
 	T_INTEQ(v.size, 11);
 	T_CHECK(blob_is(&x, sha, "hello world", 11));
@@ -610,7 +489,7 @@ static void test_upload_order(void)
 	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "o.txt", 1, &err), 0);
 	T_INTEQ(repo_upload_write(u, "x", 1, 3), 1);
 	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
-	sha_of(sha, "\0\0\0x", 4);
+	fixture_sha(sha, "\0\0\0x", 4);
 	T_STREQ(v.sha256, sha);
 	T_CHECK(blob_is(&x, sha, "\0\0\0x", 4));
 	repo_upload_free(u);
@@ -620,7 +499,7 @@ static void test_upload_order(void)
 	T_INTEQ(repo_upload_write(u, "abcdef", 6, 0), 6);
 	T_INTEQ(repo_upload_write(u, "XY", 2, 2), 2);
 	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
-	sha_of(sha, "abXYef", 6);
+	fixture_sha(sha, "abXYef", 6);
 	T_STREQ(v.sha256, sha);
 	repo_upload_free(u);
 
@@ -631,7 +510,7 @@ static void test_upload_order(void)
 	T_INTEQ(repo_upload_size(u), 3);
 	T_INTEQ(repo_upload_write(u, "XY", 2, 3), 2);
 	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
-	sha_of(sha, "abcXY", 5);
+	fixture_sha(sha, "abcXY", 5);
 	T_STREQ(v.sha256, sha);
 	T_CHECK(blob_is(&x, sha, "abcXY", 5));
 	repo_upload_free(u);
@@ -641,7 +520,7 @@ static void test_upload_order(void)
 	T_INTEQ(repo_upload_write(u, "ab", 2, 0), 2);
 	T_INTEQ(repo_upload_truncate(u, 4), 0);
 	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
-	sha_of(sha, "ab\0\0", 4);
+	fixture_sha(sha, "ab\0\0", 4);
 	T_STREQ(v.sha256, sha);
 	repo_upload_free(u);
 
@@ -649,7 +528,7 @@ static void test_upload_order(void)
 	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "o.txt", 0, &err), 0);
 	T_INTEQ(repo_upload_truncate(u, 1), 0);
 	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
-	sha_of(sha, "a", 1);
+	fixture_sha(sha, "a", 1);
 	T_STREQ(v.sha256, sha);
 	repo_upload_free(u);
 
@@ -663,7 +542,7 @@ static void test_upload_order(void)
 		T_INTEQ(repo_upload_write(u, big + i, n, (off_t)i), (ssize_t)n);
 	}
 	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
-	sha_of(sha, big, sizeof(big));
+	fixture_sha(sha, big, sizeof(big));
 	T_STREQ(v.sha256, sha);
 	T_INTEQ(v.size, sizeof(big));
 	T_CHECK(blob_is(&x, sha, big, sizeof(big)));
@@ -696,10 +575,10 @@ static void test_upload_order(void)
 			char keep = huge[5 << 20];
 
 			huge[5 << 20] = 'Z';
-			sha_of(want, huge, len);
+			fixture_sha(want, huge, len);
 			huge[5 << 20] = keep;
 		} else {
-			sha_of(want, huge, len);
+			fixture_sha(want, huge, len);
 		}
 		T_STREQ(v.sha256, want);
 		T_INTEQ(v.size, len);
@@ -713,17 +592,17 @@ static void test_upload_order(void)
 	T_INTEQ(repo_upload_write(u, big, 1000, 0), 1000);
 	T_INTEQ(repo_upload_write(u, big + 1000, 1000, 1000), 1000);
 	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
-	sha_of(sha, big, 2000);
+	fixture_sha(sha, big, 2000);
 	T_STREQ(v.sha256, sha);
 	repo_upload_free(u);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- *.jar must be a zip --------------------------------------------------- */
 
 static void test_jar_not_zip(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct catalog_version v;
 	struct catalog_artifact a;
@@ -742,15 +621,17 @@ static void test_jar_not_zip(void)
 	T_ERRNO(art(&x, "dev", "x.jar", &a), ENOENT);
 	T_INTEQ(art_count(&x, "dev"), 0);
 	T_INTEQ(count_blobs(&x), 0);
-	sha_of(sha, "not a zip", 9);
+	fixture_sha(sha, "not a zip", 9);
 	T_CHECK(freed(&x, sha));
 	T_INTEQ(repo_upload_dirty(u), 1);
-	T_CONTAINS(last_event(&x, "dev"), "action=upload artifact=x.jar");
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
-	T_CONTAINS(last_event(&x, "dev"), "not a valid JAR");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=upload artifact=x.jar");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EINVAL");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "not a valid JAR");
 
 	/* Fixed within the same open file: commits then. */
-	jar = fixture("mongodb.jar", &len, "retrying a refused JAR upload");
+	jar = fixture_jar("mongodb.jar", &len, "retrying a refused JAR upload");
 	if (jar) {
 		cmfs_err_clear(&err);
 		T_INTEQ(repo_upload_truncate(u, 0), 0);
@@ -786,14 +667,14 @@ static void test_jar_not_zip(void)
 		T_INTEQ(count_blobs(&x), blobs);
 	}
 	free(jar);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- limits ---------------------------------------------------------------- */
 
 static void test_limits(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct catalog_version v;
 	struct repo_upload *u = NULL;
@@ -812,8 +693,9 @@ static void test_limits(void)
 	T_ERRNO(repo_upload_write(u, "A", 1, 10), EFBIG);
 	T_ERRNO(repo_upload_write(u, "0123456789A", 11, 0), EFBIG);
 	T_ERRNO(repo_upload_commit(u, &who, &v, &err), EFBIG);
-	T_CONTAINS(last_event(&x, "dev"), "action=upload artifact=s.bin");
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EFBIG");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=upload artifact=s.bin");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "result=refused errno=EFBIG");
 	T_INTEQ(art_count(&x, "dev"), 0);
 	T_INTEQ(count_blobs(&x), 0);
 	repo_upload_free(u);
@@ -834,8 +716,8 @@ static void test_limits(void)
 	T_ERRNO(repo_scratch_commit(x.r, &who, "dev", ".big", "big.bin", NULL,
 				    &err), EFBIG);
 	T_CONTAINS(cmfs_err_msg(&err), "over the artifact size limit");
-	T_CONTAINS(last_event(&x, "dev"), "artifact=big.bin");
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EFBIG");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "artifact=big.bin");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "result=refused errno=EFBIG");
 	x.cfg.limits.artifact_size = 1 << 20;
 
 	/* max_artifacts_per_env: new artifacts only, per environment. */
@@ -843,7 +725,8 @@ static void test_limits(void)
 	T_INTEQ(ups(&x, "dev", "b.txt", "b"), 0);
 	T_ERRNO(ups(&x, "dev", "c.txt", "c"), EDQUOT);
 	T_CONTAINS(last_msg, "c.txt");
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EDQUOT");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EDQUOT");
 	T_INTEQ(art_count(&x, "dev"), 2);
 	T_INTEQ(ups(&x, "dev", "b.txt", "b2"), 0);
 	T_INTEQ(ups(&x, "prod", "c.txt", "c"), 0);
@@ -874,7 +757,8 @@ static void test_limits(void)
 	T_INTEQ(total, 10 + 1 + 2 + 1);
 	x.cfg.limits.store_size = total + 5;
 	T_ERRNO(ups(&x, "dev", "d.txt", "666666"), EDQUOT);
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EDQUOT");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EDQUOT");
 	T_INTEQ(count_blobs(&x), 4);
 	T_INTEQ(ups(&x, "dev", "d.txt", "55555"), 0);
 	T_ERRNO(ups(&x, "dev", "e.txt", "1"), EDQUOT);
@@ -885,7 +769,8 @@ static void test_limits(void)
 	x.cfg.limits.labels = 1;
 	T_INTEQ(set_label(&x, "dev", "b.txt", "one", "1"), 0);
 	T_ERRNO(set_label(&x, "dev", "b.txt", "two", "2"), EDQUOT);
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EDQUOT");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EDQUOT");
 	T_STREQ(label(&x, "dev", "b.txt", "two"), "(none)");
 	T_INTEQ(set_label(&x, "dev", "b.txt", "one", "11"), 0);
 	T_STREQ(label(&x, "dev", "b.txt", "one"), "11");
@@ -903,23 +788,24 @@ static void test_limits(void)
 	T_ERRNO(table_write(&x, "dev", "t",
 			    "CREATE TABLE t (a INT, b STRING, c BIGINT)"),
 		EFBIG);
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EFBIG");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "result=refused errno=EFBIG");
 	T_STREQ(table_text(&x, "dev", "t"), "(none)");
 	x.cfg.limits.ddl_size = 1 << 20;
 	x.cfg.limits.tables_per_env = 1;
 	T_INTEQ(table_write(&x, "dev", "t", "CREATE TABLE t (a INT)"), 0);
 	T_ERRNO(table_write(&x, "dev", "u", "CREATE TABLE u (a INT)"), EDQUOT);
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EDQUOT");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EDQUOT");
 	T_INTEQ(table_write(&x, "dev", "t", "CREATE TABLE t (b INT)"), 0);
 	T_INTEQ(table_write(&x, "prod", "u", "CREATE TABLE u (a INT)"), 0);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- removal --------------------------------------------------------------- */
 
 static void test_remove(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct catalog_version v;
 	struct catalog_artifact a;
@@ -928,10 +814,10 @@ static void test_remove(void)
 
 	setup(&x);
 	T_INTEQ(mkenv(&x, "dev"), 0);
-	sha_of(one, "one", 3);
-	sha_of(two, "two", 3);
-	sha_of(three, "three", 5);
-	sha_of(four, "four", 4);
+	fixture_sha(one, "one", 3);
+	fixture_sha(two, "two", 3);
+	fixture_sha(three, "three", 5);
+	fixture_sha(four, "four", 4);
 	T_INTEQ(ups(&x, "dev", "f.txt", "one"), 0);
 	T_INTEQ(ups(&x, "dev", "f.txt", "two"), 0);
 	T_INTEQ(ups(&x, "dev", "f.txt", "three"), 0);
@@ -944,7 +830,8 @@ static void test_remove(void)
 	/* Not before the deletion is on disk (sync = batch). */
 	T_CHECK(blob_exists(&x, two));
 	T_CHECK(freed(&x, two));
-	T_CONTAINS(last_event(&x, "dev"), "action=delete-version "
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=delete-version "
 		   "artifact=f.txt version=2 result=ok");
 	T_ERRNO(repo_ver_remove(x.r, &who, "dev", "f.txt", 2, &err), ENOENT);
 	T_ERRNO(repo_ver_remove(x.r, &who, "dev", "g.txt", 1, &err), ENOENT);
@@ -975,7 +862,7 @@ static void test_remove(void)
 	{
 		char ga[STORE_SHA_HEX];
 
-		sha_of(ga, "g-a", 3);
+		fixture_sha(ga, "g-a", 3);
 		T_CHECK(blob_is(&x, ga, "g-a", 3));
 		T_INTEQ(repo_art_remove(x.r, &who, "dev", "g.txt", &err), 0);
 		T_CHECK(freed(&x, ga));
@@ -986,7 +873,8 @@ static void test_remove(void)
 	T_ERRNO(art(&x, "dev", "f.txt", &a), ENOENT);
 	T_INTEQ(art_count(&x, "dev"), 1);
 	T_CHECK(freed(&x, four));
-	T_CONTAINS(last_event(&x, "dev"), "artifact-removed=yes result=ok");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "artifact-removed=yes result=ok");
 
 	/* Removing a whole artifact. */
 	T_INTEQ(ups(&x, "dev", "other.txt", "two"), 0);
@@ -997,21 +885,21 @@ static void test_remove(void)
 	T_CHECK(freed(&x, one));
 	T_CHECK(freed(&x, two));
 	T_INTEQ(count_blobs(&x), 0);
-	T_CONTAINS(last_event(&x, "dev"),
+	T_CONTAINS(fixture_last_event(&x, "dev"),
 		   "action=delete artifact=other.txt versions=2 result=ok");
 	T_ERRNO(repo_art_remove(x.r, &who, "dev", "other.txt", &err), ENOENT);
 	/* A new artifact of the same name starts afresh, without labels. */
 	T_INTEQ(ups(&x, "dev", "other.txt", "one"), 0);
 	T_STREQ(versions(&x, "dev", "other.txt"), "1,");
 	T_STREQ(label(&x, "dev", "other.txt", "app"), "(none)");
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- rename ---------------------------------------------------------------- */
 
 static void test_rename(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct catalog_artifact a;
 	char cc[STORE_SHA_HEX], a2[STORE_SHA_HEX];
@@ -1020,8 +908,8 @@ static void test_rename(void)
 
 	setup(&x);
 	T_INTEQ(mkenv(&x, "dev"), 0);
-	sha_of(cc, "cc", 2);
-	sha_of(a2, "a2", 2);
+	fixture_sha(cc, "cc", 2);
+	fixture_sha(a2, "a2", 2);
 	T_INTEQ(ups(&x, "dev", "a.txt", "a1"), 0);
 	T_INTEQ(ups(&x, "dev", "a.txt", "a2"), 0);
 	T_INTEQ(set_label(&x, "dev", "a.txt", "app", "x"), 0);
@@ -1032,7 +920,7 @@ static void test_rename(void)
 	T_INTEQ(a.nversions, 2);
 	T_INTEQ(a.latest.n, 2);
 	T_STREQ(label(&x, "dev", "b.txt", "app"), "x");
-	T_CONTAINS(last_event(&x, "dev"),
+	T_CONTAINS(fixture_last_event(&x, "dev"),
 		   "action=rename artifact=a.txt to=b.txt result=ok");
 
 	/* Onto an existing artifact: it is replaced, its blobs freed. */
@@ -1043,7 +931,7 @@ static void test_rename(void)
 	T_INTEQ(a.nversions, 2);
 	T_STREQ(a.latest.sha256, a2);
 	T_CHECK(freed(&x, cc));
-	T_CONTAINS(last_event(&x, "dev"), "replaced=yes result=ok");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "replaced=yes result=ok");
 	T_INTEQ(art_count(&x, "dev"), 1);
 
 	/* Replacing an artifact that shares a blob keeps the blob. */
@@ -1058,7 +946,8 @@ static void test_rename(void)
 	/* Refusals. */
 	T_ERRNO(repo_art_rename(x.r, &who, "dev", "c.txt", "../x", &err),
 		EINVAL);
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EINVAL");
 	T_ERRNO(repo_art_rename(x.r, &who, "dev", "c.txt", ".x", &err),
 		EINVAL);
 	T_ERRNO(repo_art_rename(x.r, &who, "dev", "zz.txt", "y.txt", &err),
@@ -1081,7 +970,7 @@ static void test_rename(void)
 	T_STREQ(label(&x, "dev", "c.txt", "app"), "x");
 
 	/* A JAR keeps its name rule. */
-	jar = fixture("mongodb.jar", &len, "renaming a JAR");
+	jar = fixture_jar("mongodb.jar", &len, "renaming a JAR");
 	if (jar) {
 		T_INTEQ(upload(&x, "dev", "m.jar", jar, len, NULL), 0);
 		T_INTEQ(repo_art_rename(x.r, &who, "dev", "m.jar", "n.jar",
@@ -1093,14 +982,14 @@ static void test_rename(void)
 					&err), 0);
 	}
 	free(jar);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- labels ---------------------------------------------------------------- */
 
 static void test_labels(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct buf b = BUF_INIT(4096);
 
@@ -1110,7 +999,8 @@ static void test_labels(void)
 
 	T_INTEQ(set_label(&x, "dev", "t.txt", "app", "web"), 0);
 	T_STREQ(label(&x, "dev", "t.txt", "app"), "web");
-	T_CONTAINS(last_event(&x, "dev"), "action=label artifact=t.txt key=app "
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=label artifact=t.txt key=app "
 		   "value=web result=ok");
 	T_INTEQ(set_label(&x, "dev", "t.txt", "team/owner", ""), 0);
 	T_STREQ(label(&x, "dev", "t.txt", "team/owner"), "");
@@ -1121,7 +1011,8 @@ static void test_labels(void)
 	/* Syntax. */
 	T_ERRNO(set_label(&x, "dev", "t.txt", "Bad.com/x", "v"), EINVAL);
 	T_CONTAINS(last_msg, "label key 'Bad.com/x'");
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EINVAL");
 	T_ERRNO(set_label(&x, "dev", "t.txt", "app", "-x"), EINVAL);
 	T_ERRNO(set_label(&x, "dev", "t.txt", "app", "a b"), EINVAL);
 	T_STREQ(label(&x, "dev", "t.txt", "app"), "web");
@@ -1152,7 +1043,7 @@ static void test_labels(void)
 
 	/* Remove. */
 	T_INTEQ(repo_label_remove(x.r, &who, "dev", "t.txt", "app", &err), 0);
-	T_CONTAINS(last_event(&x, "dev"),
+	T_CONTAINS(fixture_last_event(&x, "dev"),
 		   "action=unlabel artifact=t.txt key=app result=ok");
 	T_STREQ(label(&x, "dev", "t.txt", "app"), "(none)");
 	T_ERRNO(repo_label_remove(x.r, &who, "dev", "t.txt", "app", &err),
@@ -1172,7 +1063,7 @@ static void test_labels(void)
 	{
 		char sha[STORE_SHA_HEX];
 
-		sha_of(sha, "text", 4);
+		fixture_sha(sha, "text", 4);
 		T_STREQ(buf_str(&b), sha);
 	}
 	buf_reset(&b);
@@ -1184,13 +1075,13 @@ static void test_labels(void)
 	T_ERRNO(repo_computed(x.r, "dev", "t.txt", 9, "version", &b, &err),
 		ENOENT);
 	buf_release(&b);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* Labels checked against what a real JAR offers. */
 static void test_labels_jar(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct catalog_artifact a;
 	struct catalog_version v;
@@ -1201,11 +1092,13 @@ static void test_labels_jar(void)
 	size_t mlen = 0, flen = 0, rlen = 0, mslen = 0;
 	int rc;
 
-	mongo = fixture("mongodb.jar", &mlen, "label checks against a JAR");
-	fmt = fixture("fmt-jsonish.jar", &flen, "label checks against a JAR");
-	rt = fixture("runtime-id.jar", &rlen, "unknown identifiers");
-	miss = fixture("missing-class.jar", &mslen, "a zip that is no "
-		       "factory JAR");
+	mongo = fixture_jar("mongodb.jar", &mlen, "label checks against a JAR");
+	fmt = fixture_jar("fmt-jsonish.jar", &flen,
+			  "label checks against a JAR");
+	rt = fixture_jar("runtime-id.jar", &rlen, "unknown identifiers");
+	miss = fixture_jar("missing-class.jar", &mslen,
+			   "a zip that is no "
+			   "factory JAR");
 	setup(&x);
 	T_INTEQ(mkenv(&x, "dev"), 0);
 	if (!mongo || !fmt)
@@ -1227,7 +1120,8 @@ static void test_labels_jar(void)
 	T_ERRNO(set_label(&x, "dev", "mongodb-connector.jar", TYPE, "format"),
 		EINVAL);
 	T_CONTAINS(last_msg, "connector 'mongodb'");
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EINVAL");
 	T_STREQ(label(&x, "dev", "mongodb-connector.jar", TYPE), "(none)");
 	T_INTEQ(set_label(&x, "dev", "mongodb-connector.jar", TYPE,
 			  "connector"), 0);
@@ -1243,7 +1137,8 @@ static void test_labels_jar(void)
 	T_INTEQ(v.n, 1);
 	T_ERRNO(upload(&x, "dev", "mongodb-connector.jar", fmt, flen, &v),
 		EINVAL);
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EINVAL");
 	T_INTEQ(art(&x, "dev", "mongodb-connector.jar", &a), 0);
 	T_INTEQ(a.nversions, 1);
 	T_INTEQ(a.latest.n, 1);
@@ -1286,8 +1181,8 @@ static void test_labels_jar(void)
 	T_INTEQ(v.n, 1);
 	T_STREQ(label(&x, "dev", "json-ish.jar", TYPE), "format");
 	T_STREQ(label(&x, "dev", "json-ish.jar", IDENT), "json-ish");
-	T_CONTAINS(last_event(&x, "dev"), "artifact=json-ish.jar");
-	T_CONTAINS(last_event(&x, "dev"), "result=ok");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "artifact=json-ish.jar");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "result=ok");
 	/* Labels with the same bytes again: applied, no new version. */
 	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "json-ish.jar", 1, &err), 0);
 	T_INTEQ(repo_upload_write(u, fmt, flen, 0), (ssize_t)flen);
@@ -1295,7 +1190,7 @@ static void test_labels_jar(void)
 	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
 	T_INTEQ(v.n, 1);
 	T_STREQ(label(&x, "dev", "json-ish.jar", "team"), "data");
-	T_CONTAINS(last_event(&x, "dev"), "unchanged=yes");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "unchanged=yes");
 	repo_upload_free(u);
 	u = NULL;
 
@@ -1313,8 +1208,8 @@ static void test_labels_jar(void)
 	if (miss) {
 		T_INTEQ(upload(&x, "dev", "miss.jar", miss, mslen, &v), 0);
 		T_INTEQ(v.n, 1);
-		T_CONTAINS(last_event(&x, "dev"), "inspection=");
-		T_CONTAINS(last_event(&x, "dev"), "AbsentFactory");
+		T_CONTAINS(fixture_last_event(&x, "dev"), "inspection=");
+		T_CONTAINS(fixture_last_event(&x, "dev"), "AbsentFactory");
 		buf_reset(&b);
 		T_INTEQ(repo_computed(x.r, "dev", "miss.jar", 0, "error", &b,
 				      &err), 0);
@@ -1328,14 +1223,14 @@ out:
 	free(rt);
 	free(miss);
 	buf_release(&b);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- scratch files --------------------------------------------------------- */
 
 static void test_scratch(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct catalog_version v;
 	struct catalog_artifact a;
@@ -1394,7 +1289,7 @@ static void test_scratch(void)
 				    &err), 0);
 	T_INTEQ(v.n, 1);
 	T_INTEQ(v.size, 13);
-	sha_of(sha, "scratch bytes", 13);
+	fixture_sha(sha, "scratch bytes", 13);
 	T_STREQ(v.sha256, sha);
 	T_CHECK(blob_is(&x, sha, "scratch bytes", 13));
 	T_STREQ(label(&x, "dev", "up.txt", "app"), "x");
@@ -1403,9 +1298,10 @@ static void test_scratch(void)
 	buf_reset(&b);
 	T_ERRNO(repo_scratch_label_get(x.r, "dev", ".up.tmp", "app", &b),
 		ENODATA);
-	T_CONTAINS(last_event(&x, "dev"), "action=upload artifact=up.txt");
-	T_CONTAINS(last_event(&x, "dev"), "label=app");
-	T_CONTAINS(last_event(&x, "dev"), "result=ok");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=upload artifact=up.txt");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "label=app");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "result=ok");
 
 	/* Refused: the scratch file stays where it was. */
 	T_INTEQ(scratch_file(&x, "dev", ".j.tmp", "no zip", 6), 0);
@@ -1417,24 +1313,24 @@ static void test_scratch(void)
 	T_ERRNO(repo_scratch_commit(x.r, &who, "dev", ".none", "n.txt", &v,
 				    &err), ENOENT);
 	buf_release(&b);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* A refusal recorded before any repo call. */
 static void test_refused(void)
 {
-	struct ctx x;
+	struct fixture x;
 
 	setup(&x);
 	T_INTEQ(mkenv(&x, "dev"), 0);
 	repo_refused(x.r, &who, "dev", "create", "bad name", -EINVAL,
 		     "artifact name 'bad name': use ...");
-	T_CONTAINS(last_event(&x, "dev"),
+	T_CONTAINS(fixture_last_event(&x, "dev"),
 		   " uid=1000 env=dev action=create object=\"bad name\" "
 		   "result=refused errno=EINVAL reason=\"artifact name "
 		   "'bad name': use ...\"");
 	T_CONTAINS(buf_str(&x.log), "action=create object=\"bad name\"");
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- tables ---------------------------------------------------------------- */
@@ -1443,7 +1339,7 @@ struct opts {
 	char s[1024];
 };
 
-static void table_opts(struct ctx *x, const char *env, const char *name,
+static void table_opts(struct fixture *x, const char *env, const char *name,
 		       struct opts *o, char *like, size_t likelen)
 {
 	struct catalog *c = repo_catalog(x->r);
@@ -1467,7 +1363,7 @@ static void table_opts(struct ctx *x, const char *env, const char *name,
 
 static void test_tables(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct opts o;
 	char like[2048];
@@ -1491,7 +1387,7 @@ static void test_tables(void)
 
 	T_INTEQ(table_write(&x, "dev", "t", t1), 0);
 	T_STREQ(table_text(&x, "dev", "t"), t1);
-	T_CONTAINS(last_event(&x, "dev"),
+	T_CONTAINS(fixture_last_event(&x, "dev"),
 		   "action=table-write table=t connector=datagen result=ok");
 	table_opts(&x, "dev", "t", &o, like, sizeof(like));
 	T_STREQ(o.s, "connector=datagen;rows-per-second=5;");
@@ -1501,8 +1397,9 @@ static void test_tables(void)
 	T_ERRNO(table_write(&x, "dev", "t", "CREATE TABLE t (id INT"), EINVAL);
 	T_CONTAINS(last_msg, "1:");
 	T_STREQ(table_text(&x, "dev", "t"), t1);
-	T_CONTAINS(last_event(&x, "dev"), "action=table-write table=t");
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EINVAL");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "action=table-write table=t");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EINVAL");
 	T_ERRNO(table_write(&x, "dev", "t", ""), EINVAL);
 	T_ERRNO(table_write(&x, "dev", "t", "DROP TABLE t"), EINVAL);
 	T_ERRNO(table_write(&x, "dev", "t",
@@ -1517,7 +1414,8 @@ static void test_tables(void)
 	T_ERRNO(table_write(&x, "dev", "t", "CREATE TABLE t AS SELECT 1"),
 		EOPNOTSUPP);
 	T_CONTAINS(last_msg, "not supported in the environment catalog");
-	T_CONTAINS(last_event(&x, "dev"), "result=refused errno=EOPNOTSUPP");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EOPNOTSUPP");
 	T_ERRNO(table_write(&x, "dev", "t", "CREATE OR REPLACE TABLE t AS "
 					   "SELECT * FROM src"), EOPNOTSUPP);
 	T_STREQ(table_text(&x, "dev", "t"), t1);
@@ -1546,8 +1444,8 @@ static void test_tables(void)
 	/* Merged at write time, the source's options first. */
 	T_INTEQ(table_write(&x, "dev", "base", base), 0);
 	T_INTEQ(table_write(&x, "dev", "derived", derived), 0);
-	T_CONTAINS(last_event(&x, "dev"), "table=derived like=base");
-	T_CONTAINS(last_event(&x, "dev"), "connector=kafka result=ok");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "table=derived like=base");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "connector=kafka result=ok");
 	T_STREQ(table_text(&x, "dev", "derived"), derived);
 	table_opts(&x, "dev", "derived", &o, like, sizeof(like));
 	T_STREQ(o.s, "connector=kafka;topic=b;format=json;"
@@ -1570,14 +1468,14 @@ static void test_tables(void)
 
 	/* Drop. */
 	T_INTEQ(repo_table_remove(x.r, &who, "dev", "t", &err), 0);
-	T_CONTAINS(last_event(&x, "dev"),
+	T_CONTAINS(fixture_last_event(&x, "dev"),
 		   "action=table-drop table=t result=ok");
 	T_STREQ(table_text(&x, "dev", "t"), "(none)");
 	T_ERRNO(repo_table_remove(x.r, &who, "dev", "t", &err), ENOENT);
 	/* Written again after the drop. */
 	T_INTEQ(table_write(&x, "dev", "t", t1), 0);
 	T_STREQ(table_text(&x, "dev", "t"), t1);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- persistence ----------------------------------------------------------- */
@@ -1590,7 +1488,7 @@ static void test_tables(void)
  */
 static void test_power_loss(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct catalog *c = NULL;
 	struct catalog_artifact a;
 	struct cmfs_err err = CMFS_ERR_INIT;
@@ -1619,9 +1517,9 @@ static void test_power_loss(void)
 	T_INTEQ(mark, 0);
 
 	/* A power loss instead: listed, one blob torn, one never written. */
-	sha_of(two, "two", 3);
-	sha_of(gee, "gee", 3);
-	sha_of(hh, "hh", 2);
+	fixture_sha(two, "two", 3);
+	fixture_sha(gee, "gee", 3);
+	fixture_sha(hh, "hh", 2);
 	T_INTEQ(c ? catalog_unsynced_add(c, two, &err) : -1, 0);
 	T_INTEQ(c ? catalog_unsynced_add(c, gee, &err) : -1, 0);
 	T_INTEQ(c ? catalog_unsynced_add(c, hh, &err) : -1, 0);
@@ -1630,20 +1528,21 @@ static void test_power_loss(void)
 	T_INTEQ(truncate(p, 1), 0);
 	snprintf(p, sizeof(p), "%s/blobs/%.2s/%s", x.store, gee, gee);
 	T_INTEQ(unlink(p), 0);
-	open_repo(&x);
+	fixture_reopen(&x);
 
 	/* f.txt is back at version 1, g.txt is gone, h.txt is intact. */
 	T_STREQ(versions(&x, "dev", "f.txt"), "1,");
 	T_ERRNO(art(&x, "dev", "g.txt", &a), ENOENT);
 	T_STREQ(versions(&x, "dev", "h.txt"), "1,");
 	T_CHECK(blob_is(&x, hh, "hh", 2));
-	T_CONTAINS(events(&x, "dev"),
+	T_CONTAINS(fixture_events(&x, "dev"),
 		   "action=recover artifact=f.txt version=2 reason=\"its bytes "
 		   "are torn");
-	T_CONTAINS(events(&x, "dev"),
+	T_CONTAINS(fixture_events(&x, "dev"),
 		   "action=recover artifact=g.txt version=1 reason=\"its bytes "
 		   "were lost");
-	T_CONTAINS(last_event(&x, "dev"), "artifact-removed=yes result=ok");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "artifact-removed=yes result=ok");
 	T_CONTAINS(x.log.data, "action=recover artifact=f.txt");
 	/* The torn blob is freed; the list is empty; the next open is quiet. */
 	T_CHECK(!blob_exists(&x, two));
@@ -1652,40 +1551,41 @@ static void test_power_loss(void)
 	/* Numbers are not reused: the next upload of f.txt is version 3. */
 	T_INTEQ(ups(&x, "dev", "f.txt", "three"), 0);
 	T_STREQ(versions(&x, "dev", "f.txt"), "1,3,");
-	reopen(&x);
+	fixture_reopen(&x);
 	T_STREQ(versions(&x, "dev", "f.txt"), "1,3,");
 	T_STREQ(versions(&x, "dev", "h.txt"), "1,");
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* sync = close: every commit is on disk before it returns; nothing is
  * listed, and freed blobs go at once. */
 static void test_sync_close(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	char one[STORE_SHA_HEX];
 	int64_t mark = -1;
 
 	setup(&x);
 	repo_close(x.r);
+	x.r = NULL;
 	x.cfg.sync = CONFIG_SYNC_CLOSE;
-	open_repo(&x);
+	fixture_reopen(&x);
 	T_INTEQ(mkenv(&x, "dev"), 0);
 	T_INTEQ(ups(&x, "dev", "f.txt", "one"), 0);
 	T_INTEQ(catalog_unsynced_mark(repo_catalog(x.r), &mark, &err), 0);
 	T_INTEQ(mark, 0);
-	sha_of(one, "one", 3);
+	fixture_sha(one, "one", 3);
 	T_CHECK(blob_exists(&x, one));
 	T_INTEQ(repo_art_remove(x.r, &who, "dev", "f.txt", &err), 0);
 	T_CHECK(!blob_exists(&x, one));
 	T_INTEQ(repo_sync(x.r), 0);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 static void test_reopen(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct catalog_artifact a;
 	char sha[STORE_SHA_HEX];
 	char *before;
@@ -1698,34 +1598,34 @@ static void test_reopen(void)
 	T_INTEQ(set_label(&x, "dev", "f.txt", "app", "x"), 0);
 	T_INTEQ(table_write(&x, "dev", "t", "CREATE TABLE t (a INT)"), 0);
 	T_INTEQ(repo_events_size(x.r, "dev", &n1), 0);
-	before = strdup(events(&x, "dev"));
+	before = strdup(fixture_events(&x, "dev"));
 
-	reopen(&x);
+	fixture_reopen(&x);
 	T_INTEQ(art(&x, "dev", "f.txt", &a), 0);
 	T_INTEQ(a.nversions, 2);
 	T_INTEQ(a.latest.n, 2);
-	sha_of(sha, "v2", 2);
+	fixture_sha(sha, "v2", 2);
 	T_STREQ(a.latest.sha256, sha);
 	T_CHECK(blob_is(&x, sha, "v2", 2));
-	sha_of(sha, "v1", 2);
+	fixture_sha(sha, "v1", 2);
 	T_CHECK(blob_is(&x, sha, "v1", 2));
 	T_STREQ(label(&x, "dev", "f.txt", "app"), "x");
 	T_STREQ(table_text(&x, "dev", "t"), "CREATE TABLE t (a INT)");
 	T_INTEQ(repo_events_size(x.r, "dev", &n2), 0);
 	T_INTEQ(n2, n1);
-	T_STREQ(events(&x, "dev"), before ? before : "");
+	T_STREQ(fixture_events(&x, "dev"), before ? before : "");
 	/* And it goes on from there. */
 	T_INTEQ(ups(&x, "dev", "f.txt", "v3"), 0);
 	T_STREQ(versions(&x, "dev", "f.txt"), "1,2,3,");
 	free(before);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* A blob nothing refers to (what a crash between link and commit leaves)
  * is freed at open; referenced blobs and foreign files are not touched. */
 static void test_orphan_sweep(void)
 {
-	struct ctx x;
+	struct fixture x;
 	char keep[STORE_SHA_HEX], orphan[STORE_SHA_HEX], p[300], dir[200];
 	struct stat st;
 	int fd;
@@ -1733,8 +1633,8 @@ static void test_orphan_sweep(void)
 	setup(&x);
 	T_INTEQ(mkenv(&x, "dev"), 0);
 	T_INTEQ(ups(&x, "dev", "keep.txt", "kept"), 0);
-	sha_of(keep, "kept", 4);
-	sha_of(orphan, "orphan bytes", 12);
+	fixture_sha(keep, "kept", 4);
+	fixture_sha(orphan, "orphan bytes", 12);
 	repo_close(x.r);
 	x.r = NULL;
 
@@ -1749,14 +1649,14 @@ static void test_orphan_sweep(void)
 	}
 	T_CHECK(stat(p, &st) == 0);
 
-	open_repo(&x);
+	fixture_reopen(&x);
 	T_CHECK(stat(p, &st) != 0);
 	T_CHECK(freed(&x, orphan));
 	T_CHECK(blob_exists(&x, keep));
 	T_CHECK(blob_is(&x, keep, "kept", 4));
 	T_INTEQ(count_blobs(&x), 1);
 	T_CONTAINS(buf_str(&x.log), "freed orphan blob");
-	teardown(&x);
+	fixture_close(&x);
 }
 
 int main(void)
