@@ -25,8 +25,7 @@ void fixture_tmpdir(char *out, size_t n, const char *name)
 	}
 }
 
-/* The repo's log callback: each line into the struct buf `arg`. */
-static void log_fn(void *arg, int level, const char *line)
+void fixture_log(void *arg, int level, const char *line)
 {
 	struct buf *b = arg;
 
@@ -41,7 +40,7 @@ static void open_repo(struct fixture *f)
 	struct cmfs_err err = CMFS_ERR_INIT;
 	int logging = f->log.cap > 0;
 
-	if (repo_open(&f->r, &f->cfg, f->mnt, logging ? log_fn : NULL,
+	if (repo_open(&f->r, &f->cfg, f->mnt, logging ? fixture_log : NULL,
 		      logging ? &f->log : NULL, &err)) {
 		fprintf(stderr, "repo_open: %s\n", cmfs_err_msg(&err));
 		exit(2);

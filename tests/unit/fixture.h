@@ -45,6 +45,10 @@ void fixture_tmpdir(char *out, size_t n, const char *name);
 void fixture_open(struct fixture *f, const char *name, const char *prefix,
 		  const char *mnt, size_t log_cap);
 
+/* A repo_open() log callback: appends each line and a newline to the
+ * struct buf `arg`. */
+void fixture_log(void *arg, int level, const char *line);
+
 /* Close f's repo (if open) and open it again: the same store, mount
  * point and log. */
 void fixture_reopen(struct fixture *f);

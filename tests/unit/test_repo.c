@@ -39,7 +39,6 @@
 #define SHA_HELLO "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
 #define TYPE "cmf.confluent.io/sql-artifact-type"
 #define IDENT "cmf.confluent.io/sql-artifact-identifier"
-#define FIXTURES "fixtures/jars/"
 
 /* ---- helpers --------------------------------------------------------------- */
 

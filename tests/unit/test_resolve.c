@@ -29,9 +29,10 @@
 #include "repo.h"
 #include "resolve.h"
 
+#include "fixture.h"
+
 #define TYPE "cmf.confluent.io/sql-artifact-type"
 #define IDENT "cmf.confluent.io/sql-artifact-identifier"
-#define FIXTURES "fixtures/jars/"
 #define MNT "/mnt/cmfs"
 #define MONGO_DDL_FILE "ddl/valid/004-mongodb-orders.sql"
 #define MONGO_V2_FILE "integ/data/mongodb-v2.jar"
@@ -40,68 +41,22 @@
 
 static const struct repo_who who = { 1000, 1000, 4242 };
 
-struct ctx {
-	char tmp[64];
-	char store[128];
-	struct config cfg;
-	struct repo *r;
-	struct buf log;		/* the daemon's log lines */
-};
-
 static char last_msg[CMFS_ERR_MSG];	/* the message of the last call */
-
-static void log_fn(void *arg, int level, const char *line)
-{
-	struct buf *b = arg;
-
-	(void)level;
-	buf_adds(b, line);
-	buf_addc(b, '\n');
-}
 
 /* Open a repo in a fresh temp dir; `prefix` (may be NULL) is the
  * configured jar_path_prefix, `mnt` the mount point given to repo_open. */
-static void setup_with(struct ctx *x, const char *prefix, const char *mnt)
+static void setup_with(struct fixture *x, const char *prefix, const char *mnt)
 {
-	struct cmfs_err err = CMFS_ERR_INIT;
-
-	memset(x, 0, sizeof(*x));
-	snprintf(x->tmp, sizeof(x->tmp), "/tmp/cmfs-test-resolve-XXXXXX");
-	if (!mkdtemp(x->tmp)) {
-		perror("mkdtemp");
-		exit(2);
-	}
-	snprintf(x->store, sizeof(x->store), "%s/store", x->tmp);
-	buf_init(&x->log, 1 << 24);
-	if (config_defaults(&x->cfg))
-		exit(2);
-	free(x->cfg.store_path);
-	x->cfg.store_path = strdup(x->store);
-	if (prefix)
-		x->cfg.sql.jar_path_prefix = strdup(prefix);
-	if (!x->cfg.store_path || (prefix && !x->cfg.sql.jar_path_prefix))
-		exit(2);
-	if (repo_open(&x->r, &x->cfg, mnt, log_fn, &x->log, &err)) {
-		fprintf(stderr, "repo_open: %s\n", cmfs_err_msg(&err));
-		exit(2);
-	}
+	fixture_open(x, "resolve", prefix, mnt, 1 << 24);
 }
 
-static void setup(struct ctx *x)
+static void setup(struct fixture *x)
 {
 	setup_with(x, NULL, MNT);
 }
 
-static void teardown(struct ctx *x)
-{
-	repo_close(x->r);
-	config_release(&x->cfg);
-	buf_release(&x->log);
-	t_rmtree(x->tmp);
-}
-
 /* A second configuration over the same store (for repo_set_config). */
-static void config_like(struct config *c, const struct ctx *x,
+static void config_like(struct config *c, const struct fixture *x,
 			const char *allowlist_extra, const char *prefix)
 {
 	struct buf b = BUF_INIT(4096);
@@ -128,7 +83,7 @@ static void keep_msg(const struct cmfs_err *err)
 	snprintf(last_msg, sizeof(last_msg), "%s", cmfs_err_msg(err));
 }
 
-static int mkenv(struct ctx *x, const char *env)
+static int mkenv(struct fixture *x, const char *env)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
 	int rc = repo_env_create(x->r, &who, env, &err);
@@ -138,23 +93,17 @@ static int mkenv(struct ctx *x, const char *env)
 }
 
 /* Upload `len` bytes as `name` in one write at offset 0. */
-static int upload(struct ctx *x, const char *env, const char *name,
+static int upload(struct fixture *x, const char *env, const char *name,
 		  const void *data, size_t len, struct catalog_version *v)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
-	struct repo_upload *u = NULL;
-	int rc = repo_upload_begin(&u, x->r, env, name, 1, &err);
+	int rc = fixture_upload(x, &who, env, name, data, len, v, &err);
 
-	if (!rc && len && repo_upload_write(u, data, len, 0) != (ssize_t)len)
-		rc = -EIO;
-	if (!rc)
-		rc = repo_upload_commit(u, &who, v, &err);
 	keep_msg(&err);
-	repo_upload_free(u);
 	return rc;
 }
 
-static int set_label(struct ctx *x, const char *env, const char *name,
+static int set_label(struct fixture *x, const char *env, const char *name,
 		     const char *key, const char *value)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
@@ -166,7 +115,7 @@ static int set_label(struct ctx *x, const char *env, const char *name,
 }
 
 /* Set both sql-artifact labels. */
-static int label2(struct ctx *x, const char *env, const char *name,
+static int label2(struct fixture *x, const char *env, const char *name,
 		  const char *type, const char *id)
 {
 	int rc = set_label(x, env, name, TYPE, type);
@@ -174,7 +123,7 @@ static int label2(struct ctx *x, const char *env, const char *name,
 	return rc ? rc : set_label(x, env, name, IDENT, id);
 }
 
-static int table_write(struct ctx *x, const char *env, const char *name,
+static int table_write(struct fixture *x, const char *env, const char *name,
 		       const char *text)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
@@ -185,32 +134,13 @@ static int table_write(struct ctx *x, const char *env, const char *name,
 	return rc;
 }
 
-/* A file's bytes (malloc'd, NUL-terminated), or NULL with a skip message. */
-static char *slurp(const char *path, size_t *len, const char *why)
-{
-	char *b = t_slurp(path, len);
-
-	if (!b)
-		fprintf(stderr, "SKIP: %s: no %s (run from tests/ with the "
-				"fixtures built)\n", why, path);
-	return b;
-}
-
-static char *fixture(const char *name, size_t *len, const char *why)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), FIXTURES "%s", name);
-	return slurp(path, len, why);
-}
-
 /* Upload fixture `file` as `name` and label it; 0 or -errno (or 1: no
  * fixture, skipped). */
-static int put_jar(struct ctx *x, const char *env, const char *file,
+static int put_jar(struct fixture *x, const char *env, const char *file,
 		   const char *name, const char *type, const char *id)
 {
 	size_t len = 0;
-	char *data = fixture(file, &len, name);
+	char *data = fixture_jar(file, &len, name);
 	int rc;
 
 	if (!data)
@@ -226,7 +156,7 @@ static int put_jar(struct ctx *x, const char *env, const char *file,
 
 /* repo_resolve into a static buffer (the text, or "" on error); the errno
  * goes to *rc, the message to last_msg. */
-static const char *resolved(struct ctx *x, const char *env,
+static const char *resolved(struct fixture *x, const char *env,
 			    const char *table, int sql, int *rc)
 {
 	static char s[65536];
@@ -242,7 +172,7 @@ static const char *resolved(struct ctx *x, const char *env,
 
 /* resolve_table (and, when it succeeds, resolve_render of the .jars or
  * .sql under `prefix`, stamped `now`) into `out`; 0 or -errno. */
-static int direct(struct ctx *x, const char *env, const char *table,
+static int direct(struct fixture *x, const char *env, const char *table,
 		  struct resolution *res, int sql, const char *prefix,
 		  int64_t now, struct buf *out)
 {
@@ -259,40 +189,8 @@ static int direct(struct ctx *x, const char *env, const char *table,
 	return rc;
 }
 
-/* The whole events log of `env` (static buffer). */
-static const char *events(struct ctx *x, const char *env)
-{
-	static char *s;
-	struct buf b = BUF_INIT(1 << 24);
-	uint64_t n = 0;
-
-	free(s);
-	repo_events_size(x->r, env, &n);
-	repo_events_read(x->r, env, 0, (size_t)n, &b);
-	s = buf_take(&b, NULL);
-	return s;
-}
-
-/* The last line of the events log of `env`, without its newline. */
-static const char *last_event(struct ctx *x, const char *env)
-{
-	static char line[4096];
-	const char *all = events(x, env), *p;
-	size_t n = strlen(all);
-
-	line[0] = '\0';
-	if (!n)
-		return line;
-	if (all[n - 1] == '\n')
-		n--;
-	for (p = all + n; p > all && p[-1] != '\n'; p--)
-		;
-	snprintf(line, sizeof(line), "%.*s", (int)(all + n - p), p);
-	return line;
-}
-
 /* repo_used_by into a static buffer. */
-static const char *used_by(struct ctx *x, const char *env, const char *name)
+static const char *used_by(struct fixture *x, const char *env, const char *name)
 {
 	static char s[4096];
 	struct buf b = BUF_INIT(1 << 20);
@@ -393,7 +291,7 @@ static int terminated(const char *s, int n)
 
 static void test_mongodb_example(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct resolution res;
 	struct buf b = BUF_INIT(1 << 20), want = BUF_INIT(1 << 20);
 	struct ddl_table *t = NULL;
@@ -403,7 +301,7 @@ static void test_mongodb_example(void)
 	size_t dlen = 0;
 	int rc;
 
-	ddl = slurp(MONGO_DDL_FILE, &dlen, "the MongoDB example");
+	ddl = fixture_read(MONGO_DDL_FILE, &dlen, "the MongoDB example");
 	setup(&x);
 	T_INTEQ(mkenv(&x, "prod"), 0);
 	if (!ddl || put_jar(&x, "prod", "mongodb.jar", "mongodb-connector.jar",
@@ -468,9 +366,11 @@ static void test_mongodb_example(void)
 	T_STREQ(resolved(&x, "prod", "orders", 0, &rc),
 		MNT "/envs/prod/versions/mongodb-connector.jar/1.jar\n");
 	T_INTEQ(rc, 0);
-	T_CONTAINS(last_event(&x, "prod"), "action=resolve table=orders");
-	T_CONTAINS(last_event(&x, "prod"), "jar=mongodb-connector.jar@1");
-	T_CONTAINS(last_event(&x, "prod"), "result=ok");
+	T_CONTAINS(fixture_last_event(&x, "prod"),
+		   "action=resolve table=orders");
+	T_CONTAINS(fixture_last_event(&x, "prod"),
+		   "jar=mongodb-connector.jar@1");
+	T_CONTAINS(fixture_last_event(&x, "prod"), "result=ok");
 	sql = resolved(&x, "prod", "orders", 1, &rc);
 	T_INTEQ(rc, 0);
 	T_CHECK(only_comments_before(sql, buf_str(&want)));
@@ -484,14 +384,14 @@ out:
 	free(ddl);
 	buf_release(&b);
 	buf_release(&want);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- rule 3: latest version ------------------------------------------------ */
 
 static void test_latest_version(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct resolution res;
 	struct catalog_version v;
 	struct buf b = BUF_INIT(1 << 20);
@@ -499,7 +399,7 @@ static void test_latest_version(void)
 	size_t len = 0;
 	int rc;
 
-	v2 = slurp(MONGO_V2_FILE, &len, "latest version");
+	v2 = fixture_read(MONGO_V2_FILE, &len, "latest version");
 	setup(&x);
 	T_INTEQ(mkenv(&x, "prod"), 0);
 	if (!v2 || put_jar(&x, "prod", "mongodb.jar", "mongodb-connector.jar",
@@ -528,14 +428,14 @@ static void test_latest_version(void)
 out:
 	free(v2);
 	buf_release(&b);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- the .sql: each statement ends with exactly one ';' ------------------ */
 
 static void test_statement_end(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct ddl_table *t = NULL;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	static const struct {
@@ -589,14 +489,14 @@ static void test_statement_end(void)
 		ddl_table_free(t);
 		t = NULL;
 	}
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- the allowlist, many classes ------------------------------------------- */
 
 static void test_allowlist_many(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct config narrow;
 	struct resolution res;
 
@@ -626,14 +526,14 @@ static void test_allowlist_many(void)
 	repo_set_config(x.r, &x.cfg);
 	config_release(&narrow);
 out:
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- rules 2 and 3: ambiguity and built-ins ------------------------------- */
 
 static void test_ambiguous(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct resolution res;
 	int rc;
 
@@ -654,8 +554,9 @@ static void test_ambiguous(void)
 	T_STREQ(resolved(&x, "prod", "orders", 0, &rc), "");
 	T_ERRNO(rc, ENOTUNIQ);
 	T_CONTAINS(last_msg, "mongo-copy.jar, mongodb-connector.jar");
-	T_CONTAINS(last_event(&x, "prod"), "action=resolve table=orders");
-	T_CONTAINS(last_event(&x, "prod"), "errno=ENOTUNIQ");
+	T_CONTAINS(fixture_last_event(&x, "prod"),
+		   "action=resolve table=orders");
+	T_CONTAINS(fixture_last_event(&x, "prod"), "errno=ENOTUNIQ");
 	T_STREQ(resolved(&x, "prod", "orders", 1, &rc), "");
 	T_ERRNO(rc, ENOTUNIQ);
 	/* Neither is "used by" an ambiguous table. */
@@ -683,12 +584,12 @@ static void test_ambiguous(void)
 	T_CONTAINS(last_msg, "format 'json-ish' is ambiguous");
 	T_CONTAINS(last_msg, "a-json-ish.jar, b-json-ish.jar");
 out:
-	teardown(&x);
+	fixture_close(&x);
 }
 
 static void test_builtin(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct resolution res;
 	struct buf b = BUF_INIT(1 << 20), want = BUF_INIT(1 << 20);
 	const char *gen = "CREATE TABLE gen (id INT) WITH ("
@@ -742,7 +643,7 @@ static void test_builtin(void)
 	T_CONTAINS(last_msg, "rt.jar");
 	T_STREQ(resolved(&x, "prod", "files", 0, &rc), "");
 	T_ERRNO(rc, ENOTUNIQ);
-	T_CONTAINS(last_event(&x, "prod"), "errno=ENOTUNIQ");
+	T_CONTAINS(fixture_last_event(&x, "prod"), "errno=ENOTUNIQ");
 	/* The table that does not name json is unaffected. */
 	T_INTEQ(direct(&x, "prod", "gen", &res, 0, MNT, 0, NULL), 0);
 	/* A built-in connector claimed by an artifact (a connector of
@@ -759,14 +660,14 @@ static void test_builtin(void)
 out:
 	buf_release(&b);
 	buf_release(&want);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- rule 3: none; no connector -------------------------------------------- */
 
 static void test_missing(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct resolution res;
 	int rc;
 
@@ -785,7 +686,7 @@ static void test_missing(void)
 	T_CONTAINS(last_msg, "connector identifiers here: none");
 	T_STREQ(resolved(&x, "empty", "k", 0, &rc), "");
 	T_ERRNO(rc, ENOPKG);
-	T_CONTAINS(last_event(&x, "empty"), "errno=ENOPKG");
+	T_CONTAINS(fixture_last_event(&x, "empty"), "errno=ENOPKG");
 
 	if (put_jar(&x, "prod", "mongodb.jar", "mongodb-connector.jar",
 		    "connector", "mongodb") ||
@@ -801,8 +702,8 @@ static void test_missing(void)
 	T_STREQ(resolved(&x, "prod", "k", 0, &rc), "");
 	T_ERRNO(rc, ENOPKG);
 	T_CONTAINS(last_msg, "mongodb (mongodb-connector.jar)");
-	T_CONTAINS(last_event(&x, "prod"), "action=resolve table=k");
-	T_CONTAINS(last_event(&x, "prod"), "errno=ENOPKG");
+	T_CONTAINS(fixture_last_event(&x, "prod"), "action=resolve table=k");
+	T_CONTAINS(fixture_last_event(&x, "prod"), "errno=ENOPKG");
 	/* Same for a format: the format identifiers, not the connectors. */
 	T_INTEQ(table_write(&x, "prod", "f",
 			    "CREATE TABLE f (id INT) WITH ("
@@ -825,16 +726,16 @@ static void test_missing(void)
 	T_ERRNO(direct(&x, "prod", "noconn2", &res, 0, MNT, 0, NULL), EINVAL);
 	T_STREQ(resolved(&x, "prod", "noconn", 0, &rc), "");
 	T_ERRNO(rc, EINVAL);
-	T_CONTAINS(last_event(&x, "prod"), "errno=EINVAL");
+	T_CONTAINS(fixture_last_event(&x, "prod"), "errno=EINVAL");
 out:
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- rules 1 and 4: formats ------------------------------------------------ */
 
 static void test_formats(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct resolution res;
 	struct buf b = BUF_INIT(1 << 20);
 	const char *mj = MNT "/envs/dev/versions/mongodb-connector.jar/1.jar\n";
@@ -975,14 +876,14 @@ static void test_formats(void)
 	T_INTEQ(rc, 0);
 out:
 	buf_release(&b);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- rule 5: not a JAR, no factory ---------------------------------------- */
 
 static void test_not_jar(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct resolution res;
 	struct catalog_env e;
 	struct catalog_artifact a;
@@ -991,9 +892,10 @@ static void test_not_jar(void)
 	size_t mlen = 0, plen = 0;
 	int rc;
 
-	mongo = fixture("mongodb.jar", &mlen, "a non-JAR name");
-	plain = slurp("integ/data/plain-v1.jar", &plen, "a zip without "
-		      "factories");
+	mongo = fixture_jar("mongodb.jar", &mlen, "a non-JAR name");
+	plain = fixture_read("integ/data/plain-v1.jar", &plen,
+			     "a zip without "
+			     "factories");
 	setup(&x);
 	c = repo_catalog(x.r);
 	T_INTEQ(mkenv(&x, "dev"), 0);
@@ -1012,7 +914,7 @@ static void test_not_jar(void)
 	T_CONTAINS(last_msg, ".jar");
 	T_STREQ(resolved(&x, "dev", "t", 0, &rc), "");
 	T_ERRNO(rc, ENOEXEC);
-	T_CONTAINS(last_event(&x, "dev"), "errno=ENOEXEC");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "errno=ENOEXEC");
 	/* A format artifact, too. */
 	T_INTEQ(upload(&x, "dev", "fmt.txt", "not a jar", 9, NULL), 0);
 	T_INTEQ(label2(&x, "dev", "fmt.txt", "format", "txt-ish"), 0);
@@ -1042,14 +944,14 @@ static void test_not_jar(void)
 out:
 	free(mongo);
 	free(plain);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- rule 6: the class allowlist ------------------------------------------- */
 
 static void test_allowlist(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct config wide, half;
 	struct resolution res;
 	const char *gj = MNT "/envs/dev/versions/guava-ish.jar/1.jar\n";
@@ -1073,7 +975,7 @@ static void test_allowlist(void)
 	T_STREQ(resolved(&x, "dev", "g", 0, &rc), "");
 	T_ERRNO(rc, EPERM);
 	T_CONTAINS(last_msg, "okhttp3.OkHttpClient");
-	T_CONTAINS(last_event(&x, "dev"), "errno=EPERM");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "errno=EPERM");
 	T_STREQ(used_by(&x, "dev", "guava-ish.jar"), "");
 
 	/* Half widened: only the other one is named. */
@@ -1097,14 +999,14 @@ out:
 	repo_set_config(x.r, &x.cfg);
 	config_release(&wide);
 	config_release(&half);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- LIKE ------------------------------------------------------------------ */
 
 static void test_like(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct resolution res;
 	struct buf b = BUF_INIT(1 << 20), want = BUF_INIT(1 << 20);
 	struct ddl_table *src = NULL;
@@ -1117,7 +1019,7 @@ static void test_like(void)
 	size_t dlen = 0;
 	int rc;
 
-	ddl = slurp(MONGO_DDL_FILE, &dlen, "LIKE");
+	ddl = fixture_read(MONGO_DDL_FILE, &dlen, "LIKE");
 	setup(&x);
 	T_INTEQ(mkenv(&x, "prod"), 0);
 	if (!ddl || put_jar(&x, "prod", "mongodb.jar", "mongodb-connector.jar",
@@ -1180,14 +1082,14 @@ out:
 	free(ddl);
 	buf_release(&b);
 	buf_release(&want);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- deletion and used-by -------------------------------------------------- */
 
 static void test_delete_used_by(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct resolution res;
 	int rc;
 
@@ -1233,14 +1135,14 @@ static void test_delete_used_by(void)
 	T_STREQ(used_by(&x, "prod", "mongodb-connector.jar"),
 		"archive\norders");
 out:
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- jar_path_prefix ------------------------------------------------------- */
 
 static void test_prefix(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct config other;
 	int rc;
 	const char *t = "CREATE TABLE orders (id INT) WITH ("
@@ -1271,7 +1173,7 @@ static void test_prefix(void)
 	repo_set_config(x.r, &x.cfg);
 	config_release(&other);
 out1:
-	teardown(&x);
+	fixture_close(&x);
 
 	/* Not configured: the mount point given to repo_open. */
 	setup_with(&x, NULL, "/srv/cmfs");
@@ -1294,14 +1196,14 @@ out1:
 	repo_set_config(x.r, &x.cfg);
 	config_release(&other);
 out2:
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- an indexed look-up among many artifacts ------------------------------ */
 
 static void test_many_artifacts(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct resolution res;
 	struct buf b = BUF_INIT(1 << 20);
 	char name[32], body[32];
@@ -1353,7 +1255,7 @@ static void test_many_artifacts(void)
 	T_CHECK(strstr(last_msg, ".txt") == NULL);
 out:
 	buf_release(&b);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* ---- the cache of resolutions and the queue of read events ---------------- */
@@ -1370,7 +1272,7 @@ static long last_pos(const char *hay, const char *needle)
 
 static void test_cache(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct catalog *c;
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct resolve_cache *rc_;
@@ -1446,7 +1348,7 @@ static void test_cache(void)
 	 * events grows by them. */
 	repo_events_size(x.r, "dev", &n1);
 	T_CHECK(n1 > n0);
-	all = events(&x, "dev");
+	all = fixture_events(&x, "dev");
 	T_CHECK(last_pos(all, "action=resolve table=orders jar=mongodb-"
 			      "connector.jar@1 result=ok") >= 0);
 	T_CHECK(last_pos(all, "action=resolve table=orders jar=mongodb-"
@@ -1463,15 +1365,15 @@ static void test_cache(void)
 	T_INTEQ(rc, 0);
 	repo_close(x.r);
 	x.r = NULL;
-	if (repo_open(&x.r, &x.cfg, MNT, log_fn, &x.log, &err)) {
+	if (repo_open(&x.r, &x.cfg, MNT, fixture_log, &x.log, &err)) {
 		T_CHECK(!"reopen");
 		goto out;
 	}
-	all = last_event(&x, "dev");
+	all = fixture_last_event(&x, "dev");
 	T_CONTAINS(all, "action=resolve table=orders jar=mongodb-connector."
 			"jar@1 result=ok");
 out:
-	teardown(&x);
+	fixture_close(&x);
 }
 
 int main(void)
