@@ -35,6 +35,8 @@
 #include "repo.h"
 #include "store.h"
 
+#include "fixture.h"
+
 #define TYPE "cmf.confluent.io/sql-artifact-type"
 #define IDENT "cmf.confluent.io/sql-artifact-identifier"
 #define SHA_HELLO                                                              \
@@ -46,42 +48,21 @@ static const struct repo_who who = {1000, 1000, 4242};
  */
 
 struct ctx {
-	char tmp[64];
-	char store[128];  /* the source store */
+	struct fixture f; /* the source store */
 	char store2[128]; /* the target store */
 	char dir[128];	  /* the export */
-	struct config cfg;
-	struct repo *r;
 };
 
 static void setup(struct ctx *x)
 {
-	struct cmfs_err err = CMFS_ERR_INIT;
-
-	memset(x, 0, sizeof(*x));
-	snprintf(x->tmp, sizeof(x->tmp), "/tmp/cmfs-test-export-XXXXXX");
-	if (!mkdtemp(x->tmp)) {
-		perror("mkdtemp");
-		exit(2);
-	}
-	snprintf(x->store, sizeof(x->store), "%s/store", x->tmp);
-	snprintf(x->store2, sizeof(x->store2), "%s/store2", x->tmp);
-	snprintf(x->dir, sizeof(x->dir), "%s/export", x->tmp);
-	if (config_defaults(&x->cfg))
-		exit(2);
-	free(x->cfg.store_path);
-	x->cfg.store_path = strdup(x->store);
-	if (repo_open(&x->r, &x->cfg, "/mnt/cmfs", NULL, NULL, &err)) {
-		fprintf(stderr, "repo_open: %s\n", cmfs_err_msg(&err));
-		exit(2);
-	}
+	fixture_open(&x->f, "export", NULL, FIXTURE_MNT, 0);
+	snprintf(x->store2, sizeof(x->store2), "%s/store2", x->f.tmp);
+	snprintf(x->dir, sizeof(x->dir), "%s/export", x->f.tmp);
 }
 
 static void teardown(struct ctx *x)
 {
-	repo_close(x->r);
-	config_release(&x->cfg);
-	t_rmtree(x->tmp);
+	fixture_close(&x->f);
 }
 
 static void spit(const char *path, const char *text)
@@ -98,16 +79,10 @@ static int upload(struct ctx *x, const char *env, const char *name,
 		  const void *data, size_t len)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
-	struct repo_upload *u = NULL;
-	int rc = repo_upload_begin(&u, x->r, env, name, 1, &err);
+	int rc = fixture_upload(&x->f, &who, env, name, data, len, NULL, &err);
 
-	if (!rc && len && repo_upload_write(u, data, len, 0) != (ssize_t)len)
-		rc = -EIO;
-	if (!rc)
-		rc = repo_upload_commit(u, &who, NULL, &err);
 	if (rc)
 		fprintf(stderr, "upload %s: %s\n", name, cmfs_err_msg(&err));
-	repo_upload_free(u);
 	return rc;
 }
 
@@ -115,8 +90,8 @@ static int table(struct ctx *x, const char *env, const char *name,
 		 const char *ddl)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
-	int rc =
-		repo_table_write(x->r, &who, env, name, ddl, strlen(ddl), &err);
+	int rc = repo_table_write(x->f.r, &who, env, name, ddl, strlen(ddl),
+				  &err);
 
 	if (rc)
 		fprintf(stderr, "table %s: %s\n", name, cmfs_err_msg(&err));
@@ -192,13 +167,13 @@ static void populate(struct ctx *x)
 	jar1 = t_slurp("fixtures/jars/mongodb.jar", &n1);
 	jar2 = t_slurp("integ/data/mongodb-v2.jar", &n2);
 	T_CHECK(jar1 && jar2);
-	T_INTEQ(repo_env_create(x->r, &who, "prod", &err), 0);
-	T_INTEQ(repo_env_create(x->r, &who, "empty", &err), 0);
+	T_INTEQ(repo_env_create(x->f.r, &who, "prod", &err), 0);
+	T_INTEQ(repo_env_create(x->f.r, &who, "empty", &err), 0);
 	T_INTEQ(upload(x, "prod", "mongodb-connector.jar", jar1, n1), 0);
-	T_INTEQ(repo_label_set(x->r, &who, "prod", "mongodb-connector.jar",
+	T_INTEQ(repo_label_set(x->f.r, &who, "prod", "mongodb-connector.jar",
 			       TYPE, "connector", 9, &err),
 		0);
-	T_INTEQ(repo_label_set(x->r, &who, "prod", "mongodb-connector.jar",
+	T_INTEQ(repo_label_set(x->f.r, &who, "prod", "mongodb-connector.jar",
 			       IDENT, "mongodb", 7, &err),
 		0);
 	T_INTEQ(upload(x, "prod", "mongodb-connector.jar", jar2, n2), 0);
@@ -206,7 +181,7 @@ static void populate(struct ctx *x)
 	T_INTEQ(upload(x, "prod", "notes.txt", "one\n", 4), 0);
 	T_INTEQ(upload(x, "prod", "notes.txt", "two\n", 4), 0);
 	T_INTEQ(upload(x, "prod", "notes.txt", "three\n", 6), 0);
-	T_INTEQ(repo_ver_remove(x->r, &who, "prod", "notes.txt", 3, &err), 0);
+	T_INTEQ(repo_ver_remove(x->f.r, &who, "prod", "notes.txt", 3, &err), 0);
 	/* An artifact whose name is that of the metadata file. */
 	T_INTEQ(upload(x, "prod", "artifact.json", "{}", 2), 0);
 	T_INTEQ(upload(x, "prod", "empty.bin", "", 0), 0);
@@ -400,14 +375,14 @@ static void test_roundtrip(void)
 	populate(&x);
 	memset(&st, 0, sizeof(st));
 	/* A mounted store (a repo holding it open) can be exported. */
-	T_INTEQ(export_dump(x.store, x.dir, &st, &err), 0);
+	T_INTEQ(export_dump(x.f.store, x.dir, &st, &err), 0);
 	T_INTEQ(st.envs, 2);
 	T_INTEQ(st.artifacts, 4);
 	T_INTEQ(st.versions, 6);
 	T_INTEQ(st.tables, 2);
 	T_CHECK(st.events > 10);
-	repo_close(x.r);
-	x.r = NULL;
+	repo_close(x.f.r);
+	x.f.r = NULL;
 
 	/* The files are where export.h says. */
 	snprintf(path, sizeof(path),
@@ -438,7 +413,7 @@ static void test_roundtrip(void)
 	T_INTEQ(export_load(x.dir, x.store2, &st, &err), 0);
 	T_STREQ(cmfs_err_msg(&err), "");
 	T_INTEQ(st.versions, 6);
-	a = dump_rows(x.store);
+	a = dump_rows(x.f.store);
 	b = dump_rows(x.store2);
 	T_CHECK(a && b && strlen(a) > 1000);
 	T_STREQ(b, a);
@@ -453,9 +428,9 @@ static void test_roundtrip(void)
 	T_CONTAINS(cmfs_err_msg(&err), "exists in store");
 	/* Exporting into a directory that is not empty. */
 	cmfs_err_clear(&err);
-	T_ERRNO(export_dump(x.store, x.dir, NULL, &err), ENOTEMPTY);
+	T_ERRNO(export_dump(x.f.store, x.dir, NULL, &err), ENOTEMPTY);
 	cmfs_err_clear(&err);
-	snprintf(path, sizeof(path), "%s/none", x.tmp);
+	snprintf(path, sizeof(path), "%s/none", x.f.tmp);
 	T_ERRNO(export_dump(path, x.dir, NULL, &err), ENOENT);
 	teardown(&x);
 }
@@ -492,9 +467,9 @@ static void test_load_refusals(void)
 
 	setup(&x);
 	populate(&x);
-	T_INTEQ(export_dump(x.store, x.dir, NULL, &err), 0);
-	repo_close(x.r);
-	x.r = NULL;
+	T_INTEQ(export_dump(x.f.store, x.dir, NULL, &err), 0);
+	repo_close(x.f.r);
+	x.f.r = NULL;
 	/* An empty target store, so nothing there is the load's. */
 	T_INTEQ(mkdir(x.store2, 0700), 0);
 
@@ -524,11 +499,11 @@ static void test_load_refusals(void)
 	snprintf(cmd, sizeof(cmd),
 		 "cp %s %s/bak && sed -i 's/\"spec\": {}/"
 		 "\"spec\": {},,/' %s",
-		 path, x.tmp, path);
+		 path, x.f.tmp, path);
 	T_INTEQ(system(cmd), 0);
 	load_refused(&x, "notes.txt/1/artifact.json:");
 	load_refused(&x, "expected a key string");
-	snprintf(cmd, sizeof(cmd), "mv %s/bak %s", x.tmp, path);
+	snprintf(cmd, sizeof(cmd), "mv %s/bak %s", x.f.tmp, path);
 	T_INTEQ(system(cmd), 0);
 
 	/* A table whose text no longer parses. */
@@ -545,10 +520,10 @@ static void test_load_refusals(void)
 	load_refused(&x, "not listed in export.json");
 	rmdir(path);
 	snprintf(path, sizeof(path), "%s/export.json", x.dir);
-	snprintf(cmd, sizeof(cmd), "mv %s %s/bak", path, x.tmp);
+	snprintf(cmd, sizeof(cmd), "mv %s %s/bak", path, x.f.tmp);
 	T_INTEQ(system(cmd), 0);
 	load_refused(&x, "not a cmfs export");
-	snprintf(cmd, sizeof(cmd), "mv %s/bak %s", x.tmp, path);
+	snprintf(cmd, sizeof(cmd), "mv %s/bak %s", x.f.tmp, path);
 	T_INTEQ(system(cmd), 0);
 
 	/* A store in use (another process holds its catalog). */

@@ -35,79 +35,46 @@
 #include "repo.h"
 #include "store.h"
 
+#include "fixture.h"
+
 #define TYPE "cmf.confluent.io/sql-artifact-type"
 #define IDENT "cmf.confluent.io/sql-artifact-identifier"
 #define FIXTURES "fixtures/jars/"
 
 static const struct repo_who who = {1000, 1000, 4242};
 
-struct ctx {
-	char tmp[64];
-	char store[128];
-	struct config cfg;
-	struct repo *r;
-};
-
-static void setup(struct ctx *x)
+static void setup(struct fixture *x)
 {
-	struct cmfs_err err = CMFS_ERR_INIT;
-
-	memset(x, 0, sizeof(*x));
-	snprintf(x->tmp, sizeof(x->tmp), "/tmp/cmfs-test-fsck-XXXXXX");
-	if (!mkdtemp(x->tmp)) {
-		perror("mkdtemp");
-		exit(2);
-	}
-	snprintf(x->store, sizeof(x->store), "%s/store", x->tmp);
-	if (config_defaults(&x->cfg))
-		exit(2);
-	free(x->cfg.store_path);
-	x->cfg.store_path = strdup(x->store);
-	if (repo_open(&x->r, &x->cfg, "/mnt/cmfs", NULL, NULL, &err)) {
-		fprintf(stderr, "repo_open: %s\n", cmfs_err_msg(&err));
-		exit(2);
-	}
+	fixture_open(x, "fsck", NULL, FIXTURE_MNT, 0);
 }
 
 /* Close the repo, so the store is offline. */
-static void offline(struct ctx *x)
+static void offline(struct fixture *x)
 {
 	repo_close(x->r);
 	x->r = NULL;
 }
 
-static void teardown(struct ctx *x)
-{
-	repo_close(x->r);
-	config_release(&x->cfg);
-	t_rmtree(x->tmp);
-}
-
-static int upload(struct ctx *x, const char *env, const char *name,
+static int upload(struct fixture *x, const char *env, const char *name,
 		  const void *data, size_t len, struct catalog_version *v)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
-	struct repo_upload *u = NULL;
-	int rc = repo_upload_begin(&u, x->r, env, name, 1, &err);
+	int rc = fixture_upload(x, &who, env, name, data, len, v, &err);
 
-	if (!rc && len && repo_upload_write(u, data, len, 0) != (ssize_t)len)
-		rc = -EIO;
-	if (!rc)
-		rc = repo_upload_commit(u, &who, v, &err);
 	if (rc)
 		fprintf(stderr, "upload %s: %s\n", name, cmfs_err_msg(&err));
-	repo_upload_free(u);
 	return rc;
 }
 
-static int ups(struct ctx *x, const char *env, const char *name,
+static int ups(struct fixture *x, const char *env, const char *name,
 	       const char *text, struct catalog_version *v)
 {
 	return upload(x, env, name, text, strlen(text), v);
 }
 
 /* The path of blob `sha` into `out`. */
-static void blob_path(char *out, size_t n, const struct ctx *x, const char *sha)
+static void blob_path(char *out, size_t n, const struct fixture *x,
+		      const char *sha)
 {
 	snprintf(out, n, "%s/blobs/%.2s/%s", x->store, sha, sha);
 }
@@ -118,7 +85,7 @@ static int exists(const char *path)
 }
 
 /* Run one SQL statement on the store's catalog (to damage it). */
-static void sql(const struct ctx *x, const char *stmt)
+static void sql(const struct fixture *x, const char *stmt)
 {
 	char db[256];
 	sqlite3 *h = NULL;
@@ -130,7 +97,7 @@ static void sql(const struct ctx *x, const char *stmt)
 }
 
 /* One integer from the catalog. */
-static long long sql_int(const struct ctx *x, const char *stmt)
+static long long sql_int(const struct fixture *x, const char *stmt)
 {
 	char db[256];
 	sqlite3 *h = NULL;
@@ -148,7 +115,7 @@ static long long sql_int(const struct ctx *x, const char *stmt)
 }
 
 /* Run fsck; the report (or NULL on error) and the message. */
-static struct fsck_report *run(const struct ctx *x, int repair, int *rc,
+static struct fsck_report *run(const struct fixture *x, int repair, int *rc,
 			       char *msg)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
@@ -182,7 +149,7 @@ static const struct fsck_problem *find(const struct fsck_report *r,
 }
 
 /* A store with a labelled JAR in two versions, a text file, a table. */
-static void populate(struct ctx *x, struct catalog_version *v1,
+static void populate(struct fixture *x, struct catalog_version *v1,
 		     struct catalog_version *v2, struct catalog_version *txt)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
@@ -216,7 +183,7 @@ static void populate(struct ctx *x, struct catalog_version *v1,
 
 static void test_clean(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct catalog_version v1, v2, t;
 	struct fsck_report *r;
 	char *s;
@@ -249,13 +216,13 @@ static void test_clean(void)
 	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_OK);
 	fsck_report_free(r);
 	T_INTEQ(sql_int(&x, "SELECT count(*) FROM versions"), 3);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* A store with nothing in it yet (and no blob at all) is clean. */
 static void test_empty(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct fsck_report *r;
 	int rc;
 
@@ -266,12 +233,12 @@ static void test_empty(void)
 	T_INTEQ(r ? r->nblobs + r->nversions + r->nproblems : 99, 0);
 	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_OK);
 	fsck_report_free(r);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 static void test_not_a_store(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct fsck_report *r;
 	char msg[CMFS_ERR_MSG], path[100];
 	int rc;
@@ -292,12 +259,12 @@ static void test_not_a_store(void)
 	T_ERRNO(rc, ENOENT);
 	T_CONTAINS(msg, "not a cmfs store");
 	T_CHECK(r == NULL);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 static void test_flipped_byte(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct catalog_version v1, v2, t;
 	const struct fsck_problem *p;
 	struct fsck_report *r;
@@ -366,12 +333,12 @@ static void test_flipped_byte(void)
 	r = run(&x, 0, &rc, NULL);
 	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_OK);
 	fsck_report_free(r);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 static void test_deleted_blob(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct catalog_version v1, v2, t;
 	const struct fsck_problem *p;
 	struct fsck_report *r;
@@ -402,12 +369,12 @@ static void test_deleted_blob(void)
 			    " 'notes.txt'"),
 		0);
 	T_INTEQ(sql_int(&x, "SELECT count(*) FROM versions"), 2);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 static void test_orphan(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct catalog_version v1, v2, t;
 	const struct fsck_problem *p;
 	struct fsck_report *r;
@@ -445,13 +412,13 @@ static void test_orphan(void)
 	blob_path(good, sizeof(good), &x, v1.sha256);
 	T_CHECK(exists(good));
 	T_INTEQ(sql_int(&x, "SELECT count(*) FROM versions"), 3);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* Only the broken one of three versions goes. */
 static void test_good_versions_stay(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct catalog_version a, b, c;
 	struct fsck_report *r;
 	char path[256];
@@ -474,12 +441,12 @@ static void test_good_versions_stay(void)
 			    " (1, 3)"),
 		2);
 	T_INTEQ(sql_int(&x, "SELECT count(*) FROM versions"), 2);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 static void test_inspection(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct catalog_version v1, v2, t;
 	const struct fsck_problem *p;
 	struct fsck_report *r;
@@ -501,12 +468,12 @@ static void test_inspection(void)
 	T_INTEQ(sql_int(&x, "SELECT count(*) FROM factories WHERE"
 			    " identifier = 'mongodb'"),
 		2);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 static void test_size_row(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct catalog_version v1, v2, t;
 	const struct fsck_problem *p;
 	struct fsck_report *r;
@@ -525,13 +492,13 @@ static void test_size_row(void)
 	fsck_report_free(r);
 	/* The intact blob's version is kept. */
 	T_INTEQ(sql_int(&x, "SELECT count(*) FROM versions"), 3);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* A damaged catalog: reported; nothing, not even an orphan, is touched. */
 static void test_truncated_catalog(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct catalog_version v1, v2, t;
 	const struct fsck_problem *p;
 	struct fsck_report *r;
@@ -579,13 +546,13 @@ static void test_truncated_catalog(void)
 	fsck_report_free(r);
 	T_CHECK(exists(path));
 	T_CHECK(!exists(db));
-	teardown(&x);
+	fixture_close(&x);
 }
 
 /* Another process holds the catalog open: read-only, no repair. */
 static void test_busy(void)
 {
-	struct ctx x;
+	struct fixture x;
 	struct catalog_version v1, v2, t;
 	struct fsck_report *r;
 	char db[256], path[256], *s;
@@ -631,7 +598,7 @@ static void test_busy(void)
 	r = run(&x, 1, &rc, NULL);
 	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_CORRECTED);
 	fsck_report_free(r);
-	teardown(&x);
+	fixture_close(&x);
 }
 
 int main(void)
