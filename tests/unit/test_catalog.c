@@ -25,6 +25,8 @@
 #include "err.h"
 #include "jar.h"
 
+#include "fixture.h"
+
 #define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define SHA_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 #define SHA_C "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
@@ -36,11 +38,7 @@ static char dbpath[128];
 
 static void mktemp_dir(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/cmfs-test-catalog-XXXXXX");
-	if (!mkdtemp(tmp)) {
-		perror("mkdtemp");
-		exit(2);
-	}
+	fixture_tmpdir(tmp, sizeof(tmp), "catalog");
 	snprintf(dbpath, sizeof(dbpath), "%s/catalog.db", tmp);
 }
 

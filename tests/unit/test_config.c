@@ -23,17 +23,15 @@
 #include "config.h"
 #include "err.h"
 
+#include "fixture.h"
+
 /* ---- helpers --------------------------------------------------------------- */
 
 static char tmp[64];
 
 static void mktemp_dir(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/cmfs-test-config-XXXXXX");
-	if (!mkdtemp(tmp)) {
-		perror("mkdtemp");
-		exit(2);
-	}
+	fixture_tmpdir(tmp, sizeof(tmp), "config");
 }
 
 static void rm_temp_dir(void)

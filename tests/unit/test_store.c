@@ -23,6 +23,8 @@
 #include "err.h"
 #include "store.h"
 
+#include "fixture.h"
+
 #define SHA_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 #define SHA_ABC "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
 #define SHA_HELLO "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
@@ -36,11 +38,7 @@ static char spath[128];	/* <tmp>/store */
 
 static void mktemp_dir(void)
 {
-	snprintf(tmp, sizeof(tmp), "/tmp/cmfs-test-store-XXXXXX");
-	if (!mkdtemp(tmp)) {
-		perror("mkdtemp");
-		exit(2);
-	}
+	fixture_tmpdir(tmp, sizeof(tmp), "store");
 	snprintf(spath, sizeof(spath), "%s/store", tmp);
 }
 
@@ -101,18 +99,6 @@ static ssize_t read_all(int fd, char *out, size_t n)
 	return got;
 }
 
-/* SHA-256 of `len` bytes, streamed in one update. */
-static void sha_of(char hex[STORE_SHA_HEX], const void *data, size_t len)
-{
-	struct store_hash *h = NULL;
-
-	if (store_hash_new(&h))
-		exit(2);
-	store_hash_update(h, data, len);
-	store_hash_final(h, hex);
-	store_hash_free(h);
-}
-
 /* Stage `len` bytes and commit them as their blob; the sha into `hex`. */
 static int put_blob(struct store *s, const char *data, size_t len,
 		    char hex[STORE_SHA_HEX])
@@ -120,7 +106,7 @@ static int put_blob(struct store *s, const char *data, size_t len,
 	struct cmfs_err err = CMFS_ERR_INIT;
 	int fd, rc;
 
-	sha_of(hex, data, len);
+	fixture_sha(hex, data, len);
 	rc = store_stage(s, &fd, &err);
 	if (rc)
 		return rc;
@@ -202,7 +188,7 @@ static void test_hash_fd(void)
 	T_STREQ(hex, SHA_ABC);
 	/* A prefix only. */
 	T_INTEQ(store_hash_fd(hex, fd, 2, &err), 0);
-	sha_of(want, "ab", 2);
+	fixture_sha(want, "ab", 2);
 	T_STREQ(hex, want);
 	/* Asking for more than the file holds: -EIO, "short file". */
 	T_ERRNO(store_hash_fd(hex, fd, 4, &err), EIO);
@@ -212,10 +198,10 @@ static void test_hash_fd(void)
 	for (i = 0; i < big; i++)
 		data[i] = (unsigned char)(i * 2654435761u >> 13);
 	T_CHECK(pwrite(fd, data, big, 0) == (ssize_t)big);
-	sha_of(want, data, big);
+	fixture_sha(want, data, big);
 	T_INTEQ(store_hash_fd(hex, fd, big, &err), 0);
 	T_STREQ(hex, want);
-	sha_of(want, data, 1u << 20);
+	fixture_sha(want, data, 1u << 20);
 	T_INTEQ(store_hash_fd(hex, fd, 1u << 20, &err), 0);
 	T_STREQ(hex, want);
 	close(fd);
