@@ -24,6 +24,10 @@ die() {
 	exit 1
 }
 
+# unmount, wait_gone, wait_mount.
+# shellcheck source=bench/lib.sh
+. "$BENCH/lib.sh"
+
 [ "$(id -u)" = 0 ] || die "run as root"
 [ -x "$CMFS" ] || die "no $CMFS"
 
@@ -33,22 +37,6 @@ P=$W/pt
 CPID=
 PTPID=
 SPID=
-
-unmount() {
-	if mountpoint -q "$1"; then
-		fusermount3 -u "$1" 2>/dev/null || fusermount3 -uz "$1" ||
-			true
-	fi
-}
-
-wait_gone() {
-	i=0
-	while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	if kill -0 "$1" 2>/dev/null; then kill "$1" 2>/dev/null || true; fi
-}
 
 cleanup() {
 	set +e
@@ -61,17 +49,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-wait_mount() {
-	i=0
-	while ! mountpoint -q "$1"; do
-		i=$((i + 1))
-		if [ $i -gt 200 ] || ! kill -0 "$2" 2>/dev/null; then
-			die "$1 did not mount"
-		fi
-		sleep 0.05
-	done
-}
 
 mkdir -p "$M" "$P" "$W/ptsrc" "$W/in"
 if [ -f "$EXAMPLES/passthrough_ll.c.gz" ]; then

@@ -72,6 +72,10 @@ die() {
 	exit 1
 }
 
+# unmount, wait_gone, wait_mount.
+# shellcheck source=bench/lib.sh
+. "$BENCH/lib.sh"
+
 say() { printf '%s\n' "$*" >&2; }
 
 has() { case " $WORKLOADS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -132,25 +136,6 @@ SAVE=${SAVE:-$BENCH_TMP/cmfs-bench-last}
 RAW=$SAVE/raw		# "key target value" lines
 CPID=
 PPID_PT=
-
-unmount() {
-	if mountpoint -q "$1"; then
-		fusermount3 -u "$1" 2>/dev/null || fusermount3 -uz "$1" ||
-			true
-	fi
-}
-
-# wait_gone PID: the daemon exits after its unmount; 10 s at most.
-wait_gone() {
-	i=0
-	while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	if kill -0 "$1" 2>/dev/null; then
-		kill "$1" 2>/dev/null || true
-	fi
-}
 
 cleanup() {
 	set +e
@@ -269,18 +254,6 @@ fi
 cc -O2 -I"$EXAMPLES" -o "$W/passthrough_ll" "$W/passthrough_ll.c" \
 	$(pkg-config --cflags --libs fuse3) || die "cannot build passthrough_ll"
 cc -O2 -o "$W/lat" "$BENCH/lat.c" || die "cannot build bench/lat.c"
-
-wait_mount() {
-	i=0
-	while ! mountpoint -q "$1"; do
-		i=$((i + 1))
-		if [ $i -gt 200 ] || ! kill -0 "$2" 2>/dev/null; then
-			cat "$3" >&2
-			die "$1 did not mount"
-		fi
-		sleep 0.05
-	done
-}
 
 {
 	printf '[store]\npath = %s\n' "$W/store"
