@@ -439,11 +439,14 @@ void jar_names_free(char **names)
 
 /*
  * libzip reads in small pieces: with ZIP_CHECKCONS, four or so per entry
- * to compare each local header with the central directory.  From an fd,
- * short reads are served from a read-ahead window, so 20,000 entries cost
- * a few thousand pread() calls, not 80,000.
+ * to compare each local header with the central directory, walking the
+ * file forward.  From an fd, short reads are served from a read-ahead
+ * window, so 20,000 entries cost a few thousand pread() calls, not 80,000.
+ * Only a forward scan fills the whole window: a jump elsewhere (an entry
+ * opened out of file order) reads what was asked, rounded up to a page.
  */
 #define WINDOW (64u << 10)
+#define PAGE 4096u
 
 struct input {
 	int fd; /* -1: read from mem */
@@ -477,25 +480,46 @@ static int pread_full(int fd, void *buf, size_t n, uint64_t off, size_t *got)
 	return 0;
 }
 
-/* Read up to n bytes at `off`; *got < n only at the end. 0 or -EIO. */
-static int input_read(struct input *in, void *buf, size_t n, uint64_t off,
-		      size_t *got)
+/* Read up to n bytes at `off`, past the window; *got < n only at the end.
+ * 0 or -EIO. */
+static int input_direct(struct input *in, void *buf, size_t n, uint64_t off,
+			size_t *got)
 {
 	*got = 0;
 	if (off >= in->size)
 		return 0;
 	if (n > in->size - off)
 		n = (size_t)(in->size - off);
-	if (in->fd < 0) {
-		memcpy(buf, in->mem + off, n);
-		*got = n;
-		return 0;
-	}
-	if (n > WINDOW / 4 || !in->win)
+	if (in->fd >= 0)
 		return pread_full(in->fd, buf, n, off, got);
-	if (off < in->win_off || off + n > in->win_off + in->win_len) {
+	memcpy(buf, in->mem + off, n);
+	*got = n;
+	return 0;
+}
+
+/* Read up to n bytes at `off` through the window; *got < n only at the
+ * end. 0 or -EIO. */
+static int input_read(struct input *in, void *buf, size_t n, uint64_t off,
+		      size_t *got)
+{
+	uint64_t end = in->win_off + in->win_len;
+	size_t want;
+
+	if (in->fd < 0 || !in->win || n > WINDOW / 4)
+		return input_direct(in, buf, n, off, got);
+	*got = 0;
+	if (off >= in->size)
+		return 0;
+	if (n > in->size - off)
+		n = (size_t)(in->size - off);
+	if (off < in->win_off || off + n > end) {
+		/* Right after the window, a forward scan goes on: refill
+		 * it all.  Elsewhere, read what was asked. */
+		want = off >= end && off - end < WINDOW
+			       ? WINDOW
+			       : (n + PAGE - 1) / PAGE * PAGE;
 		in->win_len = 0;
-		if (pread_full(in->fd, in->win, WINDOW, off, &in->win_len))
+		if (pread_full(in->fd, in->win, want, off, &in->win_len))
 			return -EIO;
 		in->win_off = off;
 		if (n > in->win_len) /* the file shrank under us */
