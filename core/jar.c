@@ -635,6 +635,9 @@ struct jclass {
 	unsigned bits; /* BIT_*, of all its supertypes */
 	unsigned mark; /* == insp.gen: seen by the current walk */
 	int reached;   /* queued by the reachability walk */
+	char **refs;   /* queued: the classes it names (take_refs) */
+	size_t nrefs;
+	char *refs_err; /* or why they could not be taken */
 };
 
 struct insp {
@@ -1291,6 +1294,8 @@ static void jclass_free(struct jclass *jc)
 		return;
 	classfile_free(jc->cf);
 	free(jc->bytes);
+	classfile_names_free(jc->refs);
+	free(jc->refs_err);
 	free(jc->name);
 	free(jc->super);
 	if (jc->ifaces)
@@ -1827,47 +1832,68 @@ static int add_external(struct insp *in, const char *iname)
 }
 
 /*
+ * Take the classes that queued class jc names, or why they cannot be
+ * taken, and let its bytes go: nothing reads a class once the identifier
+ * walks are done, and a wide JAR queues thousands of classes at a time,
+ * better as lists of names than as class files.  0 or -ENOMEM.
+ */
+static int take_refs(struct jclass *jc)
+{
+	struct cmfs_err e = CMFS_ERR_INIT;
+	int rc = classfile_refs(&jc->refs, &jc->nrefs, jc->cf, &e);
+
+	if (rc == -EINVAL && !(jc->refs_err = strdup(e.msg)))
+		rc = -ENOMEM;
+	else if (rc == -EINVAL)
+		rc = 0;
+	classfile_free(jc->cf);
+	jc->cf = NULL;
+	free(jc->bytes);
+	jc->bytes = NULL;
+	return rc;
+}
+
+/*
  * Breadth-first from the queued factories: each class named by a reached
  * class is either the JAR's (read and queued) or external (recorded).
  */
 static int reach(struct insp *in)
 {
-	struct cmfs_err e = CMFS_ERR_INIT;
 	struct jclass *jc, *rc_cls;
-	size_t head, i, n;
-	char **refs;
+	size_t head, i;
 	int rc = 0;
 
 	/*
 	 * The queue grows while it is walked: a JAR class named for the
-	 * first time is read (load_class) and appended.  Names already known
-	 * external are skipped without building an entry name.
+	 * first time is read (load_class), appended, and kept as the names
+	 * it names (take_refs); a bad name among them is reported when the
+	 * walk gets to it, as though they were taken then.  Names already
+	 * known external are skipped without building an entry name.
 	 */
 	for (head = 0; head < in->nqueue && !rc; head++) {
 		jc = in->queue[head];
-		rc = classfile_refs(&refs, &n, jc->cf, &e);
-		if (rc == -EINVAL)
-			return fail(in, -ENOEXEC, "class file %s.class: %s",
-				    jc->name, e.msg);
+		rc = jc->cf ? take_refs(jc) : 0;
 		if (rc)
 			return rc;
-		for (i = 0; i < n && !rc; i++) {
-			if (map_get(&in->external, refs[i], strlen(refs[i]),
-				    NULL))
+		if (jc->refs_err)
+			return fail(in, -ENOEXEC, "class file %s.class: %s",
+				    jc->name, jc->refs_err);
+		for (i = 0; i < jc->nrefs && !rc; i++) {
+			const char *ref = jc->refs[i];
+
+			if (map_get(&in->external, ref, strlen(ref), NULL))
 				continue;
-			rc = load_class(in, refs[i], &rc_cls);
+			rc = load_class(in, ref, &rc_cls);
 			if (!rc && rc_cls)
 				rc = enqueue(in, rc_cls);
-			else if (!rc)
-				rc = add_external(in, refs[i]);
+			if (!rc && rc_cls && rc_cls->cf)
+				rc = take_refs(rc_cls);
+			else if (!rc && !rc_cls)
+				rc = add_external(in, ref);
 		}
-		classfile_names_free(refs);
-		/* Nothing reads a class after this (the identifier walks are
-		 * done): its bytes go, so memory holds few at a time. */
-		classfile_free(jc->cf);
-		jc->cf = NULL;
-		free(jc->bytes);
-		jc->bytes = NULL;
+		classfile_names_free(jc->refs);
+		jc->refs = NULL;
+		jc->nrefs = 0;
 	}
 	return rc;
 }
