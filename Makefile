@@ -19,7 +19,7 @@ CC      ?= cc
 PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 
-CORE_PKGS := sqlite3 libzip inih libcrypto
+CORE_PKGS := sqlite3 libzip zlib inih libcrypto
 FS_PKGS   := fuse3
 
 BUILD := build$(if $(SANITIZE),-san)

@@ -5,7 +5,17 @@
  * through a zip_source of our own that reads with pread() (so a shared fd
  * keeps its offset, and memory and files take the same path), checks that
  * the file is a zip from its first byte on, and maps every raw entry name
- * to its index in a hash table (duplicates are refused there too).  Then:
+ * to its index in a hash table (duplicates are refused there too).
+ *
+ * libzip, with ZIP_CHECKCONS, is the judge of whether the archive is
+ * valid.  To read the entries it accepted, we parse the central directory
+ * again (build_index) and keep, for each entry that libzip describes the
+ * same way and that is plain (stored or deflated, not encrypted), where
+ * its local header is; fast_read then checks that header, reads exactly
+ * the entry's compressed bytes and inflates them with zlib, one z_stream
+ * for the whole inspection.  Any other entry, and any entry whose bytes
+ * do not come out exactly as declared (size, CRC-32), is read by libzip
+ * instead, so every verdict on a damaged entry is libzip's.  Then:
  *
  *   1. the service file is inflated and parsed as ServiceLoader would;
  *   2. each listed factory class is read; its supertypes are walked
@@ -30,6 +40,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +48,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zip.h>
+#define ZLIB_CONST /* next_in points to const bytes */
+#include <zlib.h>
 
 /* Returned by helpers once the report holds its error: stop, return 0. */
 #define STOP 1
@@ -439,11 +452,14 @@ void jar_names_free(char **names)
 
 /*
  * libzip reads in small pieces: with ZIP_CHECKCONS, four or so per entry
- * to compare each local header with the central directory.  From an fd,
- * short reads are served from a read-ahead window, so 20,000 entries cost
- * a few thousand pread() calls, not 80,000.
+ * to compare each local header with the central directory, walking the
+ * file forward.  From an fd, short reads are served from a read-ahead
+ * window, so 20,000 entries cost a few thousand pread() calls, not 80,000.
+ * Only a forward scan fills the whole window: a jump elsewhere (an entry
+ * opened out of file order) reads what was asked, rounded up to a page.
  */
 #define WINDOW (64u << 10)
+#define PAGE 4096u
 
 struct input {
 	int fd; /* -1: read from mem */
@@ -477,25 +493,46 @@ static int pread_full(int fd, void *buf, size_t n, uint64_t off, size_t *got)
 	return 0;
 }
 
-/* Read up to n bytes at `off`; *got < n only at the end. 0 or -EIO. */
-static int input_read(struct input *in, void *buf, size_t n, uint64_t off,
-		      size_t *got)
+/* Read up to n bytes at `off`, past the window; *got < n only at the end.
+ * 0 or -EIO. */
+static int input_direct(struct input *in, void *buf, size_t n, uint64_t off,
+			size_t *got)
 {
 	*got = 0;
 	if (off >= in->size)
 		return 0;
 	if (n > in->size - off)
 		n = (size_t)(in->size - off);
-	if (in->fd < 0) {
-		memcpy(buf, in->mem + off, n);
-		*got = n;
-		return 0;
-	}
-	if (n > WINDOW / 4 || !in->win)
+	if (in->fd >= 0)
 		return pread_full(in->fd, buf, n, off, got);
-	if (off < in->win_off || off + n > in->win_off + in->win_len) {
+	memcpy(buf, in->mem + off, n);
+	*got = n;
+	return 0;
+}
+
+/* Read up to n bytes at `off` through the window; *got < n only at the
+ * end. 0 or -EIO. */
+static int input_read(struct input *in, void *buf, size_t n, uint64_t off,
+		      size_t *got)
+{
+	uint64_t end = in->win_off + in->win_len;
+	size_t want;
+
+	if (in->fd < 0 || !in->win || n > WINDOW / 4)
+		return input_direct(in, buf, n, off, got);
+	*got = 0;
+	if (off >= in->size)
+		return 0;
+	if (n > in->size - off)
+		n = (size_t)(in->size - off);
+	if (off < in->win_off || off + n > end) {
+		/* Right after the window, a forward scan goes on: refill
+		 * it all.  Elsewhere, read what was asked. */
+		want = off >= end && off - end < WINDOW
+			       ? WINDOW
+			       : (n + PAGE - 1) / PAGE * PAGE;
 		in->win_len = 0;
-		if (pread_full(in->fd, in->win, WINDOW, off, &in->win_len))
+		if (pread_full(in->fd, in->win, want, off, &in->win_len))
 			return -EIO;
 		in->win_off = off;
 		if (n > in->win_len) /* the file shrank under us */
@@ -577,6 +614,14 @@ static uint64_t le64(const uint8_t *p)
 /* ------------------------------------------------------------------ */
 /* The state of one inspection.                                        */
 
+/* An entry that our index does not read: libzip does. */
+#define NO_INDEX UINT64_MAX
+
+/* fast_read's buffer for compressed bytes, and the bytes of a local
+ * header's extra field that its first read takes on trust. */
+#define ZBUF (64u << 10)
+#define LOCAL_SLACK 64u
+
 enum { WALK_NEW, WALK_ACTIVE, WALK_DONE };
 
 /* A class of the JAR that the inspection has read. */
@@ -590,6 +635,9 @@ struct jclass {
 	unsigned bits; /* BIT_*, of all its supertypes */
 	unsigned mark; /* == insp.gen: seen by the current walk */
 	int reached;   /* queued by the reachability walk */
+	char **refs;   /* queued: the classes it names (take_refs) */
+	size_t nrefs;
+	char *refs_err; /* or why they could not be taken */
 };
 
 struct insp {
@@ -610,6 +658,16 @@ struct insp {
 	uint64_t inflated;  /* bytes inflated so far */
 	unsigned gen;	    /* walk generation, for jclass.mark */
 	unsigned max_depth; /* lim.max_depth, at most DEPTH_CEILING */
+
+	/* Reading entries ourselves: build_index, fast_read. */
+	uint64_t cd_off, cd_size; /* the central directory, as the end
+				   * record says (precheck_entries) */
+	uint64_t *at;  /* entry -> its local header's offset, or NO_INDEX;
+			* NULL = no index */
+	uint8_t *zbuf; /* ZBUF bytes of compressed input */
+	z_stream zs;   /* raw inflate, reset for each entry */
+	int zs_ready;  /* zs is initialised */
+	struct jar_test *test; /* NULL, or jar_inspect_test()'s knobs */
 };
 
 /*
@@ -708,10 +766,108 @@ static int entry_fail(struct insp *in, const char *name, zip_error_t *ze)
 }
 
 /*
+ * Read entry idx ourselves, through the index (build_index): its local
+ * header, checked against the directory (signature, method, name), then
+ * exactly its compressed bytes, inflated with one z_stream for the whole
+ * inspection (or copied, if stored) into b, which has room for st->size
+ * + 1 bytes.  0 when b holds st->size bytes with the declared CRC-32.  1
+ * when anything is off: not in the index, a short read, a mismatch, a
+ * stream that is damaged, ends early, has bytes after its end or
+ * outgrows the declared size.  Then libzip reads the entry, so that it
+ * gets libzip's verdict, word for word, whichever way it came.  -ENOMEM.
+ */
+static int fast_read(struct insp *in, zip_uint64_t idx, const zip_stat_t *st,
+		     uint8_t *b)
+{
+	z_stream *z = &in->zs;
+	const uint8_t *data;
+	const char *name;
+	uint64_t pos, left;
+	size_t nl, got, start, have;
+	int zr = Z_OK;
+
+	if (!in->at || in->at[idx] == NO_INDEX || st->size >= UINT_MAX)
+		return 1;
+	name = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
+	nl = name ? strlen(name) : ZBUF;
+	if (nl > ZBUF / 2)
+		return 1;
+	if (!in->zbuf && !(in->zbuf = malloc(ZBUF)))
+		return -ENOMEM;
+	if (!in->zs_ready && inflateInit2(z, -MAX_WBITS) != Z_OK)
+		return -ENOMEM;
+	in->zs_ready = 1;
+	inflateReset(z);
+	/* One read for the header, the name, a little extra field, and as
+	 * much of the data as fits. */
+	pos = in->at[idx];
+	left = st->comp_size;
+	have = 30 + nl + LOCAL_SLACK;
+	have = left < ZBUF - have ? have + (size_t)left : ZBUF;
+	if (input_direct(in->src, in->zbuf, have, pos, &got) || got < 30 + nl)
+		return 1;
+	if (memcmp(in->zbuf, "PK\3\4", 4) ||
+	    le16(in->zbuf + 8) != st->comp_method ||
+	    le16(in->zbuf + 26) != nl || memcmp(in->zbuf + 30, name, nl))
+		return 1;
+	start = 30 + nl + le16(in->zbuf + 28);
+	pos += start;
+	data = in->zbuf + (start < got ? start : 0);
+	have = start < got ? got - start : 0;
+	if (have > left)
+		have = (size_t)left;
+	z->next_out = b;
+	z->avail_out = (uInt)st->size + 1;
+	for (;;) {
+		left -= have;
+		pos += have;
+		if (st->comp_method == ZIP_CM_STORE) {
+			if (have >= z->avail_out)
+				return 1;
+			memcpy(z->next_out, data, have);
+			z->next_out += have;
+			z->avail_out -= (uInt)have;
+		} else {
+			z->next_in = data;
+			z->avail_in = (uInt)have;
+			zr = inflate(z, Z_NO_FLUSH);
+			if ((zr != Z_OK && zr != Z_BUF_ERROR &&
+			     zr != Z_STREAM_END) ||
+			    !z->avail_out)
+				return 1;
+			if (zr == Z_STREAM_END)
+				break;
+		}
+		if (!left)
+			break;
+		have = left < ZBUF ? (size_t)left : ZBUF;
+		if (input_direct(in->src, in->zbuf, have, pos, &got) ||
+		    got != have)
+			return 1;
+		data = in->zbuf;
+	}
+	if (st->comp_method != ZIP_CM_STORE &&
+	    (zr != Z_STREAM_END || left || z->avail_in))
+		return 1;
+	have = (size_t)(z->next_out - b);
+	return have != st->size || crc32(0, b, (uInt)have) != st->crc;
+}
+
+/* Over the cap on inflated bytes: the report says so. */
+static int over_inflated(struct insp *in)
+{
+	return fail(in, -EFBIG,
+		    "the classes read inflate to more than %llu bytes (the "
+		    "limit)",
+		    (unsigned long long)in->lim.max_inflated);
+}
+
+/*
  * Inflate entry `idx` (named `name`), at most `cap` bytes, into *out
- * (malloc'd, *len bytes).  The declared size is only a first guess: the
- * bytes are counted as they come, and one byte past the declared size
- * stops the read.  0, STOP or -errno.
+ * (malloc'd, *len bytes): through our index if it can (fast_read), else
+ * with libzip.  The declared size is only a first guess: the bytes are
+ * counted as they come, and one byte past the declared size stops the
+ * read.  0, STOP or -errno.
  */
 static int read_entry(struct insp *in, zip_uint64_t idx, const char *name,
 		      uint64_t cap, uint8_t **out, size_t *len)
@@ -732,15 +888,30 @@ static int read_entry(struct insp *in, zip_uint64_t idx, const char *name,
 			    "entry %s: %llu bytes, over the limit of %llu",
 			    name, (unsigned long long)st.size,
 			    (unsigned long long)cap);
-	f = zip_fopen_index(in->za, idx, 0);
-	if (!f)
-		return entry_fail(in, name, zip_get_error(in->za));
 	b = malloc((size_t)st.size + 1);
-	if (!b) {
-		rc = -ENOMEM;
+	if (!b)
+		return -ENOMEM;
+	rc = fast_read(in, idx, &st, b);
+	if (rc < 0)
 		goto out;
+	if (!rc) {
+		got = st.size;
+		in->inflated += got;
+		if (in->test)
+			in->test->nfast++;
+		if (in->inflated > in->lim.max_inflated) {
+			rc = over_inflated(in);
+			goto out;
+		}
+	} else {
+		rc = 0;
+		f = zip_fopen_index(in->za, idx, 0);
+		if (!f) {
+			rc = entry_fail(in, name, zip_get_error(in->za));
+			goto out;
+		}
 	}
-	for (;;) {
+	while (f) {
 		zip_int64_t n = zip_fread(f, b + got, st.size + 1 - got);
 
 		if (n < 0) {
@@ -752,10 +923,7 @@ static int read_entry(struct insp *in, zip_uint64_t idx, const char *name,
 		got += (uint64_t)n;
 		in->inflated += (uint64_t)n;
 		if (in->inflated > in->lim.max_inflated) {
-			rc = fail(in, -EFBIG,
-				  "the classes read inflate to more than %llu "
-				  "bytes (the limit)",
-				  (unsigned long long)in->lim.max_inflated);
+			rc = over_inflated(in);
 			goto out;
 		}
 		if (got > st.size) {
@@ -807,7 +975,9 @@ static long find_local_header(struct input *src)
  * Weigh the entry count that the end-of-central-directory record (or its
  * zip64 twin) declares, before libzip allocates a table that big.  Only a
  * record that ends the file exactly (as ZIP_CHECKCONS wants) is read;
- * anything else is left to libzip.  0, STOP (too many entries) or -EIO.
+ * anything else is left to libzip.  Where the central directory is goes
+ * into in->cd_off and cd_size, for build_index().  0, STOP (too many
+ * entries) or -EIO.
  */
 static int precheck_entries(struct insp *in)
 {
@@ -833,14 +1003,19 @@ static int precheck_entries(struct insp *in)
 			continue;
 		found = 1;
 		count = le16(b + p + 10);
+		in->cd_size = le32(b + p + 12);
+		in->cd_off = le32(b + p + 16);
 		/* A zip64 locator right before: the real count is there. */
 		if (p >= 20 && !memcmp(b + p - 20, "PK\6\7", 4)) {
 			uint64_t off = le64(b + p - 20 + 8);
 
 			if (off < in->src->size && in->src->size - off >= 56 &&
 			    !input_read(in->src, z, 56, off, &got) &&
-			    got == 56 && !memcmp(z, "PK\6\6", 4))
+			    got == 56 && !memcmp(z, "PK\6\6", 4)) {
 				count = le64(z + 32);
+				in->cd_size = le64(z + 40);
+				in->cd_off = le64(z + 48);
+			}
 		}
 	}
 	if (found && count > in->lim.max_entries)
@@ -883,6 +1058,107 @@ static int map_entries(struct insp *in)
 				name);
 	}
 	return 0;
+}
+
+/*
+ * Central directory record `h` (its lengths checked to fit) describes
+ * entry i: its local header's offset into in->at[i] if libzip sees the
+ * entry the same way (name, method, sizes, CRC-32) and it is plain:
+ * stored or deflated, not encrypted.  Zip64 sizes and offset come from
+ * the zip64 extra field.
+ */
+static void index_entry(struct insp *in, zip_uint64_t i, const uint8_t *h)
+{
+	uint64_t v[3] = {le32(h + 24), le32(h + 20), le32(h + 42)};
+	size_t nl = le16(h + 28), k, len;
+	const uint8_t *e = h + 46 + nl, *end = e + le16(h + 30), *z;
+	const zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE |
+				  ZIP_STAT_CRC | ZIP_STAT_COMP_METHOD |
+				  ZIP_STAT_ENCRYPTION_METHOD;
+	const char *name;
+	zip_stat_t st;
+
+	/* Zip64: size, compressed size, offset, each only if saturated. */
+	for (; end - e >= 4; e += 4 + len) {
+		len = le16(e + 2);
+		if (len > (size_t)(end - e - 4))
+			return;
+		if (le16(e) != 0x0001)
+			continue;
+		for (z = e + 4, k = 0; k < 3; k++) {
+			if (v[k] != 0xffffffffu)
+				continue;
+			if (z + 8 > e + 4 + len)
+				return;
+			v[k] = le64(z);
+			z += 8;
+		}
+	}
+	zip_stat_init(&st);
+	/* Flag bits 0 and 6: encrypted. */
+	if ((le16(h + 8) & 0x41) ||
+	    zip_stat_index(in->za, i, ZIP_FL_ENC_RAW, &st) ||
+	    (st.valid & need) != need || st.encryption_method != ZIP_EM_NONE ||
+	    st.comp_method != le16(h + 10) || st.crc != le32(h + 16) ||
+	    st.size != v[0] || st.comp_size != v[1] ||
+	    (st.comp_method != ZIP_CM_DEFLATE &&
+	     (st.comp_method != ZIP_CM_STORE || st.size != st.comp_size)))
+		return;
+	name = zip_get_name(in->za, i, ZIP_FL_ENC_RAW);
+	if (!name || strlen(name) != nl || memcmp(name, h + 46, nl))
+		return;
+	in->at[i] = v[2];
+}
+
+/*
+ * Our own index of the central directory, so that entries are read
+ * without libzip's machinery for each (fast_read): one offset for each
+ * entry that libzip describes as the directory does and that we can read
+ * (index_entry), NO_INDEX for the rest, which libzip reads.  A directory
+ * we cannot walk, or one that libzip counts otherwise, leaves no index.
+ * libzip, which opened the archive with ZIP_CHECKCONS, remains the judge
+ * of what is valid: the index is only a shorter way to the bytes of the
+ * entries libzip accepted.  0 or -ENOMEM.
+ */
+static int build_index(struct insp *in)
+{
+	size_t n = in->rep->nentries, i, p = 0, got, len;
+	uint8_t *cd;
+	int rc = 0;
+
+	if ((in->test && in->test->libzip_only) || !n || !in->cd_size ||
+	    in->cd_off > in->src->size ||
+	    in->cd_size > in->src->size - in->cd_off)
+		return 0;
+	cd = malloc((size_t)in->cd_size);
+	in->at = malloc(n * sizeof(*in->at));
+	if (!cd || !in->at) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	if (input_direct(in->src, cd, (size_t)in->cd_size, in->cd_off, &got) ||
+	    got != in->cd_size)
+		goto out;
+	for (i = 0; i < n; i++) {
+		in->at[i] = NO_INDEX;
+		if (in->cd_size - p < 46 || memcmp(cd + p, "PK\1\2", 4))
+			break;
+		len = 46u + le16(cd + p + 28) + le16(cd + p + 30) +
+		      le16(cd + p + 32);
+		if (len > in->cd_size - p)
+			break;
+		index_entry(in, (zip_uint64_t)i, cd + p);
+		p += len;
+	}
+	if (i == n && p == in->cd_size) {
+		free(cd);
+		return 0;
+	}
+out:
+	free(cd);
+	free(in->at);
+	in->at = NULL;
+	return rc;
 }
 
 /*
@@ -1002,7 +1278,8 @@ static int open_archive(struct insp *in)
 			    "the archive has %lld entries, over the limit of "
 			    "%zu",
 			    (long long)n, in->lim.max_entries);
-	return map_entries(in);
+	rc = map_entries(in);
+	return rc ? rc : build_index(in);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1017,6 +1294,8 @@ static void jclass_free(struct jclass *jc)
 		return;
 	classfile_free(jc->cf);
 	free(jc->bytes);
+	classfile_names_free(jc->refs);
+	free(jc->refs_err);
 	free(jc->name);
 	free(jc->super);
 	if (jc->ifaces)
@@ -1553,47 +1832,68 @@ static int add_external(struct insp *in, const char *iname)
 }
 
 /*
+ * Take the classes that queued class jc names, or why they cannot be
+ * taken, and let its bytes go: nothing reads a class once the identifier
+ * walks are done, and a wide JAR queues thousands of classes at a time,
+ * better as lists of names than as class files.  0 or -ENOMEM.
+ */
+static int take_refs(struct jclass *jc)
+{
+	struct cmfs_err e = CMFS_ERR_INIT;
+	int rc = classfile_refs(&jc->refs, &jc->nrefs, jc->cf, &e);
+
+	if (rc == -EINVAL && !(jc->refs_err = strdup(e.msg)))
+		rc = -ENOMEM;
+	else if (rc == -EINVAL)
+		rc = 0;
+	classfile_free(jc->cf);
+	jc->cf = NULL;
+	free(jc->bytes);
+	jc->bytes = NULL;
+	return rc;
+}
+
+/*
  * Breadth-first from the queued factories: each class named by a reached
  * class is either the JAR's (read and queued) or external (recorded).
  */
 static int reach(struct insp *in)
 {
-	struct cmfs_err e = CMFS_ERR_INIT;
 	struct jclass *jc, *rc_cls;
-	size_t head, i, n;
-	char **refs;
+	size_t head, i;
 	int rc = 0;
 
 	/*
 	 * The queue grows while it is walked: a JAR class named for the
-	 * first time is read (load_class) and appended.  Names already known
-	 * external are skipped without building an entry name.
+	 * first time is read (load_class), appended, and kept as the names
+	 * it names (take_refs); a bad name among them is reported when the
+	 * walk gets to it, as though they were taken then.  Names already
+	 * known external are skipped without building an entry name.
 	 */
 	for (head = 0; head < in->nqueue && !rc; head++) {
 		jc = in->queue[head];
-		rc = classfile_refs(&refs, &n, jc->cf, &e);
-		if (rc == -EINVAL)
-			return fail(in, -ENOEXEC, "class file %s.class: %s",
-				    jc->name, e.msg);
+		rc = jc->cf ? take_refs(jc) : 0;
 		if (rc)
 			return rc;
-		for (i = 0; i < n && !rc; i++) {
-			if (map_get(&in->external, refs[i], strlen(refs[i]),
-				    NULL))
+		if (jc->refs_err)
+			return fail(in, -ENOEXEC, "class file %s.class: %s",
+				    jc->name, jc->refs_err);
+		for (i = 0; i < jc->nrefs && !rc; i++) {
+			const char *ref = jc->refs[i];
+
+			if (map_get(&in->external, ref, strlen(ref), NULL))
 				continue;
-			rc = load_class(in, refs[i], &rc_cls);
+			rc = load_class(in, ref, &rc_cls);
 			if (!rc && rc_cls)
 				rc = enqueue(in, rc_cls);
-			else if (!rc)
-				rc = add_external(in, refs[i]);
+			if (!rc && rc_cls && rc_cls->cf)
+				rc = take_refs(rc_cls);
+			else if (!rc && !rc_cls)
+				rc = add_external(in, ref);
 		}
-		classfile_names_free(refs);
-		/* Nothing reads a class after this (the identifier walks are
-		 * done): its bytes go, so memory holds few at a time. */
-		classfile_free(jc->cf);
-		jc->cf = NULL;
-		free(jc->bytes);
-		jc->bytes = NULL;
+		classfile_names_free(jc->refs);
+		jc->refs = NULL;
+		jc->nrefs = 0;
 	}
 	return rc;
 }
@@ -1738,13 +2038,18 @@ static void insp_release(struct insp *in)
 	map_release(&in->entries);
 	map_release(&in->classes);
 	map_release(&in->external);
+	free(in->at);
+	free(in->zbuf);
+	if (in->zs_ready)
+		inflateEnd(&in->zs);
 	if (in->za)
 		zip_discard(in->za);
 }
 
-/* The inspection proper, over any input. */
+/* The inspection proper, over any input; `t` may be NULL. */
 static int inspect(struct jar_report **out, struct input *src,
-		   const struct jar_limits *lim, struct cmfs_err *err)
+		   const struct jar_limits *lim, struct jar_test *t,
+		   struct cmfs_err *err)
 {
 	struct insp in;
 	int rc;
@@ -1752,6 +2057,7 @@ static int inspect(struct jar_report **out, struct input *src,
 	memset(&in, 0, sizeof(in));
 	in.src = src;
 	in.err = err;
+	in.test = t;
 	if (lim)
 		in.lim = *lim;
 	else
@@ -1764,6 +2070,10 @@ static int inspect(struct jar_report **out, struct input *src,
 	/* Each step runs only if the one before found nothing wrong: STOP
 	 * (the report has its error) and errors skip the rest alike. */
 	rc = open_archive(&in);
+	if (!rc && t && t->later) { /* the file changes under us */
+		src->mem = t->later;
+		src->size = t->later_len;
+	}
 	if (!rc)
 		rc = inspect_factories(&in);
 	if (!rc)
@@ -1798,14 +2108,15 @@ int jar_inspect_fd(struct jar_report **out, int fd,
 	src.size = (uint64_t)st.st_size;
 	src.win = malloc(WINDOW); /* without it, every read is a pread */
 	zip_error_init(&src.error);
-	rc = inspect(out, &src, lim, err);
+	rc = inspect(out, &src, lim, NULL, err);
 	zip_error_fini(&src.error);
 	free(src.win);
 	return rc;
 }
 
-int jar_inspect_mem(struct jar_report **out, const void *data, size_t len,
-		    const struct jar_limits *lim, struct cmfs_err *err)
+int jar_inspect_test(struct jar_report **out, const void *data, size_t len,
+		     const struct jar_limits *lim, struct jar_test *t,
+		     struct cmfs_err *err)
 {
 	struct input src;
 	int rc;
@@ -1815,9 +2126,15 @@ int jar_inspect_mem(struct jar_report **out, const void *data, size_t len,
 	src.mem = data;
 	src.size = len;
 	zip_error_init(&src.error);
-	rc = inspect(out, &src, lim, err);
+	rc = inspect(out, &src, lim, t, err);
 	zip_error_fini(&src.error);
 	return rc;
+}
+
+int jar_inspect_mem(struct jar_report **out, const void *data, size_t len,
+		    const struct jar_limits *lim, struct cmfs_err *err)
+{
+	return jar_inspect_test(out, data, len, lim, NULL, err);
 }
 
 int jar_inspect(struct jar_report **out, const char *path,

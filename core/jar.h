@@ -10,11 +10,14 @@
  * the factory code reaches, which resolution checks against
  * `[sql] class_allowlist`.  See DESIGN.md, "Artifacts" and "Resolution".
  *
- * The archive is read with libzip (consistency checks on, read-only); the
- * class files with our own reader (classfile.h).  Only the service file
- * and the classes reached from the factories are inflated, every inflate
- * is counted against caps (struct jar_limits), and no size declared in the
- * archive is trusted.  Inspection is reentrant: no global state.
+ * The archive is opened and judged by libzip (consistency checks on,
+ * read-only); the entries it accepts are read through our own index of the
+ * central directory and inflated with zlib, or by libzip where anything
+ * about them is unusual; the class files with our own reader
+ * (classfile.h).  Only the service file and the classes reached from the
+ * factories are inflated, every inflate is counted against caps (struct
+ * jar_limits), and no size declared in the archive is trusted.
+ * Inspection is reentrant: no global state.
  *
  * Reach, precisely: breadth-first from the factory classes, through every
  * class named in a reached class's constant pool (Class constants, array
@@ -112,6 +115,22 @@ int jar_inspect_fd(struct jar_report **out, int fd,
 /* Same, from `len` bytes in memory (borrowed for the call). */
 int jar_inspect_mem(struct jar_report **out, const void *data, size_t len,
 		    const struct jar_limits *lim, struct cmfs_err *err);
+
+/*
+ * For tests and the fuzzer: how jar_inspect_test() reads the entries,
+ * what it found, and the archive changing under an inspection.
+ */
+struct jar_test {
+	int libzip_only;   /* read every entry with libzip, none ourselves */
+	const void *later; /* non-NULL: once the archive is open, its bytes */
+	size_t later_len;  /* are these, as when a file is rewritten or cut */
+	size_t nfast;	   /* out: entries read through our own index */
+};
+
+/* jar_inspect_mem() with the knobs of `t` (NULL = none). */
+int jar_inspect_test(struct jar_report **out, const void *data, size_t len,
+		     const struct jar_limits *lim, struct jar_test *t,
+		     struct cmfs_err *err);
 
 /* Free a report; NULL is ok. */
 void jar_report_free(struct jar_report *r);

@@ -9,6 +9,7 @@
 #include "jar.h"
 #include "t.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <zip.h>
+#include <zlib.h>
 
 #define JARS "fixtures/jars/"
 
@@ -888,6 +890,315 @@ static void test_damaged(void)
 	T_CHECK(ok > 0);
 }
 
+/* ---- our own index and libzip: the same reports ---- */
+
+static unsigned get16(const uint8_t *p)
+{
+	return (unsigned)p[0] | (unsigned)p[1] << 8;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)get16(p) | (uint32_t)get16(p + 2) << 16;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/*
+ * Inspect n bytes at b with every entry read by libzip (fast = 0) or
+ * through our index where it can (fast = 1), the archive turning into
+ * `later` (ln bytes; NULL = no change) once open.  The outcome (rc, the
+ * error, the report as JSON with verdicts) into `out`; entries read
+ * through the index into *nfast.
+ */
+static void run(struct buf *out, size_t *nfast, const uint8_t *b, size_t n,
+		const uint8_t *later, size_t ln, int fast)
+{
+	struct jar_test t = {!fast, later, ln, 0};
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct jar_report *r = NULL;
+	int rc = jar_inspect_test(&r, b, n, NULL, &t, &err);
+
+	buf_printf(out, "rc %d %s\n", rc, rc ? err.msg : "");
+	if (!rc) {
+		buf_printf(out, "code %d error %s\n", r->code, err_of(r));
+		jar_report_format(out, r, "java.*", 1);
+	}
+	jar_report_free(r);
+	*nfast = t.nfast;
+}
+
+/*
+ * The two ways agree (on what `what` names): the entries that the fast
+ * way read through the index; its report's error into err[256].
+ */
+static size_t same(const char *what, const uint8_t *b, size_t n,
+		   const uint8_t *later, size_t ln, char *err)
+{
+	struct buf a = BUF_INIT(1 << 20), c = BUF_INIT(1 << 20);
+	size_t fa, fc;
+	const char *e;
+
+	run(&a, &fa, b, n, later, ln, 0);
+	run(&c, &fc, b, n, later, ln, 1);
+	T_STREQ(buf_str(&c), buf_str(&a));
+	T_INTEQ(fa, 0);
+	if (strcmp(buf_str(&a), buf_str(&c)))
+		fprintf(stderr, "  (%s)\n", what);
+	e = strstr(buf_str(&a), " error ");
+	snprintf(err, 256, "%.*s", e ? (int)strcspn(e + 7, "\n") : 0,
+		 e ? e + 7 : "");
+	buf_release(&a);
+	buf_release(&c);
+	return fc;
+}
+
+/* Every fixture JAR: the same report (or refusal) either way. */
+static void test_index_fixtures(void)
+{
+	DIR *d = opendir(JARS);
+	struct dirent *de;
+	size_t n, fast, nfix = 0, nfast = 0;
+	char path[300], err[256];
+	uint8_t *b;
+
+	T_CHECK(d != NULL);
+	while (d && (de = readdir(d))) {
+		if (!strstr(de->d_name, ".jar"))
+			continue;
+		snprintf(path, sizeof(path), JARS "%s", de->d_name);
+		n = slurp(path, &b);
+		fast = same(de->d_name, b, n, NULL, 0, err);
+		nfix++;
+		nfast += fast;
+		/* The archives libzip reads in full are all read by us. */
+		if (!strcmp(de->d_name, "mongodb.jar") ||
+		    !strcmp(de->d_name, "zip64.jar") ||
+		    !strcmp(de->d_name, "comment.jar"))
+			T_INTEQ(fast, 7);
+		if (!strcmp(de->d_name, "stored.jar"))
+			T_CHECK(fast >= 2);
+		free(b);
+	}
+	if (d)
+		closedir(d);
+	T_CHECK(nfix >= 30);
+	T_CHECK(nfast > 30);
+}
+
+/* Where entry `name` has its central record and local header in b. */
+static int locate(const uint8_t *b, size_t n, const char *name, size_t *cen,
+		  size_t *loc)
+{
+	size_t len = strlen(name), i;
+
+	for (i = 0; i + 46 + len <= n; i++)
+		if (!memcmp(b + i, "PK\1\2", 4) && get16(b + i + 28) == len &&
+		    !memcmp(b + i + 46, name, len)) {
+			*cen = i;
+			*loc = get32(b + i + 42);
+			return 0;
+		}
+	return -1;
+}
+
+/*
+ * A copy of a zip (no comment) whose central records all keep their
+ * sizes and offset in a zip64 extra field, as past 4 GiB; *len set.
+ */
+static uint8_t *zip64_extras(const uint8_t *b, size_t n, size_t *len)
+{
+	const uint8_t *eocd = b + n - 22;
+	size_t cd = get32(eocd + 16), end = cd + get32(eocd + 12), p, k, o;
+	uint8_t *z = malloc(n + 28 * get16(eocd + 10));
+
+	if (!z || memcmp(eocd, "PK\5\6", 4))
+		return free(z), NULL;
+	memcpy(z, b, cd);
+	for (p = cd, o = cd; p < end; p += k) {
+		const uint8_t *h = b + p;
+		size_t nl = get16(h + 28);
+
+		k = 46 + nl + get16(h + 30) + get16(h + 32);
+		memcpy(z + o, h, 46 + nl);
+		z[o + 30] = (uint8_t)(get16(h + 30) + 28);
+		z[o + 31] = (uint8_t)((get16(h + 30) + 28) >> 8);
+		put32(z + o + 24, 0xffffffffu);
+		put32(z + o + 20, 0xffffffffu);
+		put32(z + o + 42, 0xffffffffu);
+		o += 46 + nl;
+		memcpy(z + o, "\1\0\30\0", 4);
+		put32(z + o + 4, get32(h + 24));
+		put32(z + o + 8, 0);
+		put32(z + o + 12, get32(h + 20));
+		put32(z + o + 16, 0);
+		put32(z + o + 20, get32(h + 42));
+		put32(z + o + 24, 0);
+		o += 28;
+		memcpy(z + o, h + 46 + nl, k - 46 - nl);
+		o += k - 46 - nl;
+	}
+	memcpy(z + o, eocd, 22);
+	put32(z + o + 12, (uint32_t)(o - cd));
+	*len = o + 22;
+	return z;
+}
+
+/*
+ * A zip of one entry, the service file, holding `len` bytes at `data`,
+ * stored or deflated (then as a raw stream ending with `flush`, and
+ * `junk` bytes after it), into out[]; its length.
+ */
+static size_t one_entry(uint8_t *out, const char *data, size_t len, int method,
+			int flush, size_t junk)
+{
+	static const char name[] = JAR_SERVICE_FILE;
+	size_t nl = sizeof(name) - 1, comp = len, cd;
+	uint8_t *d = out + 30 + nl;
+	z_stream z;
+
+	memset(&z, 0, sizeof(z));
+	if (method) {
+		deflateInit2(&z, 9, Z_DEFLATED, -MAX_WBITS, 8,
+			     Z_DEFAULT_STRATEGY);
+		z.next_in = (Bytef *)(uintptr_t)data;
+		z.avail_in = (uInt)len;
+		z.next_out = d;
+		z.avail_out = 4096;
+		deflate(&z, flush);
+		comp = z.total_out + junk;
+		memset(d + z.total_out, 0x5a, junk);
+		deflateEnd(&z);
+	} else {
+		memcpy(d, data, len);
+	}
+	memset(out, 0, 30);
+	memcpy(out, "PK\3\4\24\0\0\0", 8);
+	out[8] = (uint8_t)method;
+	put32(out + 14, (uint32_t)crc32(0, (const Bytef *)data, (uInt)len));
+	put32(out + 18, (uint32_t)comp);
+	put32(out + 22, (uint32_t)len);
+	out[26] = (uint8_t)nl;
+	memcpy(out + 30, name, nl);
+	cd = 30 + nl + comp;
+	memset(out + cd, 0, 46);
+	memcpy(out + cd, "PK\1\2\24\0\24\0", 8);
+	memcpy(out + cd + 8, out + 6, 24); /* flags .. lengths */
+	memcpy(out + cd + 46, name, nl);
+	memset(out + cd + 46 + nl, 0, 22);
+	memcpy(out + cd + 46 + nl, "PK\5\6", 4);
+	out[cd + 46 + nl + 8] = out[cd + 46 + nl + 10] = 1;
+	put32(out + cd + 46 + nl + 12, (uint32_t)(46 + nl));
+	put32(out + cd + 46 + nl + 16, (uint32_t)cd);
+	return cd + 46 + nl + 22;
+}
+
+/* Streams that end oddly, in archives of their own. */
+static void test_index_streams(void)
+{
+	static const char svc_text[] = "com.example.Absent\n";
+	static const char absent[] = "factory class com.example.Absent is "
+				     "listed in the service file but not in "
+				     "the JAR";
+	uint8_t b[4096];
+	size_t n;
+	char err[256];
+
+	n = one_entry(b, svc_text, strlen(svc_text), 8, Z_FINISH, 0);
+	T_INTEQ(same("deflated", b, n, NULL, 0, err), 1);
+	T_STREQ(err, absent);
+	n = one_entry(b, svc_text, strlen(svc_text), 0, 0, 0);
+	T_INTEQ(same("stored", b, n, NULL, 0, err), 1);
+	T_STREQ(err, absent);
+	/* All the bytes, but no final block: libzip judges. */
+	n = one_entry(b, svc_text, strlen(svc_text), 8, Z_SYNC_FLUSH, 0);
+	T_INTEQ(same("no final block", b, n, NULL, 0, err), 0);
+	/* Bytes after the final block. */
+	n = one_entry(b, svc_text, strlen(svc_text), 8, Z_FINISH, 3);
+	T_INTEQ(same("bytes after the end", b, n, NULL, 0, err), 0);
+}
+
+#define MONGO_FACTORY "com/example/mongodb/MongoDynamicTableFactory.class"
+
+/*
+ * Damaged entries and archives that change under the inspection: our
+ * index reads an entry only when all is well, and otherwise leaves it to
+ * libzip, whose verdict the report then gives, word for word.
+ */
+static void test_index_hostile(void)
+{
+	size_t n, n2, cen = 0, loc = 0, all;
+	char err[256];
+	uint8_t *b, *c, *z;
+
+	n = slurp(JARS "mongodb.jar", &b);
+	c = malloc(n);
+	T_CHECK(n && c && !locate(b, n, MONGO_FACTORY, &cen, &loc));
+	if (!c || locate(b, n, MONGO_FACTORY, &cen, &loc))
+		return;
+	T_INTEQ(get16(b + loc + 8), 8); /* deflated */
+	all = same("mongodb", b, n, NULL, 0, err);
+	T_INTEQ(all, 7);
+	T_STREQ(err, "(none)");
+	/* A CRC-32 that is wrong in both headers: libzip opens it. */
+	memcpy(c, b, n);
+	c[cen + 16] ^= 1;
+	c[loc + 14] ^= 1;
+	same("crc", c, n, NULL, 0, err);
+	T_STREQ(err, "entry " MONGO_FACTORY ": CRC mismatch: the entry is "
+		     "damaged");
+	/* Declared one byte short: the stream outgrows it. */
+	memcpy(c, b, n);
+	put32(c + cen + 24, 2125);
+	put32(c + loc + 22, 2125);
+	same("longer", c, n, NULL, 0, err);
+	T_STREQ(err, "entry " MONGO_FACTORY " inflates past the 2125 bytes "
+		     "its header declares (a zip bomb?)");
+	/* Declared one byte long: the stream ends first. */
+	put32(c + cen + 24, 2127);
+	put32(c + loc + 22, 2127);
+	same("shorter", c, n, NULL, 0, err);
+	T_STREQ(err, "entry " MONGO_FACTORY ": 2126 bytes, not the 2127 "
+		     "declared");
+	/* A data descriptor flagged, sizes and CRC only in the directory. */
+	memcpy(c, b, n);
+	c[cen + 8] |= 8;
+	c[loc + 6] |= 8;
+	memset(c + loc + 14, 0, 12);
+	T_INTEQ(same("descriptor", c, n, NULL, 0, err), all);
+	T_STREQ(err, "(none)");
+	/* The local name no longer the central one: libzip reads it. */
+	memcpy(c, b, n);
+	c[loc + 30 + 12] ^= 0x20;
+	T_INTEQ(same("local name", b, n, c, n, err), all - 1);
+	T_STREQ(err, "(none)");
+	/* The local method no longer the central one. */
+	memcpy(c, b, n);
+	c[loc + 8] = 0;
+	T_INTEQ(same("local method", b, n, c, n, err), all - 1);
+	/* The file cut inside the local header, then inside the data. */
+	memcpy(c, b, n);
+	same("cut header", b, n, c, loc + 20, err);
+	T_CHECK(strcmp(err, "(none)"));
+	same("cut data", b, n, c, loc + 30 + strlen(MONGO_FACTORY) + 100, err);
+	T_CHECK(strcmp(err, "(none)"));
+	/* Sizes and offsets in zip64 extra fields: all read by the index. */
+	z = zip64_extras(b, n, &n2);
+	T_CHECK(z != NULL);
+	if (z)
+		T_INTEQ(same("zip64 extras", z, n2, NULL, 0, err), all);
+	T_STREQ(err, "(none)");
+	free(z);
+	free(c);
+	free(b);
+}
+
 /* ---- speed: a generated 100 MB JAR of 20,000 classes ---- */
 
 struct cw {
@@ -1120,6 +1431,9 @@ int main(void)
 	T_RUN(test_report_format);
 	T_RUN(test_jdeps);
 	T_RUN(test_damaged);
+	T_RUN(test_index_fixtures);
+	T_RUN(test_index_hostile);
+	T_RUN(test_index_streams);
 	T_RUN(test_speed);
 	return T_DONE();
 }
