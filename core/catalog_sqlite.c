@@ -364,11 +364,18 @@ static void sq_close(void *impl)
 	free(q);
 }
 
+/*
+ * The mount's connection keeps up to 16 MiB of catalog pages (SQLite's
+ * default is 2 MiB).  After `drop_caches`, a resolution over 100,000
+ * artifacts read its index pages from disk again: p50 523 -> 399 us (and
+ * 537 -> 225 us over 1,000), for 14 MiB more RSS at that size.
+ */
 static int sq_open(void **impl, const char *uri, struct cmfs_err *err)
 {
 	static const char *const pragmas =
 		"PRAGMA journal_mode = WAL;"
 		"PRAGMA synchronous = FULL;"
+		"PRAGMA cache_size = -16384;"
 		"PRAGMA foreign_keys = ON;";
 	pthread_mutexattr_t a;
 	struct sq *q;

@@ -1313,6 +1313,12 @@ static void test_cache(void)
 	cmfs_err_set(&err, -EIO, "disk I/O error");
 	resolve_cache_put(rc_, 10, &x, 1, "t", NULL, -EIO, &err);
 	T_INTEQ(resolve_cache_get(rc_, 10, &x, 1, "t", &got, &code, &err), 0);
+	/* Emptied before a configuration is freed (its address may come
+	 * back as another's). */
+	resolve_cache_put(rc_, 11, &x, 1, "t", &res, 0, NULL);
+	T_INTEQ(resolve_cache_get(rc_, 11, &x, 1, "t", &got, &code, &err), 1);
+	resolve_cache_clear(rc_);
+	T_INTEQ(resolve_cache_get(rc_, 11, &x, 1, "t", &got, &code, &err), 0);
 	resolve_cache_free(rc_);
 
 	/* Through the repo: every change makes a new generation, and what
