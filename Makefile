@@ -19,8 +19,9 @@ CC      ?= cc
 PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 
-CORE_PKGS := sqlite3 libzip zlib inih libcrypto
+CORE_PKGS := sqlite3 libzip libdeflate inih libcrypto
 FS_PKGS   := fuse3
+TEST_PKGS := zlib
 
 BUILD := build$(if $(SANITIZE),-san)
 
@@ -36,6 +37,7 @@ CORE_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CORE_PKGS))
 CORE_LIBS   := $(shell $(PKG_CONFIG) --libs $(CORE_PKGS)) -lpthread
 FS_CFLAGS   := $(shell $(PKG_CONFIG) --cflags $(FS_PKGS)) -DFUSE_USE_VERSION=31
 FS_LIBS     := $(shell $(PKG_CONFIG) --libs $(FS_PKGS))
+TEST_LIBS   := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS))
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)
 
 CORE_SRC := $(wildcard core/*.c)
@@ -83,7 +85,7 @@ $(UNIT_OBJ): tests/unit/fixture.c
 $(BUILD)/tests/%: tests/unit/%.c $(UNIT_OBJ) $(CORE_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(CORE_CFLAGS) -Icore -o $@ $< $(UNIT_OBJ) \
-		$(CORE_LIB) $(LDFLAGS_ALL) $(CORE_LIBS)
+		$(CORE_LIB) $(LDFLAGS_ALL) $(CORE_LIBS) $(TEST_LIBS)
 
 $(BUILD)/tools/%: tests/tools/%.c
 	@mkdir -p $(@D)

@@ -12,8 +12,8 @@
  * again (build_index) and keep, for each entry that libzip describes the
  * same way and that is plain (stored or deflated, not encrypted), where
  * its local header is; fast_read then checks that header, reads exactly
- * the entry's compressed bytes and inflates them with zlib, one z_stream
- * for the whole inspection.  Any other entry, and any entry whose bytes
+ * the entry's compressed bytes and inflates them with libdeflate, in one
+ * call.  Any other entry, and any entry whose bytes
  * do not come out exactly as declared (size, CRC-32), is read by libzip
  * instead, so every verdict on a damaged entry is libzip's.  Then:
  *
@@ -48,8 +48,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zip.h>
-#define ZLIB_CONST /* next_in points to const bytes */
-#include <zlib.h>
+#include <libdeflate.h>
 
 /* Returned by helpers once the report holds its error: stop, return 0. */
 #define STOP 1
@@ -617,8 +616,9 @@ static uint64_t le64(const uint8_t *p)
 /* An entry that our index does not read: libzip does. */
 #define NO_INDEX UINT64_MAX
 
-/* fast_read's buffer for compressed bytes, and the bytes of a local
- * header's extra field that its first read takes on trust. */
+/* The least fast_read's buffer holds (it grows to the largest entry
+ * read, compressed), and the bytes of a local header's extra field that
+ * its first read takes on trust. */
 #define ZBUF (64u << 10)
 #define LOCAL_SLACK 64u
 
@@ -664,9 +664,9 @@ struct insp {
 				   * record says (precheck_entries) */
 	uint64_t *at;  /* entry -> its local header's offset, or NO_INDEX;
 			* NULL = no index */
-	uint8_t *zbuf; /* ZBUF bytes of compressed input */
-	z_stream zs;   /* raw inflate, reset for each entry */
-	int zs_ready;  /* zs is initialised */
+	uint8_t *zbuf; /* an entry's local header and compressed bytes */
+	size_t zcap;   /* bytes zbuf holds */
+	struct libdeflate_decompressor *inflater; /* NULL until needed */
 	struct jar_test *test; /* NULL, or jar_inspect_test()'s knobs */
 };
 
@@ -768,89 +768,71 @@ static int entry_fail(struct insp *in, const char *name, zip_error_t *ze)
 /*
  * Read entry idx ourselves, through the index (build_index): its local
  * header, checked against the directory (signature, method, name), then
- * exactly its compressed bytes, inflated with one z_stream for the whole
- * inspection (or copied, if stored) into b, which has room for st->size
- * + 1 bytes.  0 when b holds st->size bytes with the declared CRC-32.  1
- * when anything is off: not in the index, a short read, a mismatch, a
- * stream that is damaged, ends early, has bytes after its end or
- * outgrows the declared size.  Then libzip reads the entry, so that it
- * gets libzip's verdict, word for word, whichever way it came.  -ENOMEM.
+ * exactly its compressed bytes, inflated in one call of libdeflate (or
+ * copied, if stored) into b, which has room for st->size + 1 bytes.  0
+ * when b holds st->size bytes with the declared CRC-32.  1 when anything
+ * is off: not in the index, a short read, a mismatch, a stream that is
+ * damaged, ends early, has bytes after its end or outgrows the declared
+ * size.  Then libzip reads the entry, so that it gets libzip's verdict,
+ * word for word, whichever way it came.  -ENOMEM.
  */
 static int fast_read(struct insp *in, zip_uint64_t idx, const zip_stat_t *st,
 		     uint8_t *b)
 {
-	z_stream *z = &in->zs;
-	const uint8_t *data;
 	const char *name;
-	uint64_t pos, left;
-	size_t nl, got, start, have;
-	int zr = Z_OK;
+	uint64_t pos = 0;
+	size_t nl, got, start, want, used = 0, out = 0;
+	uint8_t *data;
 
-	if (!in->at || in->at[idx] == NO_INDEX || st->size >= UINT_MAX)
+	if (!in->at || in->at[idx] == NO_INDEX ||
+	    st->comp_size > in->lim.max_entry_size + ZBUF)
 		return 1;
 	name = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
 	nl = name ? strlen(name) : ZBUF;
 	if (nl > ZBUF / 2)
 		return 1;
-	if (!in->zbuf && !(in->zbuf = malloc(ZBUF)))
+	/* One read for the header, the name, a little extra field and the
+	 * data; a longer extra field costs a second read. */
+	want = 30 + nl + LOCAL_SLACK + (size_t)st->comp_size;
+	if (want > in->zcap) {
+		free(in->zbuf);
+		in->zcap = want > ZBUF ? want : ZBUF;
+		if (!(in->zbuf = malloc(in->zcap))) {
+			in->zcap = 0;
+			return -ENOMEM;
+		}
+	}
+	if (!in->inflater && !(in->inflater = libdeflate_alloc_decompressor()))
 		return -ENOMEM;
-	if (!in->zs_ready && inflateInit2(z, -MAX_WBITS) != Z_OK)
-		return -ENOMEM;
-	in->zs_ready = 1;
-	inflateReset(z);
-	/* One read for the header, the name, a little extra field, and as
-	 * much of the data as fits. */
 	pos = in->at[idx];
-	left = st->comp_size;
-	have = 30 + nl + LOCAL_SLACK;
-	have = left < ZBUF - have ? have + (size_t)left : ZBUF;
-	if (input_direct(in->src, in->zbuf, have, pos, &got) || got < 30 + nl)
+	if (input_direct(in->src, in->zbuf, want, pos, &got) || got < 30 + nl)
 		return 1;
 	if (memcmp(in->zbuf, "PK\3\4", 4) ||
 	    le16(in->zbuf + 8) != st->comp_method ||
 	    le16(in->zbuf + 26) != nl || memcmp(in->zbuf + 30, name, nl))
 		return 1;
 	start = 30 + nl + le16(in->zbuf + 28);
-	pos += start;
-	data = in->zbuf + (start < got ? start : 0);
-	have = start < got ? got - start : 0;
-	if (have > left)
-		have = (size_t)left;
-	z->next_out = b;
-	z->avail_out = (uInt)st->size + 1;
-	for (;;) {
-		left -= have;
-		pos += have;
-		if (st->comp_method == ZIP_CM_STORE) {
-			if (have >= z->avail_out)
-				return 1;
-			memcpy(z->next_out, data, have);
-			z->next_out += have;
-			z->avail_out -= (uInt)have;
-		} else {
-			z->next_in = data;
-			z->avail_in = (uInt)have;
-			zr = inflate(z, Z_NO_FLUSH);
-			if ((zr != Z_OK && zr != Z_BUF_ERROR &&
-			     zr != Z_STREAM_END) ||
-			    !z->avail_out)
-				return 1;
-			if (zr == Z_STREAM_END)
-				break;
-		}
-		if (!left)
-			break;
-		have = left < ZBUF ? (size_t)left : ZBUF;
-		if (input_direct(in->src, in->zbuf, have, pos, &got) ||
-		    got != have)
-			return 1;
+	data = in->zbuf + start;
+	if (got < start + st->comp_size) {
+		if (start <= 30 + nl + LOCAL_SLACK)
+			return 1; /* the file ends inside the entry */
 		data = in->zbuf;
+		if (input_direct(in->src, data, (size_t)st->comp_size,
+				 pos + start, &got) ||
+		    got != st->comp_size)
+			return 1;
 	}
-	if (st->comp_method != ZIP_CM_STORE &&
-	    (zr != Z_STREAM_END || left || z->avail_in))
+	if (st->comp_method == ZIP_CM_STORE) {
+		if (st->comp_size != st->size)
+			return 1;
+		memcpy(b, data, (size_t)st->size);
+	} else if (libdeflate_deflate_decompress_ex(
+			   in->inflater, data, (size_t)st->comp_size, b,
+			   (size_t)st->size, &used, &out) != LIBDEFLATE_SUCCESS ||
+		   used != st->comp_size || out != st->size) {
 		return 1;
-	have = (size_t)(z->next_out - b);
-	return have != st->size || crc32(0, b, (uInt)have) != st->crc;
+	}
+	return libdeflate_crc32(0, b, (size_t)st->size) != st->crc;
 }
 
 /* Over the cap on inflated bytes: the report says so. */
@@ -2040,8 +2022,7 @@ static void insp_release(struct insp *in)
 	map_release(&in->external);
 	free(in->at);
 	free(in->zbuf);
-	if (in->zs_ready)
-		inflateEnd(&in->zs);
+	libdeflate_free_decompressor(in->inflater);
 	if (in->za)
 		zip_discard(in->za);
 }
