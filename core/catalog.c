@@ -192,6 +192,11 @@ int catalog_ver_by_sha(struct catalog *c, const char *sha256,
 	return c->be->ver_by_sha(c->impl, sha256, fn, arg, err);
 }
 
+int catalog_env_recount(struct catalog *c, struct cmfs_err *err)
+{
+	return changed(c, c->be->env_recount(c->impl, err));
+}
+
 int catalog_set_sync(struct catalog *c, int full, struct cmfs_err *err)
 {
 	return c->be->set_sync(c->impl, full, err);

@@ -218,6 +218,12 @@ int catalog_table_put(struct catalog *c, int64_t env_id, const char *name,
 int catalog_table_del(struct catalog *c, int64_t id, struct cmfs_err *err);
 int catalog_table_count(struct catalog *c, int64_t env_id, uint64_t *out,
 			struct cmfs_err *err);
+/*
+ * Set every environment's counts of artifacts and tables (what
+ * catalog_art_count and catalog_table_count return, kept by the catalog
+ * as rows come and go) from the rows themselves: for cmfs fsck --repair.
+ */
+int catalog_env_recount(struct catalog *c, struct cmfs_err *err);
 /* In name order. */
 int catalog_table_list(struct catalog *c, int64_t env_id,
 		       int (*fn)(void *arg, const struct catalog_table *t),
@@ -337,6 +343,7 @@ struct catalog_backend {
 			 struct cmfs_err *err);
 	int (*blob_total)(void *impl, uint64_t *out, struct cmfs_err *err);
 	int (*set_sync)(void *impl, int full, struct cmfs_err *err);
+	int (*env_recount)(void *impl, struct cmfs_err *err);
 	int (*unsynced_add)(void *impl, const char *sha256,
 			    struct cmfs_err *err);
 	int (*unsynced_mark)(void *impl, int64_t *out, struct cmfs_err *err);

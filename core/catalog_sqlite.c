@@ -63,6 +63,12 @@ static const char *const schema_v1[] = {
 	NULL
 };
 
+/* Each environment's counts, from the rows (schema 2, fsck --repair). */
+#define RECOUNT                                                               \
+	"UPDATE envs SET"                                                     \
+	" nart = (SELECT count(*) FROM artifacts WHERE env_id = envs.id),"    \
+	" ntab = (SELECT count(*) FROM tables WHERE env_id = envs.id)"
+
 /*
  * Version 2: each environment counts its artifacts and tables, kept by
  * triggers in the transaction that adds or drops one.  The limits are
@@ -72,9 +78,7 @@ static const char *const schema_v1[] = {
 static const char *const schema_v2[] = {
 	"ALTER TABLE envs ADD COLUMN nart INTEGER NOT NULL DEFAULT 0",
 	"ALTER TABLE envs ADD COLUMN ntab INTEGER NOT NULL DEFAULT 0",
-	"UPDATE envs SET"
-	" nart = (SELECT count(*) FROM artifacts WHERE env_id = envs.id),"
-	" ntab = (SELECT count(*) FROM tables WHERE env_id = envs.id)",
+	RECOUNT,
 	"CREATE TRIGGER art_add AFTER INSERT ON artifacts BEGIN"
 	" UPDATE envs SET nart = nart + 1 WHERE id = NEW.env_id; END",
 	"CREATE TRIGGER art_del AFTER DELETE ON artifacts BEGIN"
@@ -1474,6 +1478,18 @@ out:
 	return rc;
 }
 
+static int sq_env_recount(void *impl, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	int rc = 0;
+
+	lock(q);
+	if (sqlite3_exec(q->db, RECOUNT, NULL, NULL, NULL))
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	unlock(q);
+	return rc;
+}
+
 static int sq_set_sync(void *impl, int full, struct cmfs_err *err)
 {
 	struct sq *q = impl;
@@ -1824,6 +1840,7 @@ const struct catalog_backend catalog_sqlite_backend = {
 	.ver_list = sq_ver_list,
 	.blob_refs = sq_blob_refs,
 	.set_sync = sq_set_sync,
+	.env_recount = sq_env_recount,
 	.unsynced_add = sq_unsynced_add,
 	.unsynced_mark = sq_unsynced_mark,
 	.unsynced_clear = sq_unsynced_clear,

@@ -149,6 +149,40 @@ static int add_art(void *arg, const struct catalog_artifact *a)
 	return vec_push(arg, &t);
 }
 
+static int count_table(void *arg, const struct catalog_table *t)
+{
+	(void)t;
+	++*(size_t *)arg;
+	return 0;
+}
+
+/* Environment e's kept counts against its rows (arts: its artifacts). */
+static int check_counts(struct run *x, const struct catalog_env *e,
+			size_t arts, struct cmfs_err *err)
+{
+	struct fsck_problem *p;
+	uint64_t na = 0, nt = 0;
+	size_t tables = 0;
+	int rc;
+
+	if ((rc = catalog_art_count(x->cat, e->id, &na, err)) ||
+	    (rc = catalog_table_count(x->cat, e->id, &nt, err)) ||
+	    (rc = catalog_table_list(x->cat, e->id, count_table, &tables,
+				     err)))
+		return rc;
+	if (na == arts && nt == tables)
+		return 0;
+	if (!(p = problem(x, FSCK_COUNT)))
+		return -ENOMEM;
+	snprintf(p->env, sizeof(p->env), "%s", e->name);
+	snprintf(p->what, sizeof(p->what),
+		 "environment %s counts %llu artifacts and %llu tables; it "
+		 "holds %zu and %zu (the limits are checked against the "
+		 "counts)", e->name, (unsigned long long)na,
+		 (unsigned long long)nt, arts, tables);
+	return 0;
+}
+
 /* Every version of every artifact of every environment, into x->vers. */
 static int gather_versions(struct run *x, struct cmfs_err *err)
 {
@@ -176,6 +210,8 @@ static int gather_versions(struct run *x, struct cmfs_err *err)
 					      err);
 		}
 		x->r->nartifacts += arts.n;
+		if (!rc)
+			rc = check_counts(x, e, arts.n, err);
 	}
 	x->r->nenvs = envs.n;
 	x->r->nversions = x->nvers;
@@ -581,6 +617,15 @@ static int repair(struct run *x, struct cmfs_err *err)
 	for (i = 0; !rc && i < x->nvers; i++)
 		if (x->vers[i].bad)
 			rc = drop_version(x, i, err);
+	for (i = 0; !rc && i < x->r->nproblems; i++) {
+		struct fsck_problem *p = &x->r->problems[i];
+
+		if (p->kind != FSCK_COUNT)
+			continue;
+		rc = catalog_env_recount(x->cat, err);
+		p->fixed = !rc;
+		snprintf(p->done, sizeof(p->done), "counts set from the rows");
+	}
 	rc = catalog_end(x->cat, rc, err);
 	if (rc) {
 		/* Rolled back: nothing in the catalog changed. */

@@ -8,7 +8,9 @@
  *   - every blob: its bytes hash (SHA-256) to its name;
  *   - every version: its blob is there, has the recorded size and is
  *     intact; a *.jar version's blob has its inspection recorded;
- *   - every blob: some version refers to it (else it is an orphan).
+ *   - every blob: some version refers to it (else it is an orphan);
+ *   - every environment: the counts of artifacts and tables it keeps
+ *     (what the limits are checked against) are those of its rows.
  * Each problem names the environment, artifact and version behind it.
  *
  * Repair (`--repair`), only when the catalog itself is sound and no other
@@ -23,7 +25,8 @@
  *     deleted;
  *   - orphan blobs, and corrupt blobs that no version refers to any more,
  *     are removed;
- *   - a missing inspection is recomputed from the blob.
+ *   - a missing inspection is recomputed from the blob;
+ *   - wrong counts are set from the rows.
  * A damaged catalog and a version row whose size disagrees with its
  * intact blob are reported and left alone: restore from `cmfs export`.
  *
@@ -58,6 +61,7 @@ enum fsck_kind {
 	FSCK_SIZE,	   /* a version row's size is not its blob's */
 	FSCK_INSPECTION,   /* a *.jar version has no inspection */
 	FSCK_ORPHAN,	   /* a blob that no version refers to */
+	FSCK_COUNT,	   /* an environment's counts are not its rows' */
 };
 
 struct fsck_problem {

@@ -495,6 +495,46 @@ static void test_size_row(void)
 	fixture_close(&x);
 }
 
+/*
+ * An environment's kept counts (what max_artifacts_per_env and
+ * max_tables_per_env are checked against) that drifted from its rows: a
+ * hand-edited catalog.  Reported; --repair sets them from the rows.
+ */
+static void test_counts(void)
+{
+	struct fixture x;
+	struct catalog_version v1, v2, t;
+	const struct fsck_problem *p;
+	struct fsck_report *r;
+	int rc;
+
+	setup(&x);
+	populate(&x, &v1, &v2, &t);
+	offline(&x);
+	sql(&x, "UPDATE envs SET nart = 7, ntab = 0");
+	r = run(&x, 0, &rc, NULL);
+	p = find(r, FSCK_COUNT);
+	T_CHECK(p != NULL);
+	T_STREQ(p ? p->env : NULL, "prod");
+	T_CONTAINS(p ? p->what : NULL, "counts 7 artifacts and 0 tables; it "
+		   "holds 2 and 1");
+	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_UNCORRECTED);
+	fsck_report_free(r);
+	T_INTEQ(sql_int(&x, "SELECT nart FROM envs"), 7);
+	r = run(&x, 1, &rc, NULL);
+	p = find(r, FSCK_COUNT);
+	T_CHECK(p && p->fixed);
+	T_CONTAINS(p ? p->done : NULL, "counts set from the rows");
+	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_CORRECTED);
+	fsck_report_free(r);
+	T_INTEQ(sql_int(&x, "SELECT nart FROM envs"), 2);
+	T_INTEQ(sql_int(&x, "SELECT ntab FROM envs"), 1);
+	r = run(&x, 0, &rc, NULL);
+	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_OK);
+	fsck_report_free(r);
+	fixture_close(&x);
+}
+
 /* A damaged catalog: reported; nothing, not even an orphan, is touched. */
 static void test_truncated_catalog(void)
 {
@@ -613,6 +653,7 @@ int main(void)
 	T_RUN(test_good_versions_stay);
 	T_RUN(test_inspection);
 	T_RUN(test_size_row);
+	T_RUN(test_counts);
 	T_RUN(test_truncated_catalog);
 	T_RUN(test_busy);
 	return T_DONE();
