@@ -56,6 +56,7 @@
 #define LATER_MS 50   /* the longest a read's event line waits */
 #define LATER_MAX 512 /* lines that make the reader write them at once */
 #define SYNC_MS 250   /* sync = batch: the longest a change waits for disk */
+#define SYNC_RETRY_MS 5000 /* after a failed sync: not a log line per try */
 
 /* Event lines of reads not yet in the catalog, oldest first. */
 struct later {
@@ -387,6 +388,7 @@ static void *sync_thread(void *arg)
 	struct repo *r = arg;
 	struct syncer *y = &r->sync;
 	struct timespec t;
+	long ms = SYNC_MS;
 
 	pthread_mutex_lock(&y->lock);
 	while (!y->stop) {
@@ -395,14 +397,15 @@ static void *sync_thread(void *arg)
 			continue;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &t);
-		t.tv_nsec += SYNC_MS * 1000000L;
+		t.tv_sec += ms / 1000;
+		t.tv_nsec += ms % 1000 * 1000000L;
 		t.tv_sec += t.tv_nsec / 1000000000L;
 		t.tv_nsec %= 1000000000L;
 		while (!y->stop &&
 		       pthread_cond_timedwait(&y->wake, &y->lock, &t) == 0)
 			;
 		pthread_mutex_unlock(&y->lock);
-		sync_now(r);
+		ms = sync_now(r) ? SYNC_RETRY_MS : SYNC_MS;
 		pthread_mutex_lock(&y->lock);
 	}
 	pthread_mutex_unlock(&y->lock);
