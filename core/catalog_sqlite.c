@@ -1549,26 +1549,39 @@ static int sq_unsynced_clear(void *impl, int64_t upto, struct cmfs_err *err)
 	return rc;
 }
 
+/* A row of text columns, for walk_text(). */
+struct text_row {
+	int ncol;
+	const char *v[4];
+	int (*fn)(void *arg, const char *const *row);
+	void *arg;
+};
+
+static void rd_text(void *out, sqlite3_stmt *s)
+{
+	struct text_row *t = out;
+	int i;
+
+	for (i = 0; i < t->ncol; i++)
+		t->v[i] = (const char *)sqlite3_column_text(s, i);
+}
+
+static int call_text(void *arg, const void *row)
+{
+	const struct text_row *t = row;
+
+	(void)arg;
+	return t->fn(t->arg, t->v);
+}
+
 /* Call fn(arg, row) for each row of `s`, its text columns in row[]. */
 static int walk_text(struct sq *q, sqlite3_stmt *s, int ncol,
 		     int (*fn)(void *arg, const char *const *row), void *arg,
 		     struct cmfs_err *err)
 {
-	const char *row[4];
-	int rc, i;
+	struct text_row t = { ncol, { NULL }, fn, arg };
 
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		for (i = 0; i < ncol; i++)
-			row[i] = (const char *)sqlite3_column_text(s, i);
-		if ((rc = fn(arg, row)))
-			break;
-	}
-	if (rc == SQLITE_DONE)
-		rc = 0;
-	else if (rc > 0)
-		rc = fail(q, sqlite3_extended_errcode(q->db), err);
-	done(s);
-	return rc;
+	return walk(q, s, rd_text, &t, call_text, NULL, err);
 }
 
 static int sq_unsynced_list(void *impl,

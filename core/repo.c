@@ -220,6 +220,27 @@ void repo_flush_events(struct repo *r)
 	pthread_mutex_unlock(&r->later.flush);
 }
 
+/* A condition variable whose timed waits run on CLOCK_MONOTONIC. */
+static void cond_init(pthread_cond_t *c)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(c, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+/* *t = `ms` milliseconds from now, on CLOCK_MONOTONIC. */
+static void deadline(struct timespec *t, long ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, t);
+	t->tv_sec += ms / 1000;
+	t->tv_nsec += ms % 1000 * 1000000L;
+	t->tv_sec += t->tv_nsec / 1000000000L;
+	t->tv_nsec %= 1000000000L;
+}
+
 /* The thread that writes queued lines LATER_MS after the first came. */
 static void *later_thread(void *arg)
 {
@@ -233,12 +254,7 @@ static void *later_thread(void *arg)
 			pthread_cond_wait(&q->wake, &q->lock);
 			continue;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		t.tv_nsec += LATER_MS * 1000000L;
-		if (t.tv_nsec >= 1000000000L) {
-			t.tv_sec++;
-			t.tv_nsec -= 1000000000L;
-		}
+		deadline(&t, LATER_MS);
 		while (!q->stop &&
 		       pthread_cond_timedwait(&q->wake, &q->lock, &t) == 0)
 			;
@@ -253,14 +269,10 @@ static void *later_thread(void *arg)
 static void later_init(struct repo *r)
 {
 	struct later *q = &r->later;
-	pthread_condattr_t ca;
 
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_mutex_init(&q->flush, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&q->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	cond_init(&q->wake);
 	q->tail = &q->head;
 }
 
@@ -396,11 +408,7 @@ static void *sync_thread(void *arg)
 			pthread_cond_wait(&y->wake, &y->lock);
 			continue;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		t.tv_sec += ms / 1000;
-		t.tv_nsec += ms % 1000 * 1000000L;
-		t.tv_sec += t.tv_nsec / 1000000000L;
-		t.tv_nsec %= 1000000000L;
+		deadline(&t, ms);
 		while (!y->stop &&
 		       pthread_cond_timedwait(&y->wake, &y->lock, &t) == 0)
 			;
@@ -415,14 +423,10 @@ static void *sync_thread(void *arg)
 static void sync_init(struct repo *r)
 {
 	struct syncer *y = &r->sync;
-	pthread_condattr_t ca;
 
 	pthread_mutex_init(&y->lock, NULL);
 	pthread_mutex_init(&y->run, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&y->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	cond_init(&y->wake);
 	y->quiet = 1;
 	y->ready = 1;
 }
