@@ -294,6 +294,13 @@ int catalog_art_next_set(struct catalog *c, int64_t art_id, int64_t n,
 			 struct cmfs_err *err);
 
 /*
+ * For tests: the SQL text of the SQLite backend's statement that finds an
+ * environment's artifacts by label (what resolution runs for every
+ * identifier), so that a test can pin its query plan to the label index.
+ */
+const char *catalog_sqlite_by_label_sql(void);
+
+/*
  * The backend table.  Each entry has the signature of the public function
  * of the same name, with `void *impl` in place of `struct catalog *`.
  */

@@ -219,6 +219,11 @@ static const char *const sql[S_COUNT] = {
 	[S_SYNC_FULL] = "PRAGMA synchronous = FULL",
 };
 
+const char *catalog_sqlite_by_label_sql(void)
+{
+	return sql[S_ART_BY_LABEL];
+}
+
 struct sq {
 	sqlite3 *db;
 	pthread_mutex_t lock;	/* guards db, stmts and depth */

@@ -514,6 +514,47 @@ static int cat_row3(void *arg, const char *const *row)
 	return buf_printf(arg, "%s/%s/%s,", row[0], row[1], row[2]);
 }
 
+/*
+ * Resolution looks up artifacts by label for every identifier: the plan
+ * must search the (key, value) index and reach each artifact by its key,
+ * never scan an environment's artifacts (12.5 ms against 0.65 ms at 20k
+ * artifacts when it did).  Checked on a catalog with rows in it, as
+ * SQLite plans without statistics (cmfs never runs ANALYZE).
+ */
+static void test_label_plan(void)
+{
+	struct catalog *c = setup();
+	struct buf b = BUF_INIT(1 << 16);
+	char q[1024];
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int64_t e = env(c, "prod"), a;
+	int i;
+
+	for (i = 0; i < 50; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "a%02d.jar", i);
+		a = art(c, e, name, SHA_A, 10);
+		T_INTEQ(catalog_label_set(c, a, "k", i % 2 ? "x" : "y", NULL),
+			0);
+	}
+	snprintf(q, sizeof(q), "EXPLAIN QUERY PLAN %s",
+		 catalog_sqlite_by_label_sql());
+	T_INTEQ(sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL), 0);
+	T_INTEQ(sqlite3_prepare_v2(db, q, -1, &s, NULL), 0);
+	while (s && sqlite3_step(s) == SQLITE_ROW)
+		buf_printf(&b, "%s\n", (const char *)sqlite3_column_text(s, 3));
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	T_CONTAINS(b.data, "INDEX labels_kv (key=? AND value=?)");
+	T_CONTAINS(b.data, "SEARCH a USING INTEGER PRIMARY KEY (rowid=?)");
+	T_CHECK(!b.data || !strstr(b.data, "SCAN a"));
+	T_CHECK(!b.data || !strstr(b.data, "SCAN l"));
+	buf_release(&b);
+	teardown(c);
+}
+
 static void test_unsynced(void)
 {
 	struct catalog *c = setup();
@@ -1082,6 +1123,7 @@ int main(void)
 	T_RUN(test_artifacts);
 	T_RUN(test_blob_refs);
 	T_RUN(test_unsynced);
+	T_RUN(test_label_plan);
 	T_RUN(test_labels);
 	T_RUN(test_inspections);
 	T_RUN(test_tables);
