@@ -478,7 +478,7 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 	char rel[80], proc[64], dir[3];
 	int dfd, rc = 0;
 
-	/* The bytes are on disk before the blob has a name. */
+	/* durable: the bytes are on disk before the blob has a name. */
 	if (ftruncate(fd, (off_t)size) || (durable && fsync(fd)))
 		return cmfs_err_set(err, -errno, "staging file: %s",
 				    strerror(errno));
@@ -499,10 +499,12 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 				     strerror(-rc));
 	}
 	/*
-	 * The name must be durable before the catalog refers to it.  On a
-	 * journalling file system the catalog's own fsync would carry it,
-	 * but ext4 without a journal (as on these machines) does not, so the
-	 * directory is synced here.
+	 * durable: the name must be on disk before the catalog refers to
+	 * it.  On a journalling file system the catalog's own fsync would
+	 * carry it, but ext4 without a journal (as on these machines) does
+	 * not, so the directory is synced here.  Otherwise the caller's
+	 * store_sync() writes both, and a power loss before it is the
+	 * caller's to detect (repo.c: unsynced blobs).
 	 */
 	if (!rc && durable && fsync(dfd))
 		rc = cmfs_err_set(err, -errno, "blob directory %s: %s", dir,
