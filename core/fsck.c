@@ -183,6 +183,13 @@ static int check_counts(struct run *x, const struct catalog_env *e,
 	return 0;
 }
 
+static int count_row(void *arg, const char *const *row)
+{
+	(void)row;
+	++*(size_t *)arg;
+	return 0;
+}
+
 /* Every version of every artifact of every environment, into x->vers. */
 static int gather_versions(struct run *x, struct cmfs_err *err)
 {
@@ -685,6 +692,7 @@ int fsck_run(struct fsck_report **out, const char *store, int repair_it,
 	struct run x;
 	struct stat st;
 	char db[PATH_MAX];
+	int64_t unsynced = 0;
 	size_t i;
 	int rc, have_db;
 
@@ -731,6 +739,13 @@ int fsck_run(struct fsck_report **out, const char *store, int repair_it,
 	}
 	if (x.cat && x.cat_ok && (rc = gather_versions(&x, err)))
 		goto out;
+	/* A mount lists blobs while they wait for their sync: only a store
+	 * nobody holds says something by listing any. */
+	if (x.cat && x.cat_ok && !x.r->busy &&
+	    ((rc = catalog_unsynced_mark(x.cat, &unsynced, err)) ||
+	     (unsynced && (rc = catalog_unsynced_list(x.cat, count_row,
+						       &x.r->nunsynced, err)))))
+		goto out;
 	if ((rc = store_blob_walk(x.store, add_blob, &x))) {
 		rc = cmfs_err_set(err, rc, "store %s: listing blobs: %s", store,
 				  strerror(-rc));
@@ -769,9 +784,13 @@ int fsck_run(struct fsck_report **out, const char *store, int repair_it,
 				 "blob %.64s is corrupt: %s", x.blobs[i].sha,
 				 x.blobs[i].why);
 		}
-	} else if (repair_it && !x.r->busy && x.r->nproblems &&
-		   (rc = repair(&x, err))) {
-		goto out;
+	} else if (repair_it && !x.r->busy) {
+		if (x.r->nproblems && (rc = repair(&x, err)))
+			goto out;
+		/* Every blob was just hashed, and the versions of a bad one
+		 * dropped: what the list is for is done. */
+		if (unsynced && !catalog_unsynced_clear(x.cat, unsynced, err))
+			x.r->unsynced_cleared = 1;
 	}
 	explain(&x);
 out:
@@ -829,6 +848,15 @@ int fsck_report_format(struct buf *out, const struct fsck_report *r)
 					p->done[0] ? "; " : "",
 					p->fixed ? "repaired: " : "", p->done);
 	}
+	if (!rc && r->nunsynced)
+		rc = buf_printf(out,
+				"%zu blobs were listed as not yet synced (the "
+				"store was not closed cleanly): checked with "
+				"the others%s\n",
+				r->nunsynced,
+				r->unsynced_cleared
+					? "; the list is cleared"
+					: "; the next mount checks them again");
 	if (!rc)
 		rc = buf_printf(out,
 				"%zu environments, %zu artifacts, %zu "

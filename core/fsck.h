@@ -26,7 +26,9 @@
  *   - orphan blobs, and corrupt blobs that no version refers to any more,
  *     are removed;
  *   - a missing inspection is recomputed from the blob;
- *   - wrong counts are set from the rows.
+ *   - wrong counts are set from the rows;
+ *   - the list of blobs not yet synced (what a mount with sync = batch
+ *     checks after a crash) is cleared: every blob was just checked.
  * A damaged catalog and a version row whose size disagrees with its
  * intact blob are reported and left alone: restore from `cmfs export`.
  *
@@ -83,6 +85,10 @@ struct fsck_report {
 	size_t nversions;
 	size_t nblobs;
 	uint64_t blob_bytes;
+	size_t nunsynced; /* blobs the catalog lists as not yet synced
+			   * (sync = batch: the store was not closed
+			   * cleanly); checked like every blob */
+	int unsynced_cleared; /* repair cleared that list */
 	pid_t busy;	/* a process holding the catalog open, or 0 */
 	int repair;	/* repair was asked for */
 	char note[256]; /* why nothing was repaired, or "" */

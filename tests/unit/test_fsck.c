@@ -535,6 +535,44 @@ static void test_counts(void)
 	fixture_close(&x);
 }
 
+/*
+ * After a crash with sync = batch the catalog lists the blobs that were
+ * not yet synced; fsck checks every blob anyway, says how many were
+ * listed, and --repair clears the list (a mount would check them again).
+ */
+static void test_unsynced_list(void)
+{
+	struct fixture x;
+	struct catalog_version v1, v2, t;
+	struct fsck_report *r;
+	char q[200], *s;
+	int rc;
+
+	setup(&x);
+	populate(&x, &v1, &v2, &t);
+	offline(&x);
+	T_INTEQ(sql_int(&x, "SELECT count(*) FROM unsynced"), 0);
+	snprintf(q, sizeof(q), "INSERT INTO unsynced(sha256) VALUES('%s')",
+		 v2.sha256);
+	sql(&x, q);
+	r = run(&x, 0, &rc, NULL);
+	T_INTEQ(r ? r->nunsynced : 0, 1);
+	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_OK);
+	s = r ? text(r) : NULL;
+	T_CONTAINS(s, "1 blobs were listed as not yet synced");
+	T_CONTAINS(s, "the next mount checks them again");
+	free(s);
+	fsck_report_free(r);
+	T_INTEQ(sql_int(&x, "SELECT count(*) FROM unsynced"), 1);
+	r = run(&x, 1, &rc, NULL);
+	s = r ? text(r) : NULL;
+	T_CONTAINS(s, "the list is cleared");
+	free(s);
+	fsck_report_free(r);
+	T_INTEQ(sql_int(&x, "SELECT count(*) FROM unsynced"), 0);
+	fixture_close(&x);
+}
+
 /* A damaged catalog: reported; nothing, not even an orphan, is touched. */
 static void test_truncated_catalog(void)
 {
@@ -654,6 +692,7 @@ int main(void)
 	T_RUN(test_inspection);
 	T_RUN(test_size_row);
 	T_RUN(test_counts);
+	T_RUN(test_unsynced_list);
 	T_RUN(test_truncated_catalog);
 	T_RUN(test_busy);
 	return T_DONE();
