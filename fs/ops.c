@@ -1502,6 +1502,16 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 	fuse_reply_err(req, -rc);
 }
 
+/* fsync(2) of a directory (sync DIR): every change so far on disk. */
+static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+			struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)datasync;
+	(void)fi;
+	fuse_reply_err(req, -repo_sync(cm(req)->repo));
+}
+
 static void op_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
@@ -2129,6 +2139,7 @@ const struct fuse_lowlevel_ops cmfs_ops = {
 	.readdir = op_readdir,
 	.readdirplus = op_readdirplus,
 	.releasedir = op_releasedir,
+	.fsyncdir = op_fsyncdir,
 	.setxattr = op_setxattr,
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,

@@ -46,6 +46,9 @@ check_not "nothing was taken back" grep -q action=recover "$LOG"
 cp "$DATA/plain-v1.jar" "$A/lib.jar"
 check "sync FILE" sync "$A/lib.jar"
 eq "after fsync nothing is left unsynced" 0 "$(sql 'SELECT count(*) FROM unsynced')"
+cp "$DATA/plain-v2.jar" "$A/dir.jar"
+check "sync DIR" sync "$A"
+eq "after fsync of a directory nothing is left unsynced" 0 "$(sql 'SELECT count(*) FROM unsynced')"
 
 # What a power loss before the sync leaves: the catalog has the version,
 # the blob is still listed as unsynced, its bytes are torn.  The next
