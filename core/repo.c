@@ -360,6 +360,12 @@ static int sync_now(struct repo *r)
 
 	pthread_mutex_lock(&y->run);
 	pthread_mutex_lock(&y->lock);
+	if (!y->dirty && !y->nfreed) {
+		/* No change since the last sync finished (run is ours). */
+		pthread_mutex_unlock(&y->lock);
+		pthread_mutex_unlock(&y->run);
+		return 0;
+	}
 	y->dirty = 0;
 	freed = y->freed;
 	nfreed = y->nfreed;
@@ -817,22 +823,26 @@ int repo_env_remove(struct repo *r, const struct repo_who *who,
 	return rc;
 }
 
-/* Collect the blob of each version of an artifact before deleting it. */
+/* Blob names: of an artifact's versions before deleting it, ... */
 struct blob_list {
 	char (*sha)[STORE_SHA_HEX];
 	size_t n;
 };
 
-static int collect_blob(void *arg, const struct catalog_version *v)
+static int blob_list_add(struct blob_list *l, const char *sha)
 {
-	struct blob_list *l = arg;
 	char(*p)[STORE_SHA_HEX] = realloc(l->sha, (l->n + 1) * sizeof(*p));
 
 	if (!p)
 		return -ENOMEM;
 	l->sha = p;
-	memcpy(l->sha[l->n++], v->sha256, STORE_SHA_HEX);
+	snprintf(l->sha[l->n++], STORE_SHA_HEX, "%s", sha);
 	return 0;
+}
+
+static int collect_blob(void *arg, const struct catalog_version *v)
+{
+	return blob_list_add(arg, v->sha256);
 }
 
 /* Look up artifact `name` of `env` inside a transaction. */
@@ -935,56 +945,35 @@ int repo_ver_remove(struct repo *r, const struct repo_who *who,
 
 /* ---- after a power loss (sync = batch) ---- */
 
-struct texts {
-	char **v;
+/* ... or listed as unsynced (catalog_unsynced_list). */
+static int keep_sha(void *arg, const char *const *row)
+{
+	return blob_list_add(arg, row[0]);
+}
+
+/* The versions of a blob whose bytes a power loss kept from the disk. */
+struct lost {
+	struct lost_ver {
+		char env[64];
+		char art[254];
+		int64_t n;
+	} *v;
 	size_t n;
 };
 
-/* Keep row[0..2] (as "a\0b\0c") of each row. */
-static int keep_row(void *arg, const char *const *row, int ncol)
-{
-	struct texts *t = arg;
-	size_t len = 0, k;
-	char **p, *s;
-	int i;
-
-	for (i = 0; i < ncol; i++)
-		len += strlen(row[i] ? row[i] : "") + 1;
-	if (!(s = malloc(len)) ||
-	    !(p = realloc(t->v, (t->n + 1) * sizeof(*p)))) {
-		free(s);
-		return -ENOMEM;
-	}
-	t->v = p;
-	t->v[t->n++] = s;
-	for (i = 0, k = 0; i < ncol; i++) {
-		size_t l = strlen(row[i] ? row[i] : "") + 1;
-
-		memcpy(s + k, row[i] ? row[i] : "", l);
-		k += l;
-	}
-	return 0;
-}
-
-static int keep_sha(void *arg, const char *const *row)
-{
-	return keep_row(arg, row, 1);
-}
-
 static int keep_ver(void *arg, const char *const *row)
 {
-	return keep_row(arg, row, 3);
-}
+	struct lost *l = arg;
+	struct lost_ver *p = realloc(l->v, (l->n + 1) * sizeof(*p));
 
-static void texts_free(struct texts *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->n; i++)
-		free(t->v[i]);
-	free(t->v);
-	t->v = NULL;
-	t->n = 0;
+	if (!p)
+		return -ENOMEM;
+	l->v = p;
+	p += l->n++;
+	snprintf(p->env, sizeof(p->env), "%s", row[0]);
+	snprintf(p->art, sizeof(p->art), "%s", row[1]);
+	p->n = strtoll(row[2], NULL, 10);
+	return 0;
 }
 
 /* 0: blob `sha` holds the bytes of that hash; -ENOENT, -EBADMSG: not. */
@@ -1015,7 +1004,8 @@ static void recover(struct repo *r)
 {
 	static const struct repo_who system = { 0, 0, 0 };
 	struct cmfs_err err = CMFS_ERR_INIT;
-	struct texts shas = { NULL, 0 }, vers;
+	struct blob_list shas = { NULL, 0 };
+	struct lost vers;
 	int64_t mark = 0;
 	size_t i, j;
 	int rc;
@@ -1027,7 +1017,7 @@ static void recover(struct repo *r)
 		return;
 	}
 	for (i = 0; i < shas.n; i++) {
-		const char *sha = shas.v[i];
+		const char *sha = shas.sha[i];
 
 		rc = blob_intact(r, sha);
 		if (!rc)
@@ -1043,13 +1033,9 @@ static void recover(struct repo *r)
 			repo_log(r, LOG_ERR, "recovery: %s",
 				 cmfs_err_msg(&err));
 		for (j = 0; j < vers.n; j++) {
-			const char *env = vers.v[j];
-			const char *art = env + strlen(env) + 1;
-			const char *n = art + strlen(art) + 1;
-
 			cmfs_err_clear(&err);
-			ver_remove(r, &system, env, art, strtoll(n, NULL, 10),
-				   "recover",
+			ver_remove(r, &system, vers.v[j].env, vers.v[j].art,
+				   vers.v[j].n, "recover",
 				   rc == -ENOENT
 					   ? "its bytes were lost: the "
 					     "machine stopped before they "
@@ -1059,9 +1045,9 @@ static void recover(struct repo *r)
 					     "the disk",
 				   &err);
 		}
-		texts_free(&vers);
+		free(vers.v);
 	}
-	texts_free(&shas);
+	free(shas.sha);
 	cmfs_err_clear(&err);
 	if (catalog_unsynced_clear(r->cat, mark, &err))
 		repo_log(r, LOG_ERR, "recovery: %s", cmfs_err_msg(&err));
