@@ -8,6 +8,8 @@
  *                                      close: the first error of the three
  *   sysc append PATH DATA              the same with O_APPEND, no truncate
  *   sysc read PATH                     read all (prints OK or the errno)
+ *   sysc mmap PATH OUT                 map PATH shared, read-only, and copy
+ *                                      the mapping's bytes to file OUT
  *   sysc mkdir|rmdir|unlink PATH
  *   sysc rename FROM TO
  *   sysc link|symlink FROM TO
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -77,6 +80,32 @@ static int open_flags(const char *m)
 }
 
 /* open + write + close; the first error wins. */
+/* Copy what a shared, read-only mapping of `path` shows to `out`. */
+static int do_mmap(const char *path, const char *out)
+{
+	struct stat st;
+	void *p = MAP_FAILED;
+	int fd = open(path, O_RDONLY), ofd = -1, rc = 0;
+
+	if (fd < 0 || fstat(fd, &st))
+		rc = errno;
+	else if (st.st_size &&
+		 (p = mmap(NULL, st.st_size, PROT_READ, MAP_SHARED, fd, 0)) ==
+			 MAP_FAILED)
+		rc = errno;
+	else if ((ofd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
+		rc = errno;
+	else if (st.st_size && write(ofd, p, st.st_size) != st.st_size)
+		rc = errno ? errno : EIO;
+	if (p != MAP_FAILED)
+		munmap(p, st.st_size);
+	if (ofd >= 0 && close(ofd) && !rc)
+		rc = errno;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
 static int do_write(const char *path, const char *data, int flags)
 {
 	int fd = open(path, flags, 0644), rc = 0;
@@ -125,6 +154,8 @@ int main(int argc, char **argv)
 		close(fd);
 		return report(rc);
 	}
+	if (!strcmp(op, "mmap") && argc == 4)
+		return report(do_mmap(argv[2], argv[3]));
 	if (!strcmp(op, "mkdir"))
 		return report(mkdir(argv[2], 0755) ? errno : 0);
 	if (!strcmp(op, "rmdir"))
