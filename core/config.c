@@ -96,6 +96,7 @@ int config_defaults(struct config *c)
 	c->mount.entry_timeout = 30;
 	c->mount.attr_timeout = 30;
 	c->mount.negative_timeout = 1;
+	c->mount.passthrough = 1;
 	c->log_level = LOG_INFO;
 	if (!c->store_path || !c->sql.builtin_connectors ||
 	    !c->sql.builtin_formats || !c->sql.class_allowlist) {
@@ -542,6 +543,16 @@ static int handle(struct load *l, const char *section, const char *name,
 		if (!strcmp(name, "negative_timeout"))
 			return set_seconds(l, &c->mount.negative_timeout, name,
 					   value);
+		if (!strcmp(name, "passthrough")) {
+			if (!strcmp(value, "auto"))
+				c->mount.passthrough = 1;
+			else if (!strcmp(value, "off"))
+				c->mount.passthrough = 0;
+			else
+				return fail(l, "passthrough: '%s' is neither "
+					       "auto nor off", value);
+			return 1;
+		}
 		return fail(l, "unknown key '%s' in [mount]", name);
 	}
 	if (!strcmp(section, "log"))

@@ -64,6 +64,8 @@ struct config_mount {
 	double entry_timeout;		/* seconds */
 	double attr_timeout;
 	double negative_timeout;
+	int passthrough;		/* versions' reads to the kernel (the
+					 * default), or 0: through the daemon */
 };
 
 /* [store] sync: when a commit is on disk (see repo.c). */

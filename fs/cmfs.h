@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "backing.h"
 #include "config.h"
 #include "path.h"
 #include "repo.h"
@@ -40,6 +41,7 @@ struct cmfs {
 	int shared;			/* allow_other, or access rules */
 	gid_t owner_gid;
 	struct timespec started;	/* times of the fixed directories */
+	struct backing backing;		/* kernel passthrough (backing.c) */
 
 	pthread_mutex_t qlock;		/* guards the queue below */
 	pthread_cond_t qcond;

@@ -346,6 +346,12 @@ static void reload(struct cmfs *c)
 			 "the next mount");
 		n->sync = c->cfg->sync;
 	}
+	if (n->mount.passthrough != c->cfg->mount.passthrough) {
+		repo_log(c->repo, LOG_WARNING,
+			 "SIGHUP: [mount] passthrough changed; it takes "
+			 "effect at the next mount");
+		n->mount.passthrough = c->cfg->mount.passthrough;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (c->nold == sizeof(c->old) / sizeof(c->old[0])) {
 		if (now.tv_sec - c->old_at[0] < RETIRE_S) {
@@ -583,6 +589,8 @@ int main(int argc, char **argv)
 	if (fuse_session_mount(c.se, mnt))
 		goto out_signals;
 	mounted = 1;
+	if (backing_attach(&c, cfg->mount.passthrough))
+		goto out_unmount;
 	if (fuse_daemonize(fo.foreground))
 		goto out_unmount;
 	/* SIGHUP goes to its own thread: block it (and the stop signal)

@@ -53,6 +53,8 @@ struct fh {
 	enum fh_kind kind;
 	struct node *node;
 	int fd;				/* FH_BLOB, FH_SCRATCH */
+	int32_t backing;		/* FH_BLOB: the kernel reads fd */
+	int counted;			/* in node.nreaders (backing.c) */
 	struct repo_upload *up;		/* FH_UPLOAD */
 	struct buf data;		/* FH_TEXT, FH_SNAP, FH_DIR */
 	uint64_t size;			/* FH_EVENTS: the log's size at open */
@@ -940,6 +942,8 @@ static void fh_free(struct cmfs *c, struct fh *f)
 			*p = f->wnext;
 			break;
 		}
+	if (f->counted)
+		backing_put_locked(c, f->node);
 	path_release(c->paths, f->node);
 	path_unlock(c->paths);
 	if (f->fd >= 0)
@@ -1176,9 +1180,15 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 		if (!rc)
 			rc = store_blob_open(repo_store(c->repo), v.sha256,
 					     &f->fd, &err);
-		/* A version never changes; the latest until the next
-		 * upload, which invalidates it. */
-		fi->keep_cache = 1;
+		/* A version never changes: the kernel may read its blob
+		 * itself.  The latest is also opened for uploads, which a
+		 * backing file would turn away (backing.c). */
+		if (!rc && n->kind == N_VER)
+			f->backing = backing_get(c, n, f->fd, &f->counted);
+		/* Pages of a version stay valid; of the latest, until the
+		 * next upload, which invalidates them.  (A backing file
+		 * has its own: the kernel refuses the flag with it.) */
+		fi->keep_cache = !f->backing;
 		break;
 	case N_ASCRATCH:
 	case N_TSCRATCH:
@@ -1257,7 +1267,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 
 	if (rc)
 		fuse_reply_err(req, -rc);
-	else if (fuse_reply_open(req, fi))
+	else if (backing_reply_open(req, fi, fh_of(fi)->backing))
 		fh_free(cm(req), fh_of(fi));
 }
 

@@ -64,6 +64,10 @@ struct node {
 	 * first open for writing takes over.  Table lock.
 	 */
 	struct repo_upload *placeholder;
+	/* N_VER (backing.c): the blob's backing id while the kernel reads
+	 * it itself, and the open handles.  Table lock. */
+	int32_t backing;
+	uint32_t nreaders;
 };
 
 /* What a name in directory kind `parent` is: N_INVALID when it cannot be

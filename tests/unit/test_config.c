@@ -102,6 +102,7 @@ static void test_defaults(void)
 	T_CHECK(c.file == NULL);
 	T_STREQ(c.store_path, "./cmfs-data");
 	T_INTEQ(c.sync, CONFIG_SYNC_BATCH);
+	T_INTEQ(c.mount.passthrough, 1);
 	T_CHECK(c.sql.builtin_connectors && *c.sql.builtin_connectors);
 	T_CHECK(c.sql.builtin_formats && *c.sql.builtin_formats);
 	T_CHECK(config_list_has(c.sql.builtin_connectors, "datagen"));
@@ -191,6 +192,7 @@ static void test_load_all(void)
 		 "entry_timeout = 1.5\n"
 		 "attr_timeout = 0\n"
 		 "negative_timeout = 86400\n"
+		 "passthrough = off\n"
 		 "[log]\n"
 		 "level = debug\n"
 		 "[access]\n"
@@ -212,6 +214,7 @@ static void test_load_all(void)
 	T_STREQ(c.file, path);
 	T_STREQ(c.store_path, store);
 	T_INTEQ(c.sync, CONFIG_SYNC_CLOSE);
+	T_INTEQ(c.mount.passthrough, 0);
 	T_INTEQ(c.limits.artifact_size, 10ULL << 20);
 	T_INTEQ(c.limits.store_size, 1ULL << 30);
 	T_INTEQ(c.limits.artifacts_per_env, 5);
@@ -422,6 +425,8 @@ static void test_bad_lines(void)
 	BAD("[store]\npath =\n", 2, "path: empty");
 	BAD("[store]\nsync = always\n", 2,
 	    "sync: 'always' is neither batch nor close");
+	BAD("[mount]\npassthrough = on\n", 2,
+	    "passthrough: 'on' is neither auto nor off");
 	/* Not a key = value line at all. */
 	BAD("[store]\njust words\n", 2, "not a key = value line");
 	BAD("[store\npath = /x\n", 1, "not a key = value line");

@@ -1,0 +1,51 @@
+/*
+ * backing.h - reads of committed versions handed to the kernel
+ * (FUSE passthrough, Linux 6.9 and later).  See backing.c.
+ */
+#ifndef CMFS_FS_BACKING_H
+#define CMFS_FS_BACKING_H
+
+#include <stdint.h>
+
+#include <fuse_lowlevel.h>
+
+struct cmfs;
+struct node;
+
+/* What this mount knows of passthrough; lives in struct cmfs. */
+struct backing {
+	int want;		/* [mount] passthrough = auto, and root */
+	const char *why;	/* why not, when not `want` */
+	uint32_t depth;		/* the stack depth asked for at INIT */
+	int fd;			/* the session's /dev/fuse */
+	int init_seen;		/* INIT was read (atomic) */
+	uint64_t init_unique;	/* its unique */
+	int offered;		/* the kernel offered passthrough at INIT */
+	int on;			/* INIT's reply asked for it (atomic) */
+	int refused;		/* the kernel refused a backing file (atomic) */
+};
+
+/*
+ * After fuse_session_mount(): route the session's device I/O through
+ * this file, so that INIT asks for passthrough when the kernel offers it
+ * and `want` is set.  0, or -errno (the mount then works without).
+ */
+int backing_attach(struct cmfs *c, int want);
+
+/*
+ * A reader opens node `n` (a version), whose blob is open as `fd`: the
+ * backing id its open reply carries, or 0 when its reads go through the
+ * daemon.  Sets *counted when the handle must be given back with
+ * backing_put_locked() at its release.  Takes the path table's lock.
+ */
+int32_t backing_get(struct cmfs *c, struct node *n, int fd, int *counted);
+
+/* A handle that backing_get() counted is released.  The path table's
+ * lock is held by the caller. */
+void backing_put_locked(struct cmfs *c, struct node *n);
+
+/* fuse_reply_open(), carrying backing id `id` when it is not 0. */
+int backing_reply_open(fuse_req_t req, const struct fuse_file_info *fi,
+		       int32_t id);
+
+#endif

@@ -1,0 +1,93 @@
+#!/bin/sh
+# Versions read by the kernel itself (FUSE passthrough, fs/backing.c):
+# the bytes, concurrent readers, mmap, a version removed while open, the
+# latest read beside it, and the same through the daemon with
+# [mount] passthrough = off.  "-d" logs every request libfuse receives,
+# so a READ that reached the daemon shows.
+. "$(dirname "$0")/lib.sh"
+
+# The READ requests the daemon has received so far.
+reads() {
+	grep -c 'opcode: READ ' "$LOG"
+}
+
+head -c 3000000 /dev/urandom >"$T/big.bin"
+head -c 5000 /dev/urandom >"$T/small.bin"
+
+mount_cmfs -d
+mkdir "$M/envs/p"
+A=$M/envs/p/artifacts
+V=$M/envs/p/versions
+cp "$T/big.bin" "$A/big.bin"
+cp "$T/small.bin" "$A/big.bin"
+cp "$T/big.bin" "$A/other.bin"
+
+if ! grep -q 'passthrough: on' "$LOG"; then
+	skip "the kernel does not offer passthrough: $(grep 'passthrough:' "$LOG")"
+else
+	r0=$(reads)
+	check "a version reads back byte for byte" cmp "$V/big.bin/1.bin" "$T/big.bin"
+	check "so does the next one" cmp "$V/big.bin/2.bin" "$T/small.bin"
+	eq "no READ reached the daemon" "$r0" "$(reads)"
+
+	# Two readers of one version at once share its backing file; a
+	# third after both closed registers it again.
+	exec 3<"$V/big.bin/1.bin"
+	check "a second reader beside an open one" cmp "$V/big.bin/1.bin" "$T/big.bin"
+	eq "the open reader reads it too" "$(md5sum <"$T/big.bin")" "$(md5sum <&3)"
+	exec 3<&-
+	check "a reader after both closed" cmp "$V/big.bin/1.bin" "$T/big.bin"
+	eq "mmap of a version" OK "$("$SYSC" mmap "$V/big.bin/1.bin" "$T/mapped")"
+	check "the mapping shows its bytes" cmp "$T/mapped" "$T/big.bin"
+	eq "still no READ" "$r0" "$(reads)"
+
+	# The latest is also opened for uploads: it is read by the daemon.
+	check "the latest reads through cmfs" cmp "$A/big.bin" "$T/small.bin"
+	check_not "and its READs reach the daemon" test "$(reads)" = "$r0"
+	r1=$(reads)
+	check "a version of another artifact with the same blob" \
+		cmp "$V/other.bin/1.bin" "$T/big.bin"
+
+	# Removed while open: the open reader keeps its bytes.
+	exec 4<"$V/big.bin/1.bin"
+	rm "$V/big.bin/1.bin"
+	sync "$M/envs/p/events"
+	check_not "the removed version is gone" test -e "$V/big.bin/1.bin"
+	eq "its open reader still reads it" "$(md5sum <"$T/big.bin")" "$(md5sum <&4)"
+	exec 4<&-
+	eq "other.bin, same bytes, reads" "$(md5sum <"$T/big.bin")" \
+		"$(md5sum <"$V/other.bin/1.bin")"
+	eq "none of that reached the daemon as READ" "$r1" "$(reads)"
+
+	# A reload cannot change it; the next mount can.
+	INI_EXTRA='[mount]
+passthrough = off'
+	write_ini
+	kill -HUP "$PID"
+	sleep 0.3
+	contains "a reload says passthrough waits for the next mount" \
+		"[mount] passthrough changed; it takes effect at the next mount" \
+		"$(cat "$LOG")"
+	check "versions still read after the reload" cmp "$V/big.bin/2.bin" "$T/small.bin"
+	eq "and still without READ" "$r1" "$(reads)"
+fi
+
+INI_EXTRA='[mount]
+passthrough = off'
+remount_cmfs -d
+contains "off says so in the log" "passthrough: off: [mount] passthrough = off" \
+	"$(grep 'passthrough:' "$LOG" | tail -n 1)"
+r0=$(reads)
+check "with passthrough off a version reads back" cmp "$V/other.bin/1.bin" "$T/big.bin"
+check_not "through READ requests" test "$(reads)" = "$r0"
+eq "mmap with passthrough off" OK "$("$SYSC" mmap "$V/other.bin/1.bin" "$T/mapped2")"
+check "shows the bytes" cmp "$T/mapped2" "$T/big.bin"
+
+INI_EXTRA='[mount]
+passthrough = sometimes'
+write_ini
+mkdir "$T/none"
+check_not "a bad value stops start-up" "$CMFS" -c "$T/cmfs.ini" -f "$T/none"
+contains "naming the key" "passthrough: 'sometimes' is neither auto nor off" \
+	"$("$CMFS" -c "$T/cmfs.ini" -f "$T/none" 2>&1)"
+finish
