@@ -34,8 +34,10 @@ spec() {
 	cat <<EOF
 upload~Upload: cp of a $BIG_MIB MiB JAR~s~pt~1.111~throughput >= 0.9x passthrough
 upload-sync~Upload: cp + sync (durable everywhere)~s~-~~
-read-cold~Read $BIG_MIB MiB, cold~s~pt~1.053~throughput >= 0.95x passthrough
-read-warm~Read $BIG_MIB MiB, warm~s~native~1.111~throughput >= 0.9x native
+read-cold~Read $BIG_MIB MiB, cold (cmfs: versions/, as jobs read)~s~pt~1.053~throughput >= 0.95x passthrough
+read-warm~Read $BIG_MIB MiB, warm (cmfs: versions/, as jobs read)~s~native~1.111~throughput >= 0.9x native
+read-latest-cold~Read $BIG_MIB MiB, cold (cmfs: artifacts/, the latest)~s~-~~
+read-latest-warm~Read $BIG_MIB MiB, warm (cmfs: artifacts/, the latest)~s~-~~
 many-cp~$N small JARs: cp -R~s~-~~
 many-label~$N small JARs: 2 labels each, setfattr --restore~s~-~~
 many~$N small JARs with labels (cp + labels)~s~pt~1.3~<= 1.3x passthrough

@@ -10,7 +10,9 @@
 # Workloads (DESIGN.md's tools, the same commands on all three targets):
 #   upload    cp of a BIG_MIB MiB factory JAR (a zip: one stored random
 #             entry, a service file, a factory class); also cp + sync
-#   read      cat > /dev/null of that file, cold (drop_caches) and warm
+#   read      cat > /dev/null of that file, cold (drop_caches) and warm:
+#             on cmfs its pinned versions/ path (what <t>.jars lists and
+#             a job reads), and artifacts/big.jar (the latest) beside it
 #   many      cp -R of N small factory JARs (~2 KiB), then their two labels
 #             each with one `setfattr --restore` (plain files natively)
 #   list      ls -l (cold and warm) and getfattr -d -R of those N;
@@ -311,13 +313,24 @@ if has read; then
 	r=1
 	while [ $r -le "$ROUNDS" ]; do
 		for t in $(order $r); do
-			f=$(root "$t")/envs/big/artifacts/big.jar
+			a=$(root "$t")/envs/big/artifacts/big.jar
+			# What a job reads: the pinned path in <t>.jars.
+			f=$a
+			if [ "$t" = cmfs ]; then
+				v=$(ls "$(root cmfs)/envs/big/versions/big.jar" |
+					sort -n | tail -n 1)
+				f=$(root cmfs)/envs/big/versions/big.jar/$v
+			fi
 			if [ "$COLD" = 1 ]; then
 				dropc
 				timed read-cold "$t" cat_null "$f"
+				dropc
+				timed read-latest-cold "$t" cat_null "$a"
 			fi
 			cat_null "$f"
 			timed read-warm "$t" cat_null "$f"
+			cat_null "$a"
+			timed read-latest-warm "$t" cat_null "$a"
 		done
 		r=$((r + 1))
 	done
