@@ -26,8 +26,9 @@
  * long as it has readers, counted in node.nreaders under the path
  * table's lock, and unregisters it when the last is released; a node
  * whose first reader went without keeps going without until all are
- * closed.  Only versions/<name>/<n>.jar is read this way: the latest,
- * artifacts/<name>.jar, is also opened for uploads.
+ * closed.  Only versions/<name>/<n> is read this way: the kernel turns
+ * away every other open of an inode that has a backing file, and the
+ * latest, artifacts/<name>, is also opened for uploads.
  *
  * Registering a file takes CAP_SYS_ADMIN.  When the kernel does not
  * offer passthrough, or refuses a file, reads go through the daemon as

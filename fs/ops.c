@@ -1181,14 +1181,14 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 			rc = store_blob_open(repo_store(c->repo), v.sha256,
 					     &f->fd, &err);
 		/* A version never changes: the kernel may read its blob
-		 * itself.  The latest is also opened for uploads, which a
-		 * backing file would turn away (backing.c). */
+		 * itself.  Not the latest: the kernel turns away any open
+		 * beside one with a backing file, uploads too (backing.c). */
 		if (!rc && n->kind == N_VER)
 			f->backing = backing_get(c, n, f->fd, &f->counted);
 		/* Pages of a version stay valid; of the latest, until the
 		 * next upload, which invalidates them.  (A backing file
 		 * has its own: the kernel refuses the flag with it.) */
-		fi->keep_cache = !f->backing;
+		fi->keep_cache = !f || !f->backing;
 		break;
 	case N_ASCRATCH:
 	case N_TSCRATCH:

@@ -65,7 +65,7 @@ struct node {
 	 */
 	struct repo_upload *placeholder;
 	/* N_VER (backing.c): the blob's backing id while the kernel reads
-	 * it itself, and the open handles.  Table lock. */
+	 * it itself, and the open readers.  Table lock. */
 	int32_t backing;
 	uint32_t nreaders;
 };

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Versions read by the kernel itself (FUSE passthrough, fs/backing.c):
 # the bytes, concurrent readers, mmap, a version removed while open, the
-# latest read beside it, and the same through the daemon with
-# [mount] passthrough = off.  "-d" logs every request libfuse receives,
+# latest read by the daemon while uploads replace it, and versions through
+# the daemon with [mount] passthrough = off.  "-d" logs every request libfuse receives,
 # so a READ that reached the daemon shows.
 . "$(dirname "$0")/lib.sh"
 
@@ -41,9 +41,19 @@ else
 	check "the mapping shows its bytes" cmp "$T/mapped" "$T/big.bin"
 	eq "still no READ" "$r0" "$(reads)"
 
-	# The latest is also opened for uploads: it is read by the daemon.
-	check "the latest reads through cmfs" cmp "$A/big.bin" "$T/small.bin"
-	check_not "and its READs reach the daemon" test "$(reads)" = "$r0"
+	# The latest is also opened for uploads: the daemon reads it, and
+	# uploads go on while it and a version are open.
+	check "the latest reads back" cmp "$A/big.bin" "$T/small.bin"
+	check_not "through READ requests" test "$(reads)" = "$r0"
+	exec 5<"$A/big.bin"
+	exec 6<"$V/big.bin/2.bin"
+	check "an upload while the latest and a version are open" \
+		cp "$T/big.bin" "$A/big.bin"
+	check "the new latest reads back" cmp "$A/big.bin" "$T/big.bin"
+	eq "the open version keeps its bytes" "$(md5sum <"$T/small.bin")" \
+		"$(md5sum <&6)"
+	exec 5<&- 6<&-
+	eq "its versions" "1.bin 2.bin 3.bin" "$(ls "$V/big.bin" | tr '\n' ' ' | sed 's/ $//')"
 	r1=$(reads)
 	check "a version of another artifact with the same blob" \
 		cmp "$V/other.bin/1.bin" "$T/big.bin"
