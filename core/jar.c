@@ -142,27 +142,37 @@ static struct slot *map_slot(const struct map *m, const char *k, size_t n)
 }
 
 /*
- * Double the table (64 slots to start with) and re-place every key.  The
- * table stays at most half full, so probe runs stay short.  On failure
- * the old table is kept.
+ * Make room for `n` keys at once: an archive's entry count is known
+ * before its names go in, and doubling 64 slots up to 20,000 entries
+ * re-places every key ten times.  0 or -ENOMEM (the table is kept).
  */
-static int map_grow(struct map *m)
+static int map_reserve(struct map *m, size_t n)
 {
 	struct slot *old = m->v;
-	size_t ocap = m->cap, i;
+	size_t ocap = m->cap, cap = 64, i;
 
-	m->cap = ocap ? ocap * 2 : 64;
-	m->v = calloc(m->cap, sizeof(*m->v));
+	while (cap < n * 2 && cap < SIZE_MAX / 4 / sizeof(*m->v))
+		cap *= 2;
+	if (cap <= ocap)
+		return 0;
+	m->v = calloc(cap, sizeof(*m->v));
 	if (!m->v) {
 		m->v = old;
-		m->cap = ocap;
 		return -ENOMEM;
 	}
+	m->cap = cap;
 	for (i = 0; i < ocap; i++)
 		if (old[i].key)
 			*map_slot(m, old[i].key, old[i].len) = old[i];
 	free(old);
 	return 0;
+}
+
+/* Double the table (64 slots to start with): it stays at most half full,
+ * so probe runs stay short.  On failure the old table is kept. */
+static int map_grow(struct map *m)
+{
+	return map_reserve(m, m->cap ? m->cap : 32);
 }
 
 /*
@@ -1020,6 +1030,11 @@ static int map_entries(struct insp *in)
 	zip_int64_t n = zip_get_num_entries(in->za, 0), i;
 	int rc;
 
+	/* Every entry's name goes in; the classes reached are at most as
+	 * many as the entries. */
+	if (n > 0 && (map_reserve(&in->entries, (size_t)n) ||
+		      map_reserve(&in->classes, (size_t)n)))
+		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const char *name =
 			zip_get_name(in->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
