@@ -178,6 +178,25 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 
 /* ---- open and migrate ------------------------------------------------------ */
 
+/* A version-4 catalog made as version 3 had it, rows and all. */
+#define V4_TO_V3                                                              \
+	"CREATE TABLE factories(sha256 TEXT NOT NULL"                         \
+	" REFERENCES inspections(sha256) ON DELETE CASCADE,"                  \
+	" seq INTEGER NOT NULL, kind TEXT NOT NULL, identifier TEXT,"         \
+	" class TEXT NOT NULL, PRIMARY KEY(sha256, seq)) WITHOUT ROWID;"      \
+	"INSERT INTO factories SELECT i.sha256, f.key, f.value ->> 0,"        \
+	" f.value ->> 1, f.value ->> 2"                                      \
+	" FROM inspections i, json_each(i.factories) f;"                      \
+	"ALTER TABLE inspections DROP COLUMN factories;"                      \
+	"CREATE TABLE table_options(table_id INTEGER NOT NULL"                \
+	" REFERENCES tables(id) ON DELETE CASCADE, seq INTEGER NOT NULL,"     \
+	" key TEXT NOT NULL, value TEXT NOT NULL,"                            \
+	" PRIMARY KEY(table_id, seq)) WITHOUT ROWID;"                         \
+	"INSERT INTO table_options SELECT t.id, o.key, o.value ->> 0,"        \
+	" o.value ->> 1 FROM tables t, json_each(t.options) o;"               \
+	"ALTER TABLE tables DROP COLUMN options;"                             \
+	"PRAGMA user_version = 3"
+
 static void test_open(void)
 {
 	struct catalog *c = setup();
@@ -185,7 +204,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 3);
+	T_INTEQ(pragma_int("user_version"), 4);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -200,7 +219,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 3);
+	T_INTEQ(pragma_int("user_version"), 4);
 	{
 		char mode[16];
 
@@ -236,6 +255,7 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
+		T_INTEQ(exec_sql(V4_TO_V3), 0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
 				 "DROP TRIGGER tab_add; DROP TRIGGER tab_del;"
 				 "ALTER TABLE envs DROP COLUMN nart;"
@@ -243,7 +263,7 @@ static void test_open(void)
 				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 3);
+		T_INTEQ(pragma_int("user_version"), 4);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -264,18 +284,76 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
+		T_INTEQ(exec_sql(V4_TO_V3), 0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 3);
+		T_INTEQ(pragma_int("user_version"), 4);
 		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
 		T_INTEQ(mark, 0);
 		catalog_close(c);
 	}
 
+	/* Version 3 keeps factories and options in tables of their own:
+	 * brought into their rows, in order, values intact. */
+	{
+		struct jar_factory f[2] = {
+			{ (char *)"com.x.A", JAR_KIND_CONNECTOR, (char *)"a" },
+			{ (char *)"com.x.B", JAR_KIND_FORMAT, NULL },
+		};
+		char *keys[3] = { (char *)"connector", (char *)"b",
+				  (char *)"a" };
+		char *values[3] = { (char *)"a", (char *)"2 \"q\"",
+				    (char *)"1" };
+		struct catalog_table_def d, got;
+		struct catalog_table t;
+		struct jar_report in, *out = NULL;
+
+		memset(&in, 0, sizeof(in));
+		in.nfactories = 2;
+		in.factories = f;
+		memset(&d, 0, sizeof(d));
+		d.ddl = (char *)"CREATE TABLE m (a INT)";
+		d.nopts = 3;
+		d.keys = keys;
+		d.values = values;
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(c ? catalog_insp_put(c, SHA_A, &in, &err) : -1, 0);
+		T_INTEQ(c ? catalog_table_put(c, e.id, "m", &d, 1, 0, &t, &err)
+			  : -1,
+			0);
+		catalog_close(c);
+		T_INTEQ(exec_sql(V4_TO_V3), 0);
+		T_INTEQ(pragma_int("user_version"), 3);
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(pragma_int("user_version"), 4);
+		T_INTEQ(exec_sql("SELECT * FROM factories"), 1);
+		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
+		T_INTEQ(out ? out->nfactories : 0, 2);
+		if (out && out->nfactories == 2) {
+			T_STREQ(out->factories[0].cls, "com.x.A");
+			T_STREQ(out->factories[0].identifier, "a");
+			T_INTEQ(out->factories[1].kind, JAR_KIND_FORMAT);
+			T_CHECK(out->factories[1].identifier == NULL);
+		}
+		jar_report_free(out);
+		memset(&got, 0, sizeof(got));
+		T_INTEQ(c ? catalog_table_def(c, t.id, &got, &err) : -1, 0);
+		T_INTEQ(got.nopts, 3);
+		if (got.nopts == 3) {
+			T_STREQ(got.keys[1], "b");
+			T_STREQ(got.values[1], "2 \"q\"");
+			T_STREQ(got.keys[2], "a");
+		}
+		catalog_table_def_release(&got);
+		catalog_close(c);
+	}
+
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 4"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 5"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
@@ -697,8 +775,9 @@ static void test_inspections(void)
 		  JAR_KIND_CONNECTOR, (char *)"mongodb" },
 		{ (char *)"com.example.fmt.BsonFormatFactory", JAR_KIND_FORMAT,
 		  NULL },
+		/* Stored as JSON: quotes, escapes, controls, non-ASCII. */
 		{ (char *)"com.example.cat.Catalog$Factory", JAR_KIND_OTHER,
-		  (char *)"mcat" },
+		  (char *)"m\"c\\a\tt\n\xe2\x82\xac" },
 	};
 	char *ext[3] = { (char *)"java.lang.String",
 			 (char *)"org.apache.flink.table.factories.Factory",
@@ -734,7 +813,8 @@ static void test_inspections(void)
 		T_STREQ(out->factories[2].cls,
 			"com.example.cat.Catalog$Factory");
 		T_INTEQ(out->factories[2].kind, JAR_KIND_OTHER);
-		T_STREQ(out->factories[2].identifier, "mcat");
+		T_STREQ(out->factories[2].identifier,
+			"m\"c\\a\tt\n\xe2\x82\xac");
 	}
 	if (out && out->nexternal == 3) {
 		T_STREQ(out->external[0], "java.lang.String");
@@ -791,7 +871,9 @@ static void test_tables(void)
 	struct cmfs_err err = CMFS_ERR_INIT;
 	char *keys[3] = { (char *)"connector", (char *)"zeta",
 			  (char *)"alpha" };
-	char *vals[3] = { (char *)"datagen", (char *)"it's", (char *)"" };
+	/* Stored as JSON: quotes, escapes and controls come back whole. */
+	char *vals[3] = { (char *)"datagen", (char *)"it's \\\n\"\t",
+			  (char *)"" };
 	const char *ddl = "CREATE TABLE t (a INT) WITH ('connector' = "
 			  "'datagen', 'zeta' = 'it''s', 'alpha' = '');";
 	struct catalog_table_def d = { (char *)ddl, NULL, 3, keys, vals };
@@ -826,7 +908,7 @@ static void test_tables(void)
 		T_STREQ(got.keys[0], "connector");
 		T_STREQ(got.values[0], "datagen");
 		T_STREQ(got.keys[1], "zeta");
-		T_STREQ(got.values[1], "it's");
+		T_STREQ(got.values[1], "it's \\\n\"\t");
 		T_STREQ(got.keys[2], "alpha");
 		T_STREQ(got.values[2], "");
 	}

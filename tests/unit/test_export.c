@@ -118,13 +118,10 @@ static char *dump_rows(const char *store)
 		"SELECT 'table', e.name, t.name, ddl, like_ddl, size, mtime,"
 		" t.uid FROM tables t JOIN envs e ON e.id = t.env_id"
 		" ORDER BY 2, 3",
-		"SELECT 'opt', e.name, t.name, seq, key, value FROM"
-		" table_options o JOIN tables t ON t.id = o.table_id"
-		" JOIN envs e ON e.id = t.env_id ORDER BY 2, 3, 4",
-		"SELECT 'insp', sha256, error, external FROM inspections"
-		" ORDER BY sha256",
-		"SELECT 'fact', sha256, seq, kind, identifier, class FROM"
-		" factories ORDER BY sha256, seq",
+		"SELECT 'opt', e.name, t.name, options FROM tables t"
+		" JOIN envs e ON e.id = t.env_id ORDER BY 2, 3",
+		"SELECT 'insp', sha256, error, external, factories"
+		" FROM inspections ORDER BY sha256",
 		"SELECT 'event', env, off, len, CAST(line AS TEXT) FROM events"
 		" ORDER BY env, off",
 		NULL};
