@@ -54,7 +54,7 @@ BIG_MIB=${BIG_MIB:-256}
 RES_ARTS=${RES_ARTS:-100000}
 RES_TABLES=${RES_TABLES:-10000}
 RES_FIRST=${RES_FIRST:-1000}
-RES_SAMPLES=${RES_SAMPLES:-2000}
+RES_SAMPLES=${RES_SAMPLES:-1500}
 RES_PARALLEL=${RES_PARALLEL:-4}
 SHADED_CLASSES=${SHADED_CLASSES:-20000}
 SHADED_MIB=${SHADED_MIB:-100}
@@ -433,14 +433,33 @@ fi
 
 # ---- 5. resolution ----
 
-# res_measure PHASE: latency of reading RES_SAMPLES resolved files (cmfs)
-# and the same number of small files (native, passthrough), cold
-# (dentries dropped) and warm, ROUNDS times, alternating.
+# res_lists PHASE R: the files read in round R of PHASE: RES_SAMPLES
+# tables of their own (res.idx holds enough for every phase and round),
+# so that "cold" reads tables that no earlier measurement read.
+res_lists() {
+	k=$(( ($1 * ROUNDS + $2 - 1) * RES_SAMPLES ))
+	sed -n "$((k + 1)),$((k + RES_SAMPLES))p" "$W/res.idx" >"$W/res.cur"
+	awk -v d="$M/envs/res/tables/resolved" \
+		'{ printf "%s/t%07d.jars\n", d, $1 }' "$W/res.cur" \
+		>"$W/res-cmfs.list"
+	for t in native pt; do
+		awk -v d="$(root "$t")/envs/res/tables" \
+			'{ printf "%s/t%07d.sql\n", d, $1 }' "$W/res.cur" \
+			>"$W/res-$t.list"
+	done
+}
+
+# res_measure PHASE N: latency of reading RES_SAMPLES resolved files
+# (cmfs) and the same tables' small files (native, passthrough), ROUNDS
+# times, alternating, each round on tables not read before: cold (page
+# cache and dentries dropped, the tables not read since), recold (caches
+# dropped again: the daemon resolved them a moment ago) and warm.
 res_measure() {
 	r=1
 	while [ $r -le "$ROUNDS" ]; do
-		for w in cold warm; do
-			if [ $w = cold ]; then
+		res_lists "$2" "$r"
+		for w in cold recold warm; do
+			if [ $w != warm ]; then
 				[ "$COLD" = 1 ] || continue
 				dropc
 			fi
@@ -503,24 +522,23 @@ if has resolve; then
 	say "bench: resolution: $RES_FIRST artifacts, $RES_TABLES tables"
 	timed res-populate-first cmfs res_upload "$IN/res/first"
 	timed res-populate-tables cmfs cp_tree "$IN/res/sql" "$M/envs/res/tables"
-	shuf -i "1-$RES_TABLES" -n "$RES_SAMPLES" \
+	# Tables for every round of both phases, none read twice.
+	if [ $((RES_SAMPLES * ROUNDS * 2)) -gt "$RES_TABLES" ]; then
+		RES_SAMPLES=$((RES_TABLES / (ROUNDS * 2)))
+		say "bench: RES_SAMPLES lowered to $RES_SAMPLES: each" \
+			"round reads tables of its own"
+	fi
+	shuf -i "1-$RES_TABLES" -n $((RES_SAMPLES * ROUNDS * 2)) \
 		--random-source="$IN/res/first.labels" >"$W/res.idx"
-	awk -v d="$M/envs/res/tables/resolved" \
-		'{ printf "%s/t%07d.jars\n", d, $1 }' "$W/res.idx" >"$W/res-cmfs.list"
-	for t in native pt; do
-		awk -v d="$(root "$t")/envs/res/tables" \
-			'{ printf "%s/t%07d.sql\n", d, $1 }' "$W/res.idx" \
-			>"$W/res-$t.list"
-	done
+	res_measure small 0
 	head -n 1 "$W/res-cmfs.list" | xargs cat >"$W/res.sample" 2>&1 || true
-	res_measure small
 	if [ $# -gt 0 ]; then
 		say "bench: resolution: uploading $rest more artifacts" \
 			"($RES_PARALLEL in parallel)"
 		timed res-populate-rest cmfs res_upload "$@"
 	fi
 	record res-artifacts cmfs "$(find "$M/envs/res/artifacts" -type f | wc -l)"
-	res_measure large
+	res_measure large 1
 	# Every table is resolved for this, and a FUSE request in flight
 	# cannot be interrupted: USED_BY=0 skips it when that takes long.
 	if [ "$USED_BY" = 1 ]; then
