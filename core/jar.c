@@ -25,6 +25,9 @@
  *      constant or not;
  *   3. the classes the factories name are followed breadth-first through
  *      the JAR; the names the JAR does not hold are the external classes.
+ *      The classes the walk is about to take are read and parsed ahead
+ *      of it, by its thread and a helper (see "Reading ahead"), and
+ *      taken in its order, so the outcome is the same either way.
  *
  * Only the service file and the classes reached are inflated.  Each
  * inflate is counted as it happens (struct jar_limits): no size declared
@@ -40,6 +43,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -648,7 +652,38 @@ struct jclass {
 	char **refs;   /* queued: the classes it names (take_refs) */
 	size_t nrefs;
 	char *refs_err; /* or why they could not be taken */
+	int refs_ready; /* refs or refs_err were taken when it was read */
 };
+
+/* What a thread needs to read entries itself (fast_read). */
+struct reader {
+	uint8_t *zbuf; /* an entry's local header and compressed bytes */
+	size_t zcap;   /* bytes zbuf holds */
+	struct libdeflate_decompressor *inflater; /* NULL until needed */
+};
+
+/*
+ * A class of the JAR that the walk will read next, read and parsed ahead
+ * of it (reach): the entry as libzip describes it, and then either its
+ * bytes and class file (or why they do not parse), or nothing, when the
+ * walk must read it itself (libzip's path, or a cap to report).
+ */
+struct ahead {
+	char *iname;
+	zip_uint64_t idx;
+	zip_stat_t st;
+	const char *entry; /* libzip's raw name */
+	int done;	   /* read: bytes, and cf or perr */
+	uint8_t *bytes;
+	size_t len;
+	struct classfile *cf;
+	char *perr;
+	char **refs;	/* with cf: the names it names (take_refs) */
+	size_t nrefs;
+	char *refs_err; /* or why they cannot be taken */
+};
+
+struct helper;
 
 struct insp {
 	zip_t *za;
@@ -674,9 +709,12 @@ struct insp {
 				   * record says (precheck_entries) */
 	uint64_t *at;  /* entry -> its local header's offset, or NO_INDEX;
 			* NULL = no index */
-	uint8_t *zbuf; /* an entry's local header and compressed bytes */
-	size_t zcap;   /* bytes zbuf holds */
-	struct libdeflate_decompressor *inflater; /* NULL until needed */
+	struct reader rd; /* the walk's thread's; a helper has its own */
+	struct ahead *ahead; /* classes read ahead of the walk (reach) */
+	size_t nahead, aahead;
+	size_t nlisted; /* ahead[] holding a name (nahead, or more) */
+	struct map planned; /* name -> index into ahead[], + 1 */
+	struct helper *helper; /* NULL until a walk is wide enough */
 	struct jar_test *test; /* NULL, or jar_inspect_test()'s knobs */
 };
 
@@ -786,10 +824,10 @@ static int entry_fail(struct insp *in, const char *name, zip_error_t *ze)
  * size.  Then libzip reads the entry, so that it gets libzip's verdict,
  * word for word, whichever way it came.  -ENOMEM.
  */
-static int fast_read(struct insp *in, zip_uint64_t idx, const zip_stat_t *st,
+static int fast_read(const struct insp *in, struct reader *rd,
+		     zip_uint64_t idx, const char *name, const zip_stat_t *st,
 		     uint8_t *b)
 {
-	const char *name;
 	uint64_t pos = 0;
 	size_t nl, got, start, want, used = 0, out = 0;
 	uint8_t *data;
@@ -797,36 +835,35 @@ static int fast_read(struct insp *in, zip_uint64_t idx, const zip_stat_t *st,
 	if (!in->at || in->at[idx] == NO_INDEX ||
 	    st->comp_size > in->lim.max_entry_size + ZBUF)
 		return 1;
-	name = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
 	nl = name ? strlen(name) : ZBUF;
 	if (nl > ZBUF / 2)
 		return 1;
 	/* One read for the header, the name, a little extra field and the
 	 * data; a longer extra field costs a second read. */
 	want = 30 + nl + LOCAL_SLACK + (size_t)st->comp_size;
-	if (want > in->zcap) {
-		free(in->zbuf);
-		in->zcap = want > ZBUF ? want : ZBUF;
-		if (!(in->zbuf = malloc(in->zcap))) {
-			in->zcap = 0;
+	if (want > rd->zcap) {
+		free(rd->zbuf);
+		rd->zcap = want > ZBUF ? want : ZBUF;
+		if (!(rd->zbuf = malloc(rd->zcap))) {
+			rd->zcap = 0;
 			return -ENOMEM;
 		}
 	}
-	if (!in->inflater && !(in->inflater = libdeflate_alloc_decompressor()))
+	if (!rd->inflater && !(rd->inflater = libdeflate_alloc_decompressor()))
 		return -ENOMEM;
 	pos = in->at[idx];
-	if (input_direct(in->src, in->zbuf, want, pos, &got) || got < 30 + nl)
+	if (input_direct(in->src, rd->zbuf, want, pos, &got) || got < 30 + nl)
 		return 1;
-	if (memcmp(in->zbuf, "PK\3\4", 4) ||
-	    le16(in->zbuf + 8) != st->comp_method ||
-	    le16(in->zbuf + 26) != nl || memcmp(in->zbuf + 30, name, nl))
+	if (memcmp(rd->zbuf, "PK\3\4", 4) ||
+	    le16(rd->zbuf + 8) != st->comp_method ||
+	    le16(rd->zbuf + 26) != nl || memcmp(rd->zbuf + 30, name, nl))
 		return 1;
-	start = 30 + nl + le16(in->zbuf + 28);
-	data = in->zbuf + start;
+	start = 30 + nl + le16(rd->zbuf + 28);
+	data = rd->zbuf + start;
 	if (got < start + st->comp_size) {
 		if (start <= 30 + nl + LOCAL_SLACK)
 			return 1; /* the file ends inside the entry */
-		data = in->zbuf;
+		data = rd->zbuf;
 		if (input_direct(in->src, data, (size_t)st->comp_size,
 				 pos + start, &got) ||
 		    got != st->comp_size)
@@ -837,7 +874,7 @@ static int fast_read(struct insp *in, zip_uint64_t idx, const zip_stat_t *st,
 			return 1;
 		memcpy(b, data, (size_t)st->size);
 	} else if (libdeflate_deflate_decompress_ex(
-			   in->inflater, data, (size_t)st->comp_size, b,
+			   rd->inflater, data, (size_t)st->comp_size, b,
 			   (size_t)st->size, &used, &out) != LIBDEFLATE_SUCCESS ||
 		   used != st->comp_size || out != st->size) {
 		return 1;
@@ -883,7 +920,8 @@ static int read_entry(struct insp *in, zip_uint64_t idx, const char *name,
 	b = malloc((size_t)st.size + 1);
 	if (!b)
 		return -ENOMEM;
-	rc = fast_read(in, idx, &st, b);
+	rc = fast_read(in, &in->rd, idx,
+		       zip_get_name(in->za, idx, ZIP_FL_ENC_RAW), &st, b);
 	if (rc < 0)
 		goto out;
 	if (!rc) {
@@ -1366,6 +1404,211 @@ static int class_supers(struct insp *in, struct jclass *jc)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* Reading ahead of the walk.                                           */
+
+/*
+ * A wide JAR (a shaded connector: thousands of classes, every one reached)
+ * spends most of its inspection inflating and parsing class files, one at
+ * a time, in the walk's order.  Each of those is independent of the
+ * others, so reach() lists the classes the walk is about to read, in the
+ * order it will read them, and has them read and parsed first, by its own
+ * thread and a helper thread taking turns from one counter.  The walk
+ * then takes each one as though it had just read it (load_class), in its
+ * own order: counts, caps and errors come out as they would one at a
+ * time.  Only the pure work is done ahead: fast_read, classfile_parse.
+ * Anything else (an entry libzip must read, a size over a cap) is left
+ * to the walk.  libzip is never called off the walk's thread.
+ */
+#define AHEAD_MAX 1024u			/* classes listed at a time */
+#define AHEAD_BYTES ((uint64_t)16 << 20) /* their declared sizes */
+#define AHEAD_HELP 32u			/* a helper for this many or more */
+
+struct helper {
+	struct insp *in;
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cond;
+	unsigned batch;	 /* the batch being read (mu) */
+	unsigned seen;	 /* the last batch the helper finished (mu) */
+	int quit;	 /* (mu) */
+	size_t next;	 /* the next ahead[] to take (atomic) */
+	struct reader rd;
+};
+
+static void reader_release(struct reader *rd)
+{
+	free(rd->zbuf);
+	libdeflate_free_decompressor(rd->inflater);
+	memset(rd, 0, sizeof(*rd));
+}
+
+/* Read and parse class a, on whichever thread: what the walk would. */
+static void ahead_read(const struct insp *in, struct reader *rd,
+		       struct ahead *a)
+{
+	struct cmfs_err e = CMFS_ERR_INIT;
+	uint8_t *b = malloc((size_t)a->st.size + 1);
+	int rc;
+
+	if (!b || fast_read(in, rd, a->idx, a->entry, &a->st, b)) {
+		free(b); /* the walk reads it: libzip, or its own ENOMEM */
+		return;
+	}
+	rc = classfile_parse(&a->cf, b, (size_t)a->st.size, &e);
+	if (rc == -EINVAL && !(a->perr = strdup(e.msg)))
+		rc = -ENOMEM;
+	if (!rc) {
+		/* The names it names, as take_refs() would take them. */
+		cmfs_err_clear(&e);
+		rc = classfile_refs(&a->refs, &a->nrefs, a->cf, &e);
+		if (rc == -EINVAL)
+			rc = (a->refs_err = strdup(e.msg)) ? 0 : -ENOMEM;
+	}
+	if (rc && rc != -EINVAL) {
+		classfile_free(a->cf);
+		a->cf = NULL;
+		free(a->perr);
+		a->perr = NULL;
+		free(b);
+		return;
+	}
+	a->bytes = b;
+	a->len = (size_t)a->st.size;
+	a->done = 1;
+}
+
+/* Take classes from the shared counter until none are left. */
+static void ahead_take(struct helper *h, struct reader *rd)
+{
+	struct insp *in = h->in;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED)) <
+	       in->nahead)
+		ahead_read(in, rd, &in->ahead[i]);
+}
+
+static void *helper_main(void *arg)
+{
+	struct helper *h = arg;
+	unsigned batch;
+
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		while (!h->quit && h->seen == h->batch)
+			pthread_cond_wait(&h->cond, &h->mu);
+		if (h->quit)
+			break;
+		batch = h->batch;
+		pthread_mutex_unlock(&h->mu);
+		ahead_take(h, &h->rd);
+		pthread_mutex_lock(&h->mu);
+		h->seen = batch;
+		pthread_cond_broadcast(&h->cond);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return NULL;
+}
+
+/* A helper for this inspection, or NULL: then the walk reads alone. */
+static struct helper *helper_get(struct insp *in)
+{
+	struct helper *h = in->helper;
+
+	if (h || (in->nahead < AHEAD_HELP &&
+		  !(in->test && in->test->always_help)))
+		return h;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return NULL;
+	h->in = in;
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cond, NULL);
+	if (pthread_create(&h->thread, NULL, helper_main, h)) {
+		pthread_cond_destroy(&h->cond);
+		pthread_mutex_destroy(&h->mu);
+		free(h);
+		return NULL;
+	}
+	return in->helper = h;
+}
+
+static void helper_stop(struct insp *in)
+{
+	struct helper *h = in->helper;
+
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->mu);
+	h->quit = 1;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->mu);
+	pthread_join(h->thread, NULL);
+	pthread_cond_destroy(&h->cond);
+	pthread_mutex_destroy(&h->mu);
+	reader_release(&h->rd);
+	free(h);
+	in->helper = NULL;
+}
+
+/* Read ahead[] (in->nahead of them): with the helper, if there is one. */
+static void ahead_run(struct insp *in)
+{
+	struct helper *h = helper_get(in);
+	struct helper alone = { .in = in };
+	unsigned batch;
+
+	if (!h) {
+		ahead_take(&alone, &in->rd);
+		return;
+	}
+	__atomic_store_n(&h->next, 0, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&h->mu);
+	batch = ++h->batch;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->mu);
+	ahead_take(h, &in->rd);
+	pthread_mutex_lock(&h->mu);
+	while (h->seen != batch)
+		pthread_cond_wait(&h->cond, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+}
+
+/* Let go of what the walk did not take. */
+static void ahead_drop(struct insp *in)
+{
+	size_t i;
+
+	for (i = 0; i < in->nlisted; i++) {
+		struct ahead *a = &in->ahead[i];
+
+		free(a->iname);
+		free(a->bytes);
+		classfile_free(a->cf);
+		free(a->perr);
+		classfile_names_free(a->refs);
+		free(a->refs_err);
+	}
+	in->nahead = in->nlisted = 0;
+	if (in->planned.cap)
+		memset(in->planned.v, 0, in->planned.cap * sizeof(*in->planned.v));
+	in->planned.n = 0;
+}
+
+/* The class read ahead for `iname`, if it was and is still unclaimed. */
+static struct ahead *ahead_find(struct insp *in, const char *iname)
+{
+	uintptr_t v;
+
+	/* A name listed past nahead was taken back (ahead_plan). */
+	if (!in->nahead ||
+	    !map_get(&in->planned, iname, strlen(iname), &v) ||
+	    v > in->nahead)
+		return NULL;
+	return &in->ahead[v - 1];
+}
+
 /*
  * The JAR's class `iname`, read and parsed on first use: 0 and *out (the
  * inspection owns it), or 0 and *out = NULL when the JAR does not hold
@@ -1375,6 +1618,7 @@ static int load_class(struct insp *in, const char *iname, struct jclass **out)
 {
 	struct cmfs_err e = CMFS_ERR_INIT;
 	struct jclass *jc = NULL;
+	struct ahead *a;
 	char entry[CMFS_ERR_MSG];
 	char *this_name = NULL;
 	zip_uint64_t idx;
@@ -1405,15 +1649,43 @@ static int load_class(struct insp *in, const char *iname, struct jclass **out)
 		rc = -ENOMEM;
 		goto out;
 	}
-	rc = read_entry(in, idx, entry, in->lim.max_entry_size, &jc->bytes,
-			&len);
-	if (rc)
-		goto out;
-	rc = classfile_parse(&jc->cf, jc->bytes, len, &e);
-	if (rc == -EINVAL)
-		rc = fail(in, -ENOEXEC, "class file %s: %s", entry, e.msg);
-	if (rc)
-		goto out;
+	a = ahead_find(in, iname);
+	if (a && a->done) {
+		/* Read ahead: counted, capped and judged here, in order. */
+		jc->bytes = a->bytes;
+		jc->cf = a->cf;
+		jc->refs = a->refs;
+		jc->nrefs = a->nrefs;
+		jc->refs_err = a->refs_err;
+		jc->refs_ready = 1;
+		a->bytes = NULL;
+		a->cf = NULL;
+		a->refs = NULL;
+		a->refs_err = NULL;
+		a->done = 0;
+		rc = 0;
+		in->inflated += a->len;
+		if (in->test)
+			in->test->nfast++;
+		if (in->inflated > in->lim.max_inflated)
+			rc = over_inflated(in);
+		else if (a->perr)
+			rc = fail(in, -ENOEXEC, "class file %s: %s", entry,
+				  a->perr);
+		if (rc)
+			goto out;
+	} else {
+		rc = read_entry(in, idx, entry, in->lim.max_entry_size,
+				&jc->bytes, &len);
+		if (rc)
+			goto out;
+		rc = classfile_parse(&jc->cf, jc->bytes, len, &e);
+		if (rc == -EINVAL)
+			rc = fail(in, -ENOEXEC, "class file %s: %s", entry,
+				  e.msg);
+		if (rc)
+			goto out;
+	}
 	rc = classfile_class_name(&this_name, jc->cf, jc->cf->this_class, &e);
 	if (rc == -EINVAL)
 		rc = fail(in, -ENOEXEC, "class file %s: %s", entry, e.msg);
@@ -1837,7 +2109,9 @@ static int add_external(struct insp *in, const char *iname)
 static int take_refs(struct jclass *jc)
 {
 	struct cmfs_err e = CMFS_ERR_INIT;
-	int rc = classfile_refs(&jc->refs, &jc->nrefs, jc->cf, &e);
+	int rc = jc->refs_ready
+			 ? 0
+			 : classfile_refs(&jc->refs, &jc->nrefs, jc->cf, &e);
 
 	if (rc == -EINVAL && !(jc->refs_err = strdup(e.msg)))
 		rc = -ENOMEM;
@@ -1851,13 +2125,87 @@ static int take_refs(struct jclass *jc)
 }
 
 /*
+ * List the classes that the walk, from queue[from] on, is about to read
+ * (the names those classes refer to, first mention first, that are the
+ * JAR's and not read yet), and read them.  Whole classes' lists only,
+ * up to AHEAD_MAX or AHEAD_BYTES (one class's alone may pass them):
+ * *to is the queue position to list from next.  0 or -ENOMEM.
+ */
+static int ahead_plan(struct insp *in, size_t from, size_t *to)
+{
+	uint64_t bytes = 0;
+	size_t i, j, mark = 0;
+	int rc;
+
+	ahead_drop(in);
+	for (i = from; i < in->nqueue; i++) {
+		struct jclass *jc = in->queue[i];
+
+		/* A factory's names are taken when the walk gets to it;
+		 * taken now, they come out the same. */
+		if (jc->cf && (rc = take_refs(jc)))
+			return rc;
+		mark = in->nahead;
+		for (j = 0; j < jc->nrefs; j++) {
+			const char *ref = jc->refs[j];
+			size_t n = strlen(ref);
+			struct ahead *a;
+			zip_uint64_t idx;
+			zip_stat_t st;
+			void *p;
+
+			if (map_get(&in->external, ref, n, NULL) ||
+			    map_get(&in->classes, ref, n, NULL) ||
+			    ahead_find(in, ref))
+				continue;
+			rc = find_class_entry(in, ref, &idx);
+			if (rc < 0)
+				return rc;
+			zip_stat_init(&st);
+			if (!rc || zip_stat_index(in->za, idx, 0, &st) < 0 ||
+			    !(st.valid & ZIP_STAT_SIZE) ||
+			    st.size > in->lim.max_entry_size)
+				continue;
+			p = grow_array(in->ahead, in->nahead, &in->aahead,
+				       sizeof(*in->ahead));
+			if (!p)
+				return -ENOMEM;
+			in->ahead = p;
+			a = &in->ahead[in->nahead];
+			memset(a, 0, sizeof(*a));
+			a->idx = idx;
+			a->st = st;
+			a->entry = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
+			if (!(a->iname = strdup(ref)))
+				return -ENOMEM;
+			in->nlisted = ++in->nahead;
+			rc = map_put(&in->planned, a->iname, n, in->nahead);
+			if (rc < 0)
+				return rc;
+			bytes += st.size;
+		}
+		if (i > from && (in->nahead > AHEAD_MAX || bytes > AHEAD_BYTES)) {
+			/* Not this class's: the next list starts with it.
+			 * (Their names stay, as the map's keys, until
+			 * ahead_drop.) */
+			in->nahead = mark;
+			break;
+		}
+	}
+	*to = i < in->nqueue ? (i > from ? i : i + 1) : in->nqueue;
+	if (in->nahead)
+		ahead_run(in);
+	return 0;
+}
+
+/*
  * Breadth-first from the queued factories: each class named by a reached
  * class is either the JAR's (read and queued) or external (recorded).
  */
 static int reach(struct insp *in)
 {
 	struct jclass *jc, *rc_cls;
-	size_t head, i;
+	size_t head, i, planned_to = 0;
 	int rc = 0;
 
 	/*
@@ -1868,6 +2216,10 @@ static int reach(struct insp *in)
 	 * known external are skipped without building an entry name.
 	 */
 	for (head = 0; head < in->nqueue && !rc; head++) {
+		/* Read ahead what the queued classes name (ahead_plan). */
+		if (head == planned_to && !(in->test && in->test->no_ahead) &&
+		    (rc = ahead_plan(in, head, &planned_to)))
+			return rc;
 		jc = in->queue[head];
 		rc = jc->cf ? take_refs(jc) : 0;
 		if (rc)
@@ -2036,8 +2388,11 @@ static void insp_release(struct insp *in)
 	map_release(&in->classes);
 	map_release(&in->external);
 	free(in->at);
-	free(in->zbuf);
-	libdeflate_free_decompressor(in->inflater);
+	ahead_drop(in);
+	free(in->ahead);
+	map_release(&in->planned);
+	helper_stop(in);
+	reader_release(&in->rd);
 	if (in->za)
 		zip_discard(in->za);
 }

@@ -125,6 +125,8 @@ struct jar_test {
 	const void *later; /* non-NULL: once the archive is open, its bytes */
 	size_t later_len;  /* are these, as when a file is rewritten or cut */
 	size_t nfast;	   /* out: entries read through our own index */
+	int no_ahead;	   /* the walk reads every class itself, in turn */
+	int always_help;   /* a helper thread reads ahead, however few */
 };
 
 /* jar_inspect_mem() with the knobs of `t` (NULL = none). */

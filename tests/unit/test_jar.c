@@ -911,17 +911,22 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
+/* How run() reads: libzip alone, or our index with the classes read
+ * ahead of the walk (by a helper thread too), or by the walk in turn. */
+enum way { LIBZIP, AHEAD, HELPED, IN_TURN };
+
 /*
- * Inspect n bytes at b with every entry read by libzip (fast = 0) or
- * through our index where it can (fast = 1), the archive turning into
+ * Inspect n bytes at b with every entry read by libzip (LIBZIP) or
+ * through our index where it can (the others), the archive turning into
  * `later` (ln bytes; NULL = no change) once open.  The outcome (rc, the
  * error, the report as JSON with verdicts) into `out`; entries read
  * through the index into *nfast.
  */
 static void run(struct buf *out, size_t *nfast, const uint8_t *b, size_t n,
-		const uint8_t *later, size_t ln, int fast)
+		const uint8_t *later, size_t ln, enum way way)
 {
-	struct jar_test t = {!fast, later, ln, 0};
+	struct jar_test t = {way == LIBZIP, later, ln, 0, way == IN_TURN,
+			     way == HELPED};
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct jar_report *r = NULL;
 	int rc = jar_inspect_test(&r, b, n, NULL, &t, &err);
@@ -943,15 +948,23 @@ static size_t same(const char *what, const uint8_t *b, size_t n,
 		   const uint8_t *later, size_t ln, char *err)
 {
 	struct buf a = BUF_INIT(1 << 20), c = BUF_INIT(1 << 20);
-	size_t fa, fc;
+	size_t fa, fc, fw;
 	const char *e;
+	enum way w;
 
-	run(&a, &fa, b, n, later, ln, 0);
-	run(&c, &fc, b, n, later, ln, 1);
+	run(&a, &fa, b, n, later, ln, LIBZIP);
+	run(&c, &fc, b, n, later, ln, AHEAD);
 	T_STREQ(buf_str(&c), buf_str(&a));
 	T_INTEQ(fa, 0);
 	if (strcmp(buf_str(&a), buf_str(&c)))
 		fprintf(stderr, "  (%s)\n", what);
+	/* Read ahead or not, helped or not: the same, entry for entry. */
+	for (w = HELPED; w <= IN_TURN; w++) {
+		buf_reset(&c);
+		run(&c, &fw, b, n, later, ln, w);
+		T_STREQ(buf_str(&c), buf_str(&a));
+		T_INTEQ(fw, fc);
+	}
 	e = strstr(buf_str(&a), " error ");
 	snprintf(err, 256, "%.*s", e ? (int)strcspn(e + 7, "\n") : 0,
 		 e ? e + 7 : "");
@@ -1331,6 +1344,103 @@ static int add_entry(zip_t *za, const char *name, uint8_t *d, size_t n)
 #define NCLASSES 20000
 #define NREACHED 2000
 
+/* Inspect b (n bytes) the way `way`, with limits `lim`: as run(). */
+static void run_lim(struct buf *out, size_t *nfast, const uint8_t *b,
+		    size_t n, enum way way, const struct jar_limits *lim)
+{
+	struct jar_test t = {way == LIBZIP, NULL, 0, 0, way == IN_TURN,
+			     way == HELPED};
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct jar_report *r = NULL;
+	int rc = jar_inspect_test(&r, b, n, lim, &t, &err);
+
+	buf_printf(out, "rc %d %s\n", rc, rc ? err.msg : "");
+	if (!rc) {
+		buf_printf(out, "code %d error %s\n", r->code, err_of(r));
+		jar_report_format(out, r, "java.*", 1);
+	}
+	jar_report_free(r);
+	*nfast = t.nfast;
+}
+
+#define NTREE 4095
+
+/*
+ * A tree of classes, each naming two more (T(i): T(2i+1) and T(2i+2)):
+ * the walk's last levels hold more classes than are read ahead at a time
+ * (jar.c, AHEAD_MAX), so lists end before a level does and start again
+ * where they stopped.  Read ahead, helped or not, or in turn: the same
+ * report, the same entries read, also when a cap stops the walk midway.
+ */
+static void test_ahead_wide(void)
+{
+	static const char svc_text[] = "gen.TreeFactory\n";
+	const char *dir = tmpdir();
+	struct buf want = BUF_INIT(1 << 22), got = BUF_INIT(1 << 22);
+	char path[128], name[64], l[64], r[64];
+	struct jar_limits lim[3];
+	size_t n, i, k, nf, nw;
+	unsigned seed = 7;
+	uint8_t *d, *jar;
+	int ze = 0, fail = 0;
+	enum way w;
+	zip_t *za;
+
+	snprintf(path, sizeof(path), "%s/wide.jar", dir);
+	za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &ze);
+	T_CHECK(za != NULL);
+	if (!za)
+		return;
+	d = malloc(sizeof(svc_text));
+	memcpy(d, svc_text, sizeof(svc_text) - 1);
+	fail |= add_entry(za, JAR_SERVICE_FILE, d, sizeof(svc_text) - 1);
+	d = gen_class(
+		&n, "gen/TreeFactory",
+		"org/apache/flink/table/factories/DynamicTableSinkFactory",
+		"gen/T0000", "tree", 10, &seed);
+	fail |= add_entry(za, "gen/TreeFactory.class", d, n);
+	for (i = 0; i < NTREE && !fail; i++) {
+		snprintf(name, sizeof(name), "gen/T%04zu", i);
+		snprintf(l, sizeof(l), 2 * i + 1 < NTREE ? "gen/T%04zu"
+							  : "java/io/Serializable",
+			 2 * i + 1);
+		snprintf(r, sizeof(r), 2 * i + 2 < NTREE ? "gen/T%04zu"
+							  : "java/util/List",
+			 2 * i + 2);
+		d = gen_class(&n, name, l, r, NULL, 64, &seed);
+		snprintf(name, sizeof(name), "gen/T%04zu.class", i);
+		fail |= !d || add_entry(za, name, d, n);
+	}
+	T_CHECK(!fail);
+	T_INTEQ(zip_close(za), 0);
+	n = slurp(path, &jar);
+	T_CHECK(n > 0);
+	/* No caps in the way; the classes cap midway; the inflate cap. */
+	for (k = 0; k < 3; k++)
+		jar_limits_default(&lim[k]);
+	lim[1].max_classes = 3000;
+	lim[2].max_inflated = 200000;
+	for (k = 0; k < 3; k++) {
+		buf_reset(&want);
+		run_lim(&want, &nf, jar, n, IN_TURN, &lim[k]);
+		for (w = AHEAD; w <= HELPED; w++) {
+			buf_reset(&got);
+			run_lim(&got, &nw, jar, n, w, &lim[k]);
+			T_STREQ(buf_str(&got), buf_str(&want));
+			T_INTEQ(nw, nf);
+		}
+		if (k == 0) {
+			T_CONTAINS(buf_str(&want), "java.util.List");
+			T_INTEQ(nf, NTREE + 2);
+		} else {
+			T_CONTAINS(buf_str(&want), "(the limit)");
+		}
+	}
+	free(jar);
+	buf_release(&want);
+	buf_release(&got);
+}
+
 static void test_speed(void)
 {
 	static const char svc_text[] = "gen.PerfFactory\n";
@@ -1435,6 +1545,7 @@ int main(void)
 	T_RUN(test_index_fixtures);
 	T_RUN(test_index_hostile);
 	T_RUN(test_index_streams);
+	T_RUN(test_ahead_wide);
 	T_RUN(test_speed);
 	return T_DONE();
 }
