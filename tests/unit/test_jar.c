@@ -922,14 +922,15 @@ enum way { LIBZIP, AHEAD, HELPED, IN_TURN };
  * error, the report as JSON with verdicts) into `out`; entries read
  * through the index into *nfast.
  */
-static void run(struct buf *out, size_t *nfast, const uint8_t *b, size_t n,
-		const uint8_t *later, size_t ln, enum way way)
+static void run_with(struct buf *out, size_t *nfast, const uint8_t *b,
+		     size_t n, const uint8_t *later, size_t ln, enum way way,
+		     const struct jar_limits *lim)
 {
 	struct jar_test t = {way == LIBZIP, later, ln, 0, way == IN_TURN,
 			     way == HELPED};
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct jar_report *r = NULL;
-	int rc = jar_inspect_test(&r, b, n, NULL, &t, &err);
+	int rc = jar_inspect_test(&r, b, n, lim, &t, &err);
 
 	buf_printf(out, "rc %d %s\n", rc, rc ? err.msg : "");
 	if (!rc) {
@@ -938,6 +939,13 @@ static void run(struct buf *out, size_t *nfast, const uint8_t *b, size_t n,
 	}
 	jar_report_free(r);
 	*nfast = t.nfast;
+}
+
+/* run_with() the default limits. */
+static void run(struct buf *out, size_t *nfast, const uint8_t *b, size_t n,
+		const uint8_t *later, size_t ln, enum way way)
+{
+	run_with(out, nfast, b, n, later, ln, way, NULL);
 }
 
 /*
@@ -1344,23 +1352,41 @@ static int add_entry(zip_t *za, const char *name, uint8_t *d, size_t n)
 #define NCLASSES 20000
 #define NREACHED 2000
 
-/* Inspect b (n bytes) the way `way`, with limits `lim`: as run(). */
-static void run_lim(struct buf *out, size_t *nfast, const uint8_t *b,
-		    size_t n, enum way way, const struct jar_limits *lim)
+/*
+ * A new zip at `path` holding a service file that lists factory `cls`
+ * (an internal name, "gen/PerfFactory"), and that factory's class file,
+ * which names class `first`, with identifier `id`.  NULL on failure.
+ */
+static zip_t *factory_zip(const char *path, const char *cls,
+			  const char *first, const char *id, unsigned *seed)
 {
-	struct jar_test t = {way == LIBZIP, NULL, 0, 0, way == IN_TURN,
-			     way == HELPED};
-	struct cmfs_err err = CMFS_ERR_INIT;
-	struct jar_report *r = NULL;
-	int rc = jar_inspect_test(&r, b, n, lim, &t, &err);
+	size_t n = strlen(cls), i;
+	char entry[128];
+	uint8_t *d;
+	int ze = 0, fail;
+	zip_t *za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &ze);
 
-	buf_printf(out, "rc %d %s\n", rc, rc ? err.msg : "");
-	if (!rc) {
-		buf_printf(out, "code %d error %s\n", r->code, err_of(r));
-		jar_report_format(out, r, "java.*", 1);
+	d = malloc(n + 1);
+	if (!za || !d) {
+		free(d);
+		if (za)
+			zip_discard(za);
+		return NULL;
 	}
-	jar_report_free(r);
-	*nfast = t.nfast;
+	for (i = 0; i < n; i++)
+		d[i] = cls[i] == '/' ? '.' : (uint8_t)cls[i];
+	d[n] = '\n';
+	fail = add_entry(za, JAR_SERVICE_FILE, d, n + 1);
+	d = gen_class(
+		&n, cls, "org/apache/flink/table/factories/DynamicTableSinkFactory",
+		first, id, 10, seed);
+	snprintf(entry, sizeof(entry), "%s.class", cls);
+	fail |= !d || add_entry(za, entry, d, n);
+	if (fail) {
+		zip_discard(za);
+		return NULL;
+	}
+	return za;
 }
 
 #define NTREE 4095
@@ -1374,7 +1400,6 @@ static void run_lim(struct buf *out, size_t *nfast, const uint8_t *b,
  */
 static void test_ahead_wide(void)
 {
-	static const char svc_text[] = "gen.TreeFactory\n";
 	const char *dir = tmpdir();
 	struct buf want = BUF_INIT(1 << 22), got = BUF_INIT(1 << 22);
 	char path[128], name[64], l[64], r[64];
@@ -1382,23 +1407,15 @@ static void test_ahead_wide(void)
 	size_t n, i, k, nf, nw;
 	unsigned seed = 7;
 	uint8_t *d, *jar;
-	int ze = 0, fail = 0;
+	int fail = 0;
 	enum way w;
 	zip_t *za;
 
 	snprintf(path, sizeof(path), "%s/wide.jar", dir);
-	za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &ze);
+	za = factory_zip(path, "gen/TreeFactory", "gen/T0000", "tree", &seed);
 	T_CHECK(za != NULL);
 	if (!za)
 		return;
-	d = malloc(sizeof(svc_text));
-	memcpy(d, svc_text, sizeof(svc_text) - 1);
-	fail |= add_entry(za, JAR_SERVICE_FILE, d, sizeof(svc_text) - 1);
-	d = gen_class(
-		&n, "gen/TreeFactory",
-		"org/apache/flink/table/factories/DynamicTableSinkFactory",
-		"gen/T0000", "tree", 10, &seed);
-	fail |= add_entry(za, "gen/TreeFactory.class", d, n);
 	for (i = 0; i < NTREE && !fail; i++) {
 		snprintf(name, sizeof(name), "gen/T%04zu", i);
 		snprintf(l, sizeof(l), 2 * i + 1 < NTREE ? "gen/T%04zu"
@@ -1422,10 +1439,10 @@ static void test_ahead_wide(void)
 	lim[2].max_inflated = 200000;
 	for (k = 0; k < 3; k++) {
 		buf_reset(&want);
-		run_lim(&want, &nf, jar, n, IN_TURN, &lim[k]);
+		run_with(&want, &nf, jar, n, NULL, 0, IN_TURN, &lim[k]);
 		for (w = AHEAD; w <= HELPED; w++) {
 			buf_reset(&got);
-			run_lim(&got, &nw, jar, n, w, &lim[k]);
+			run_with(&got, &nw, jar, n, NULL, 0, w, &lim[k]);
 			T_STREQ(buf_str(&got), buf_str(&want));
 			T_INTEQ(nw, nf);
 		}
@@ -1443,7 +1460,6 @@ static void test_ahead_wide(void)
 
 static void test_speed(void)
 {
-	static const char svc_text[] = "gen.PerfFactory\n";
 	const char *dir = tmpdir();
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct jar_report *r = NULL;
@@ -1456,21 +1472,13 @@ static void test_speed(void)
 	double secs, limit;
 	struct stat st;
 	zip_t *za;
-	int ze = 0, fail = 0;
+	int fail = 0;
 
 	snprintf(path, sizeof(path), "%s/big.jar", dir);
-	za = zip_open(path, ZIP_CREATE | ZIP_TRUNCATE, &ze);
+	za = factory_zip(path, "gen/PerfFactory", "gen/C00000", "perf", &seed);
 	T_CHECK(za != NULL);
 	if (!za)
 		return;
-	d = malloc(sizeof(svc_text));
-	memcpy(d, svc_text, sizeof(svc_text) - 1);
-	fail |= add_entry(za, JAR_SERVICE_FILE, d, sizeof(svc_text) - 1);
-	d = gen_class(
-		&n, "gen/PerfFactory",
-		"org/apache/flink/table/factories/DynamicTableSinkFactory",
-		"gen/C00000", "perf", 100, &seed);
-	fail |= add_entry(za, "gen/PerfFactory.class", d, n);
 	/* A chain of NREACHED classes; the rest name okhttp3, unreached. */
 	for (i = 0; i < NCLASSES && !fail; i++) {
 		snprintf(name, sizeof(name), "gen/C%05zu", i);
