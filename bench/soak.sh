@@ -12,7 +12,7 @@
 #   - cp of a batch of small factory JARs (new artifacts, then new
 #     versions of the same ones), and their labels (setfattr --restore);
 #   - cp of CREATE TABLE files for them, then cat of resolved/<t>.jars
-#     and resolved/<t>.sql of every table;
+#     and resolved/<t>.sql of every table, and of the JARs they list;
 #   - ls -l, getfattr -d -R and find over the environment;
 #   - cat of events; rm of half the tables and of a quarter of the
 #     artifacts (another quarter each round: their versions and blobs are
@@ -89,6 +89,8 @@ round() {
 	(cd "$E/artifacts" && setfattr --restore="$j.labels")
 	cp -R "$W/in/sql/." "$E/tables/"
 	for f in "$E"/tables/resolved/*; do cat "$f"; done >/dev/null
+	# What a job does next: read the JARs each <t>.jars lists.
+	cat "$E"/tables/resolved/*.jars | sort -u | xargs -r cat >/dev/null
 	ls -l "$E/artifacts" "$E/tables" >/dev/null
 	getfattr -d -R "$E/artifacts" >/dev/null 2>&1
 	find "$E" >/dev/null
