@@ -678,7 +678,7 @@ struct ahead {
 	size_t len;
 	struct classfile *cf;
 	char *perr;
-	char **refs;	/* with cf: the names it names (take_refs) */
+	char **refs; /* with cf: the names it names (take_refs) */
 	size_t nrefs;
 	char *refs_err; /* or why they cannot be taken */
 };
@@ -707,13 +707,13 @@ struct insp {
 	/* Reading entries ourselves: build_index, fast_read. */
 	uint64_t cd_off, cd_size; /* the central directory, as the end
 				   * record says (precheck_entries) */
-	uint64_t *at;  /* entry -> its local header's offset, or NO_INDEX;
-			* NULL = no index */
-	struct reader rd; /* the walk's thread's; a helper has its own */
+	uint64_t *at;	     /* entry -> its local header's offset, or NO_INDEX;
+			      * NULL = no index */
+	struct reader rd;    /* the walk's thread's; a helper has its own */
 	struct ahead *ahead; /* classes read ahead of the walk (reach) */
 	size_t nahead, aahead;
-	size_t nlisted; /* ahead[] holding a name (nahead, or more) */
-	struct map planned; /* name -> index into ahead[], + 1 */
+	size_t nlisted;	       /* ahead[] holding a name (nahead, or more) */
+	struct map planned;    /* name -> index into ahead[], + 1 */
 	struct helper *helper; /* NULL until a walk is wide enough */
 	struct jar_test *test; /* NULL, or jar_inspect_test()'s knobs */
 };
@@ -824,9 +824,8 @@ static int entry_fail(struct insp *in, const char *name, zip_error_t *ze)
  * size.  Then libzip reads the entry, so that it gets libzip's verdict,
  * word for word, whichever way it came.  -ENOMEM.
  */
-static int fast_read(const struct insp *in, struct reader *rd,
-		     zip_uint64_t idx, const char *name, const zip_stat_t *st,
-		     uint8_t *b)
+static int fast_read(const struct insp *in, struct reader *rd, zip_uint64_t idx,
+		     const char *name, const zip_stat_t *st, uint8_t *b)
 {
 	uint64_t pos = 0;
 	size_t nl, got, start, want, used = 0, out = 0;
@@ -875,7 +874,8 @@ static int fast_read(const struct insp *in, struct reader *rd,
 		memcpy(b, data, (size_t)st->size);
 	} else if (libdeflate_deflate_decompress_ex(
 			   rd->inflater, data, (size_t)st->comp_size, b,
-			   (size_t)st->size, &used, &out) != LIBDEFLATE_SUCCESS ||
+			   (size_t)st->size, &used,
+			   &out) != LIBDEFLATE_SUCCESS ||
 		   used != st->comp_size || out != st->size) {
 		return 1;
 	}
@@ -1420,19 +1420,19 @@ static int class_supers(struct insp *in, struct jclass *jc)
  * Anything else (an entry libzip must read, a size over a cap) is left
  * to the walk.  libzip is never called off the walk's thread.
  */
-#define AHEAD_MAX 1024u			/* classes listed at a time */
+#define AHEAD_MAX 1024u			 /* classes listed at a time */
 #define AHEAD_BYTES ((uint64_t)16 << 20) /* their declared sizes */
-#define AHEAD_HELP 32u			/* a helper for this many or more */
+#define AHEAD_HELP 32u			 /* a helper for this many or more */
 
 struct helper {
 	struct insp *in;
 	pthread_t thread;
 	pthread_mutex_t mu;
 	pthread_cond_t cond;
-	unsigned batch;	 /* the batch being read (mu) */
-	unsigned seen;	 /* the last batch the helper finished (mu) */
-	int quit;	 /* (mu) */
-	size_t next;	 /* the next ahead[] to take (atomic) */
+	unsigned batch; /* the batch being read (mu) */
+	unsigned seen;	/* the last batch the helper finished (mu) */
+	int quit;	/* (mu) */
+	size_t next;	/* the next ahead[] to take (atomic) */
 	struct reader rd;
 };
 
@@ -1516,8 +1516,8 @@ static struct helper *helper_get(struct insp *in)
 {
 	struct helper *h = in->helper;
 
-	if (h || (in->nahead < AHEAD_HELP &&
-		  !(in->test && in->test->always_help)))
+	if (h ||
+	    (in->nahead < AHEAD_HELP && !(in->test && in->test->always_help)))
 		return h;
 	h = calloc(1, sizeof(*h));
 	if (!h)
@@ -1556,7 +1556,7 @@ static void helper_stop(struct insp *in)
 static void ahead_run(struct insp *in)
 {
 	struct helper *h = helper_get(in);
-	struct helper alone = { .in = in };
+	struct helper alone = {.in = in};
 	unsigned batch;
 
 	if (!h) {
@@ -1592,7 +1592,8 @@ static void ahead_drop(struct insp *in)
 	}
 	in->nahead = in->nlisted = 0;
 	if (in->planned.cap)
-		memset(in->planned.v, 0, in->planned.cap * sizeof(*in->planned.v));
+		memset(in->planned.v, 0,
+		       in->planned.cap * sizeof(*in->planned.v));
 	in->planned.n = 0;
 }
 
@@ -1602,8 +1603,7 @@ static struct ahead *ahead_find(struct insp *in, const char *iname)
 	uintptr_t v;
 
 	/* A name listed past nahead was taken back (ahead_plan). */
-	if (!in->nahead ||
-	    !map_get(&in->planned, iname, strlen(iname), &v) ||
+	if (!in->nahead || !map_get(&in->planned, iname, strlen(iname), &v) ||
 	    v > in->nahead)
 		return NULL;
 	return &in->ahead[v - 1];
@@ -2184,7 +2184,8 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 				return rc;
 			bytes += st.size;
 		}
-		if (i > from && (in->nahead > AHEAD_MAX || bytes > AHEAD_BYTES)) {
+		if (i > from &&
+		    (in->nahead > AHEAD_MAX || bytes > AHEAD_BYTES)) {
 			/* Not this class's: the next list starts with it.
 			 * (Their names stay, as the map's keys, until
 			 * ahead_drop.) */

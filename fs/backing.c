@@ -53,9 +53,9 @@
 enum {
 	K_FUSE_INIT = 26,
 	K_FUSE_INIT_EXT = 1 << 30,
-	K_FUSE_PASSTHROUGH_HI = 1 << (37 - 32),	/* in flags2 */
+	K_FUSE_PASSTHROUGH_HI = 1 << (37 - 32), /* in flags2 */
 	K_FOPEN_PASSTHROUGH = 1 << 7,
-	K_MAX_STACK_DEPTH = 2,		/* FILESYSTEM_MAX_STACK_DEPTH */
+	K_MAX_STACK_DEPTH = 2, /* FILESYSTEM_MAX_STACK_DEPTH */
 };
 
 struct k_in_header {
@@ -116,7 +116,7 @@ static _Thread_local struct {
 /* INIT is read: say what this mount does, once. */
 static void decide(struct cmfs *c, struct backing *b)
 {
-	const char *why = !b->want ? b->why
+	const char *why = !b->want	? b->why
 			  : !b->offered ? "the kernel does not offer it "
 					  "(Linux 6.9 or later, "
 					  "CONFIG_FUSE_PASSTHROUGH)"
@@ -125,7 +125,8 @@ static void decide(struct cmfs *c, struct backing *b)
 	if (why)
 		repo_log(c->repo, LOG_INFO,
 			 "passthrough: off: %s; versions are read through "
-			 "cmfs", why);
+			 "cmfs",
+			 why);
 	else
 		repo_log(c->repo, LOG_INFO,
 			 "passthrough: on: the kernel reads versions from "
@@ -162,8 +163,7 @@ static void ask(struct backing *b, struct k_init_out *o)
 	__atomic_store_n(&b->on, 1, __ATOMIC_RELEASE);
 }
 
-static ssize_t io_writev(int fd, struct iovec *iov, int count,
-			 void *userdata)
+static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
 	struct cmfs *c = userdata;
 	struct backing *b = &c->backing;
@@ -177,8 +177,8 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count,
 				o->open_flags |= K_FOPEN_PASSTHROUGH;
 				o->backing_id = pending.id;
 			}
-		} else if (b->want && !__atomic_load_n(&b->on,
-							      __ATOMIC_RELAXED) &&
+		} else if (b->want &&
+			   !__atomic_load_n(&b->on, __ATOMIC_RELAXED) &&
 			   __atomic_load_n(&b->init_seen, __ATOMIC_ACQUIRE) &&
 			   h->unique == b->init_unique && b->offered &&
 			   iov[1].iov_len == sizeof(struct k_init_out)) {
@@ -217,10 +217,10 @@ int backing_attach(struct cmfs *c, int want)
 	/* The kernel refuses a backing file as deep as the depth asked
 	 * for: a store on overlayfs (a container) needs 2, which leaves no
 	 * room to stack on cmfs; anything else 1. */
-	b->depth = !statfs(c->cfg->store_path, &sf) &&
-				   sf.f_type == OVERLAYFS_MAGIC
-			   ? K_MAX_STACK_DEPTH
-			   : 1;
+	b->depth =
+		!statfs(c->cfg->store_path, &sf) && sf.f_type == OVERLAYFS_MAGIC
+			? K_MAX_STACK_DEPTH
+			: 1;
 	rc = fuse_session_custom_io(c->se, &io, b->fd);
 	return rc < 0 ? rc : 0;
 }
@@ -228,7 +228,7 @@ int backing_attach(struct cmfs *c, int want)
 int32_t backing_get(struct cmfs *c, struct node *n, int fd, int *counted)
 {
 	struct backing *b = &c->backing;
-	struct k_backing_map map = { .fd = fd };
+	struct k_backing_map map = {.fd = fd};
 	int32_t id;
 	int e = 0;
 
@@ -263,7 +263,7 @@ void backing_put_locked(struct cmfs *c, struct node *n)
 		return;
 	/* The kernel keeps the file while its inode has it open. */
 	if (ioctl(c->backing.fd, K_DEV_IOC_BACKING_CLOSE,
-		  &(uint32_t){ (uint32_t)n->backing }))
+		  &(uint32_t){(uint32_t)n->backing}))
 		repo_log(c->repo, LOG_WARNING,
 			 "passthrough: closing backing id %d: %s",
 			 (int)n->backing, strerror(errno));

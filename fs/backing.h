@@ -14,15 +14,15 @@ struct node;
 
 /* What this mount knows of passthrough; lives in struct cmfs. */
 struct backing {
-	int want;		/* [mount] passthrough = auto, and root */
-	const char *why;	/* why not, when not `want` */
-	uint32_t depth;		/* the stack depth asked for at INIT */
-	int fd;			/* the session's /dev/fuse */
-	int init_seen;		/* INIT was read (atomic) */
-	uint64_t init_unique;	/* its unique */
-	int offered;		/* the kernel offered passthrough at INIT */
-	int on;			/* INIT's reply asked for it (atomic) */
-	int refused;		/* the kernel refused a backing file (atomic) */
+	int want;	      /* [mount] passthrough = auto, and root */
+	const char *why;      /* why not, when not `want` */
+	uint32_t depth;	      /* the stack depth asked for at INIT */
+	int fd;		      /* the session's /dev/fuse */
+	int init_seen;	      /* INIT was read (atomic) */
+	uint64_t init_unique; /* its unique */
+	int offered;	      /* the kernel offered passthrough at INIT */
+	int on;		      /* INIT's reply asked for it (atomic) */
+	int refused;	      /* the kernel refused a backing file (atomic) */
 };
 
 /*

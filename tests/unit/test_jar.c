@@ -922,12 +922,12 @@ enum way { LIBZIP, AHEAD, HELPED, IN_TURN };
  * error, the report as JSON with verdicts) into `out`; entries read
  * through the index into *nfast.
  */
-static void run_with(struct buf *out, size_t *nfast, const uint8_t *b,
-		     size_t n, const uint8_t *later, size_t ln, enum way way,
+static void run_with(struct buf *out, size_t *nfast, const uint8_t *b, size_t n,
+		     const uint8_t *later, size_t ln, enum way way,
 		     const struct jar_limits *lim)
 {
-	struct jar_test t = {way == LIBZIP, later, ln, 0, way == IN_TURN,
-			     way == HELPED};
+	struct jar_test t = {way == LIBZIP,  later,	   ln, 0,
+			     way == IN_TURN, way == HELPED};
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct jar_report *r = NULL;
 	int rc = jar_inspect_test(&r, b, n, lim, &t, &err);
@@ -1357,8 +1357,8 @@ static int add_entry(zip_t *za, const char *name, uint8_t *d, size_t n)
  * (an internal name, "gen/PerfFactory"), and that factory's class file,
  * which names class `first`, with identifier `id`.  NULL on failure.
  */
-static zip_t *factory_zip(const char *path, const char *cls,
-			  const char *first, const char *id, unsigned *seed)
+static zip_t *factory_zip(const char *path, const char *cls, const char *first,
+			  const char *id, unsigned *seed)
 {
 	size_t n = strlen(cls), i;
 	char entry[128];
@@ -1378,7 +1378,8 @@ static zip_t *factory_zip(const char *path, const char *cls,
 	d[n] = '\n';
 	fail = add_entry(za, JAR_SERVICE_FILE, d, n + 1);
 	d = gen_class(
-		&n, cls, "org/apache/flink/table/factories/DynamicTableSinkFactory",
+		&n, cls,
+		"org/apache/flink/table/factories/DynamicTableSinkFactory",
 		first, id, 10, seed);
 	snprintf(entry, sizeof(entry), "%s.class", cls);
 	fail |= !d || add_entry(za, entry, d, n);
@@ -1418,11 +1419,12 @@ static void test_ahead_wide(void)
 		return;
 	for (i = 0; i < NTREE && !fail; i++) {
 		snprintf(name, sizeof(name), "gen/T%04zu", i);
-		snprintf(l, sizeof(l), 2 * i + 1 < NTREE ? "gen/T%04zu"
-							  : "java/io/Serializable",
+		snprintf(l, sizeof(l),
+			 2 * i + 1 < NTREE ? "gen/T%04zu"
+					   : "java/io/Serializable",
 			 2 * i + 1);
-		snprintf(r, sizeof(r), 2 * i + 2 < NTREE ? "gen/T%04zu"
-							  : "java/util/List",
+		snprintf(r, sizeof(r),
+			 2 * i + 2 < NTREE ? "gen/T%04zu" : "java/util/List",
 			 2 * i + 2);
 		d = gen_class(&n, name, l, r, NULL, 64, &seed);
 		snprintf(name, sizeof(name), "gen/T%04zu.class", i);
