@@ -241,32 +241,103 @@ static int internal_name_ok(const char *s, size_t n)
 	return part > 0;
 }
 
-/* A growable list of malloc'd names, NULL-terminated when handed out. */
+/*
+ * The names a class refers to, gathered: every one is appended, '\0'
+ * ended, to one growing buffer and remembered by its offset; the list
+ * handed out is one allocation (names_finish).  A wide JAR's classes name
+ * some thirty classes each, many twice: a malloc per name was a fifth of
+ * its inspection.
+ */
 struct names {
-	char **v;
+	char *buf;
+	size_t len, cap;
+	size_t *off; /* each name's offset into buf */
 	size_t n, alloc;
 };
 
-/* Append a copy of the n bytes at s; room is kept for a NULL at the end. */
+/* Append a copy of the n bytes at s. */
 static int names_add(struct names *nl, const char *s, size_t n)
 {
-	char *d;
-
-	if (nl->n + 1 >= nl->alloc) {
-		size_t a = nl->alloc ? nl->alloc * 2 : 16;
-		char **v = realloc(nl->v, a * sizeof(*v));
+	if (nl->n == nl->alloc) {
+		size_t a = nl->alloc ? nl->alloc * 2 : 32;
+		size_t *v = realloc(nl->off, a * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
-		nl->v = v;
+		nl->off = v;
 		nl->alloc = a;
 	}
-	d = malloc(n + 1);
-	if (!d)
+	if (n + 1 > nl->cap - nl->len) {
+		size_t c = nl->cap ? nl->cap : 512;
+		char *b;
+
+		while (n + 1 > c - nl->len)
+			c *= 2;
+		b = realloc(nl->buf, c);
+		if (!b)
+			return -ENOMEM;
+		nl->buf = b;
+		nl->cap = c;
+	}
+	memcpy(nl->buf + nl->len, s, n);
+	nl->buf[nl->len + n] = '\0';
+	nl->off[nl->n++] = nl->len;
+	nl->len += n + 1;
+	return 0;
+}
+
+static void names_release(struct names *nl)
+{
+	free(nl->buf);
+	free(nl->off);
+}
+
+/* qsort() order of two name pointers: by bytes. */
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * The gathered names, sorted by bytes, each once, as a NULL-terminated
+ * array whose strings live in the same allocation: 0 and *out, *n, or
+ * -ENOMEM.  `nl` is released either way.
+ */
+static int names_finish(struct names *nl, char ***out, size_t *n)
+{
+	char **v = malloc((nl->n + 1) * sizeof(*v)), **w, *d;
+	size_t i, j, bytes = 0;
+
+	if (!v) {
+		names_release(nl);
 		return -ENOMEM;
-	memcpy(d, s, n);
-	d[n] = '\0';
-	nl->v[nl->n++] = d;
+	}
+	for (i = 0; i < nl->n; i++)
+		v[i] = nl->buf + nl->off[i];
+	qsort(v, nl->n, sizeof(*v), cmp_str);
+	for (i = j = 0; i < nl->n; i++)
+		if (!j || strcmp(v[j - 1], v[i])) {
+			v[j++] = v[i];
+			bytes += strlen(v[i]) + 1;
+		}
+	w = malloc((j + 1) * sizeof(*w) + bytes);
+	if (!w) {
+		free(v);
+		names_release(nl);
+		return -ENOMEM;
+	}
+	d = (char *)(w + j + 1);
+	for (i = 0; i < j; i++) {
+		size_t len = strlen(v[i]) + 1;
+
+		w[i] = memcpy(d, v[i], len);
+		d += len;
+	}
+	w[j] = NULL;
+	free(v);
+	names_release(nl);
+	*out = w;
+	*n = j;
 	return 0;
 }
 
@@ -928,11 +999,6 @@ classfile_field(const struct classfile *cf, const char *name, const char *desc)
 	return find_member(cf, cf->fields, cf->nfields, name, desc);
 }
 
-/* qsort() order for names: by bytes, which is by code point in UTF-8. */
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* Add the class a Class constant names (an array's element class). */
 static int class_ref(const struct classfile *cf, unsigned idx, struct names *nl,
@@ -961,8 +1027,8 @@ static int class_ref(const struct classfile *cf, unsigned idx, struct names *nl,
 int classfile_refs(char ***out, size_t *n, const struct classfile *cf,
 		   struct cmfs_err *err)
 {
-	struct names nl = {NULL, 0, 0};
-	size_t i, j;
+	struct names nl = {NULL, 0, 0, NULL, 0, 0};
+	size_t i;
 	int rc = 0;
 
 	/*
@@ -987,44 +1053,16 @@ int classfile_refs(char ***out, size_t *n, const struct classfile *cf,
 	for (i = 0; i < cf->nmethods && !rc; i++)
 		rc = desc_refs(cf, cf->methods[i].desc, DESC_METHOD,
 			       cf->methods[i].off, &nl, err);
-	if (!rc && !nl.v) { /* no names: still a NULL-terminated array */
-		nl.v = malloc(sizeof(*nl.v));
-		rc = nl.v ? 0 : -ENOMEM;
-	}
-	if (rc)
-		goto out;
-	/* Sort, then keep the first of each run of equal names. */
-	qsort(nl.v, nl.n, sizeof(*nl.v), cmp_str);
-	for (i = j = 0; i < nl.n; i++) {
-		if (j && !strcmp(nl.v[j - 1], nl.v[i]))
-			free(nl.v[i]);
-		else
-			nl.v[j++] = nl.v[i];
-	}
-	nl.n = j;
-	nl.v[j] = NULL;
-out:
 	if (rc) {
-		for (i = 0; i < nl.n; i++)
-			free(nl.v[i]);
-		free(nl.v);
+		names_release(&nl);
 		return rc;
 	}
-	*out = nl.v;
-	*n = nl.n;
-	return 0;
+	return names_finish(&nl, out, n);
 }
 
-/* The array is NULL-terminated, so no count is needed. */
 void classfile_names_free(char **names)
 {
-	char **p;
-
-	if (!names)
-		return;
-	for (p = names; *p; p++)
-		free(*p);
-	free(names);
+	free(names); /* the strings are in the same block (names_finish) */
 }
 
 enum classfile_ret classfile_const_return(const struct classfile *cf,
