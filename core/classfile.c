@@ -999,7 +999,6 @@ classfile_field(const struct classfile *cf, const char *name, const char *desc)
 	return find_member(cf, cf->fields, cf->nfields, name, desc);
 }
 
-
 /* Add the class a Class constant names (an array's element class). */
 static int class_ref(const struct classfile *cf, unsigned idx, struct names *nl,
 		     struct cmfs_err *err)
