@@ -113,15 +113,9 @@ static _Thread_local struct {
 	int32_t id;
 } pending;
 
-/* INIT is read: say what this mount does, once. */
-static void decide(struct cmfs *c, struct backing *b)
+/* Say what this mount does, once: read by the kernel, or why not. */
+static void decide(struct cmfs *c, const char *why)
 {
-	const char *why = !b->want	? b->why
-			  : !b->offered ? "the kernel does not offer it "
-					  "(Linux 6.9 or later, "
-					  "CONFIG_FUSE_PASSTHROUGH)"
-					: NULL;
-
 	if (why)
 		repo_log(c->repo, LOG_INFO,
 			 "passthrough: off: %s; versions are read through "
@@ -148,7 +142,10 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 		b->init_unique = h->unique;
 		b->offered = (in->flags & K_FUSE_INIT_EXT) &&
 			     (in->flags2 & K_FUSE_PASSTHROUGH_HI);
-		decide(c, b);
+		decide(c, b->offered
+				  ? NULL
+				  : "the kernel does not offer it (Linux "
+				    "6.9 or later, CONFIG_FUSE_PASSTHROUGH)");
 		__atomic_store_n(&b->init_seen, 1, __ATOMIC_RELEASE);
 	}
 	return n;
@@ -195,7 +192,7 @@ static ssize_t io_splice(int fdin, off_t *offin, int fdout, off_t *offout,
 	return splice(fdin, offin, fdout, offout, len, flags);
 }
 
-int backing_attach(struct cmfs *c, int want)
+void backing_attach(struct cmfs *c, int want)
 {
 	static const struct fuse_custom_io io = {
 		.read = io_read,
@@ -212,8 +209,11 @@ int backing_attach(struct cmfs *c, int want)
 	/* Registering a backing file takes CAP_SYS_ADMIN: without it,
 	 * asking would only deepen the mount's stack for nothing. */
 	b->want = want && geteuid() == 0;
-	b->why = !want ? "[mount] passthrough = off"
-		       : "the daemon does not run as root";
+	if (!b->want) {
+		decide(c, !want ? "[mount] passthrough = off"
+				: "the daemon does not run as root");
+		return;
+	}
 	/* The kernel refuses a backing file as deep as the depth asked
 	 * for: a store on overlayfs (a container) needs 2, which leaves no
 	 * room to stack on cmfs; anything else 1. */
@@ -221,8 +221,10 @@ int backing_attach(struct cmfs *c, int want)
 		!statfs(c->cfg->store_path, &sf) && sf.f_type == OVERLAYFS_MAGIC
 			? K_MAX_STACK_DEPTH
 			: 1;
+	/* Without the hooks the session reads and writes as it would. */
 	rc = fuse_session_custom_io(c->se, &io, b->fd);
-	return rc < 0 ? rc : 0;
+	if (rc < 0)
+		decide(c, strerror(-rc));
 }
 
 int32_t backing_get(struct cmfs *c, struct node *n, int fd, int *counted)

@@ -26,11 +26,12 @@ struct backing {
 };
 
 /*
- * After fuse_session_mount(): route the session's device I/O through
- * this file, so that INIT asks for passthrough when the kernel offers it
- * and `want` is set.  0, or -errno (the mount then works without).
+ * After fuse_session_mount(): unless `want` is 0 or the daemon is not
+ * root, route the session's device I/O through backing.c, so that INIT
+ * asks for passthrough when the kernel offers it.  Says which in the
+ * daemon log; the mount works either way.
  */
-int backing_attach(struct cmfs *c, int want);
+void backing_attach(struct cmfs *c, int want);
 
 /*
  * A reader opens node `n` (a version), whose blob is open as `fd`: the

@@ -589,8 +589,7 @@ int main(int argc, char **argv)
 	if (fuse_session_mount(c.se, mnt))
 		goto out_signals;
 	mounted = 1;
-	if (backing_attach(&c, cfg->mount.passthrough))
-		goto out_unmount;
+	backing_attach(&c, cfg->mount.passthrough);
 	if (fuse_daemonize(fo.foreground))
 		goto out_unmount;
 	/* SIGHUP goes to its own thread: block it (and the stop signal)
