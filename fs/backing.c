@@ -20,15 +20,15 @@
  *     before by backing_reply_open()) gets FOPEN_PASSTHROUGH and the id.
  * Everything else is read and written unchanged.
  *
- * The kernel takes one backing file per inode, and no open of that inode
- * through its own page cache beside it (such an open fails with EIO).
- * So a node registers its blob once (FUSE_DEV_IOC_BACKING_OPEN) for as
- * long as it has readers, counted in node.nreaders under the path
- * table's lock, and unregisters it when the last is released; a node
- * whose first reader went without keeps going without until all are
- * closed.  Only versions/<name>/<n> is read this way: the kernel turns
- * away every other open of an inode that has a backing file, and the
- * latest, artifacts/<name>, is also opened for uploads.
+ * The kernel takes one backing file per inode, and beside it no open of
+ * that inode that does not name the same file (such an open fails with
+ * EIO, whatever its flags).  So a node registers its blob once
+ * (FUSE_DEV_IOC_BACKING_OPEN) for as long as it has readers, counted in
+ * node.nreaders under the path table's lock, and unregisters it when
+ * the last is released; a node whose first reader went without keeps
+ * going without until all are closed.  Only versions/<name>/<n> is read
+ * this way: the latest, artifacts/<name>, is also opened for uploads,
+ * and changes file with each of them.
  *
  * Registering a file takes CAP_SYS_ADMIN.  When the kernel does not
  * offer passthrough, or refuses a file, reads go through the daemon as
