@@ -178,6 +178,15 @@ static void populate(struct fixture *x, struct catalog_version *v1,
 	free(jar2);
 }
 
+/* A fresh store, populated, its repo closed: what fsck is run on. */
+static void stored(struct fixture *x, struct catalog_version *v1,
+		   struct catalog_version *v2, struct catalog_version *txt)
+{
+	setup(x);
+	populate(x, v1, v2, txt);
+	offline(x);
+}
+
 /* ---- tests ----------------------------------------------------------------
  */
 
@@ -189,9 +198,7 @@ static void test_clean(void)
 	char *s;
 	int rc;
 
-	setup(&x);
-	populate(&x, &v1, &v2, &t);
-	offline(&x);
+	stored(&x, &v1, &v2, &t);
 	r = run(&x, 0, &rc, NULL);
 	T_INTEQ(rc, 0);
 	T_CHECK(r != NULL);
@@ -271,9 +278,7 @@ static void test_flipped_byte(void)
 	char path[256], *s;
 	int fd, rc;
 
-	setup(&x);
-	populate(&x, &v1, &v2, &t);
-	offline(&x);
+	stored(&x, &v1, &v2, &t);
 	blob_path(path, sizeof(path), &x, v2.sha256);
 	fd = open(path, O_WRONLY);
 	T_CHECK(fd >= 0 && pwrite(fd, "X", 1, 100) == 1);
@@ -345,9 +350,7 @@ static void test_deleted_blob(void)
 	char path[256];
 	int rc;
 
-	setup(&x);
-	populate(&x, &v1, &v2, &t);
-	offline(&x);
+	stored(&x, &v1, &v2, &t);
 	blob_path(path, sizeof(path), &x, t.sha256);
 	T_INTEQ(unlink(path), 0);
 	r = run(&x, 0, &rc, NULL);
@@ -385,9 +388,7 @@ static void test_orphan(void)
 	FILE *f;
 	int rc;
 
-	setup(&x);
-	populate(&x, &v1, &v2, &t);
-	offline(&x);
+	stored(&x, &v1, &v2, &t);
 	snprintf(dir, sizeof(dir), "%s/blobs/2b", x.store);
 	mkdir(dir, 0700);
 	blob_path(path, sizeof(path), &x, sha);
@@ -452,9 +453,7 @@ static void test_inspection(void)
 	struct fsck_report *r;
 	int rc;
 
-	setup(&x);
-	populate(&x, &v1, &v2, &t);
-	offline(&x);
+	stored(&x, &v1, &v2, &t);
 	sql(&x, "PRAGMA foreign_keys = ON; DELETE FROM inspections");
 	r = run(&x, 0, &rc, NULL);
 	T_INTEQ(r ? r->nproblems : 0, 2);
@@ -480,9 +479,7 @@ static void test_size_row(void)
 	struct fsck_report *r;
 	int rc;
 
-	setup(&x);
-	populate(&x, &v1, &v2, &t);
-	offline(&x);
+	stored(&x, &v1, &v2, &t);
 	sql(&x, "UPDATE versions SET size = size + 1 WHERE size = 6");
 	r = run(&x, 1, &rc, NULL);
 	p = find(r, FSCK_SIZE);
@@ -509,9 +506,7 @@ static void test_counts(void)
 	struct fsck_report *r;
 	int rc;
 
-	setup(&x);
-	populate(&x, &v1, &v2, &t);
-	offline(&x);
+	stored(&x, &v1, &v2, &t);
 	sql(&x, "UPDATE envs SET nart = 7, ntab = 0");
 	r = run(&x, 0, &rc, NULL);
 	p = find(r, FSCK_COUNT);
@@ -549,9 +544,7 @@ static void test_unsynced_list(void)
 	char q[200], *s;
 	int rc;
 
-	setup(&x);
-	populate(&x, &v1, &v2, &t);
-	offline(&x);
+	stored(&x, &v1, &v2, &t);
 	T_INTEQ(sql_int(&x, "SELECT count(*) FROM unsynced"), 0);
 	snprintf(q, sizeof(q), "INSERT INTO unsynced(sha256) VALUES('%s')",
 		 v2.sha256);
@@ -585,9 +578,7 @@ static void test_truncated_catalog(void)
 	struct stat st;
 	int rc;
 
-	setup(&x);
-	populate(&x, &v1, &v2, &t);
-	offline(&x);
+	stored(&x, &v1, &v2, &t);
 	snprintf(db, sizeof(db), "%s/catalog.db", x.store);
 	T_INTEQ(stat(db, &st), 0);
 	T_INTEQ(truncate(db, st.st_size / 2), 0);
@@ -638,9 +629,7 @@ static void test_busy(void)
 	int pipefd[2], rc;
 	pid_t child;
 
-	setup(&x);
-	populate(&x, &v1, &v2, &t);
-	offline(&x);
+	stored(&x, &v1, &v2, &t);
 	blob_path(path, sizeof(path), &x, t.sha256);
 	T_INTEQ(unlink(path), 0);
 	snprintf(db, sizeof(db), "%s/catalog.db", x.store);
