@@ -174,8 +174,7 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 				o->open_flags |= K_FOPEN_PASSTHROUGH;
 				o->backing_id = pending.id;
 			}
-		} else if (b->want &&
-			   !__atomic_load_n(&b->on, __ATOMIC_RELAXED) &&
+		} else if (!__atomic_load_n(&b->on, __ATOMIC_RELAXED) &&
 			   __atomic_load_n(&b->init_seen, __ATOMIC_ACQUIRE) &&
 			   h->unique == b->init_unique && b->offered &&
 			   iov[1].iov_len == sizeof(struct k_init_out)) {
