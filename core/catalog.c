@@ -202,6 +202,11 @@ int catalog_set_sync(struct catalog *c, int full, struct cmfs_err *err)
 	return c->be->set_sync(c->impl, full, err);
 }
 
+int catalog_checkpoint(struct catalog *c, struct cmfs_err *err)
+{
+	return c->be->checkpoint(c->impl, err);
+}
+
 int catalog_unsynced_add(struct catalog *c, const char *sha256,
 			 struct cmfs_err *err)
 {

@@ -173,6 +173,12 @@ int catalog_ver_by_sha(struct catalog *c, const char *sha256,
  * rows up to it after.  unsynced_list gives each distinct sha in row[0].
  */
 int catalog_set_sync(struct catalog *c, int full, struct cmfs_err *err);
+/*
+ * Copy what the catalog's log holds into its file, beside commits (never
+ * blocking one).  With catalog_set_sync(c, 0), commits leave this to the
+ * caller, who calls it after its syncs.
+ */
+int catalog_checkpoint(struct catalog *c, struct cmfs_err *err);
 int catalog_unsynced_add(struct catalog *c, const char *sha256,
 			 struct cmfs_err *err);
 int catalog_unsynced_mark(struct catalog *c, int64_t *out,
@@ -350,6 +356,7 @@ struct catalog_backend {
 			 struct cmfs_err *err);
 	int (*blob_total)(void *impl, uint64_t *out, struct cmfs_err *err);
 	int (*set_sync)(void *impl, int full, struct cmfs_err *err);
+	int (*checkpoint)(void *impl, struct cmfs_err *err);
 	int (*env_recount)(void *impl, struct cmfs_err *err);
 	int (*unsynced_add)(void *impl, const char *sha256,
 			    struct cmfs_err *err);

@@ -380,6 +380,10 @@ static int sync_now(struct repo *r)
 	if (!rc && mark && catalog_unsynced_clear(r->cat, mark, &err))
 		repo_log(r, LOG_WARNING, "sync: %s (checked again at the "
 			 "next mount)", cmfs_err_msg(&err));
+	/* The commits left the catalog's checkpoints to this thread. */
+	if (!rc && catalog_checkpoint(r->cat, &err))
+		repo_log(r, LOG_WARNING, "sync: %s (tried again at the next "
+			 "sync)", cmfs_err_msg(&err));
 	if (rc) {
 		repo_log(r, LOG_ERR, "sync of the store failed: %s",
 			 cmfs_err_msg(&err));

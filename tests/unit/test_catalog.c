@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -689,6 +690,74 @@ static void test_unsynced(void)
 	buf_release(&b);
 }
 
+/* The catalog file's size in pages. */
+static long file_pages(void)
+{
+	struct stat st;
+
+	return stat(dbpath, &st) ? -1 : (long)(st.st_size / 4096);
+}
+
+/* How many pages the log holds beyond the last checkpoint: checked from
+ * a connection of the test's own, which reads without checkpointing. */
+static int log_backlog(void)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int n = -1;
+
+	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) ||
+	    sqlite3_prepare_v2(db, "SELECT count(*) FROM unsynced", -1, &s,
+			       NULL) ||
+	    sqlite3_step(s) != SQLITE_ROW)
+		n = -2;
+	else
+		n = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return n;
+}
+
+/*
+ * Without full sync, commits never checkpoint (the file keeps its size,
+ * however long the log grows) and catalog_checkpoint() copies the log in
+ * beside them; with full sync, SQLite's own checkpoints are back.
+ */
+static void test_checkpoint(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	long before, i;
+	char sha[65];
+
+	T_INTEQ(catalog_set_sync(c, 0, &err), 0);
+	T_INTEQ(catalog_checkpoint(c, &err), 0);
+	before = file_pages();
+	T_CHECK(before > 0);
+	/* Some 1,500 log pages: past SQLite's 1,000 of a checkpoint. */
+	for (i = 0; i < 1500; i++) {
+		snprintf(sha, sizeof(sha), "%064lx", i);
+		T_INTEQ(catalog_unsynced_add(c, sha, &err), 0);
+	}
+	T_INTEQ(file_pages(), before);
+	T_INTEQ(log_backlog(), 1500);
+	T_INTEQ(catalog_checkpoint(c, &err), 0);
+	T_CHECK(file_pages() > before);
+	/* Commits go on after it, and the rows are there for all. */
+	T_INTEQ(catalog_unsynced_add(c, SHA_A, &err), 0);
+	T_INTEQ(log_backlog(), 1501);
+
+	/* Full sync: SQLite checkpoints inside the commits again. */
+	T_INTEQ(catalog_set_sync(c, 1, &err), 0);
+	before = file_pages();
+	for (i = 0; i < 1500; i++) {
+		snprintf(sha, sizeof(sha), "%064lx", 5000 + i);
+		T_INTEQ(catalog_unsynced_add(c, sha, &err), 0);
+	}
+	T_CHECK(file_pages() > before);
+	teardown(c);
+}
+
 /* ---- labels ---------------------------------------------------------------- */
 
 static void test_labels(void)
@@ -1205,6 +1274,7 @@ int main(void)
 	T_RUN(test_artifacts);
 	T_RUN(test_blob_refs);
 	T_RUN(test_unsynced);
+	T_RUN(test_checkpoint);
 	T_RUN(test_label_plan);
 	T_RUN(test_labels);
 	T_RUN(test_inspections);
