@@ -707,6 +707,45 @@ struct reader {
 };
 
 /*
+ * Readers that inspections let go of, kept for the next: an upload of a
+ * small JAR read its classes with a new decompressor and buffer each
+ * time (their allocation was 4 % of a small upload's CPU).  A few, and
+ * none with a buffer grown past POOL_ZCAP.
+ */
+#define POOL_MAX 4
+#define POOL_ZCAP (256u << 10)
+
+static struct {
+	pthread_mutex_t mu;
+	struct reader v[POOL_MAX];
+	unsigned n;
+} pool = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* A pooled reader's buffer and decompressor, if there is one. */
+static void reader_take(struct reader *rd)
+{
+	pthread_mutex_lock(&pool.mu);
+	if (pool.n)
+		*rd = pool.v[--pool.n];
+	pthread_mutex_unlock(&pool.mu);
+}
+
+static void reader_release(struct reader *rd)
+{
+	if (rd->inflater && rd->zcap <= POOL_ZCAP) {
+		pthread_mutex_lock(&pool.mu);
+		if (pool.n < POOL_MAX) {
+			pool.v[pool.n++] = *rd;
+			memset(rd, 0, sizeof(*rd));
+		}
+		pthread_mutex_unlock(&pool.mu);
+	}
+	free(rd->zbuf);
+	libdeflate_free_decompressor(rd->inflater);
+	memset(rd, 0, sizeof(*rd));
+}
+
+/*
  * A class of the JAR that the walk will read next, read and parsed ahead
  * of it (reach): the entry as libzip describes it, and then either its
  * bytes and class file (or why they do not parse), or nothing, when the
@@ -884,6 +923,8 @@ static int fast_read(const struct insp *in, struct reader *rd, zip_uint64_t idx,
 	/* One read for the header, the name, a little extra field and the
 	 * data; a longer extra field costs a second read. */
 	want = 30 + nl + LOCAL_SLACK + (size_t)st->comp_size;
+	if (!rd->inflater && !rd->zbuf)
+		reader_take(rd);
 	if (want > rd->zcap) {
 		free(rd->zbuf);
 		rd->zcap = want > ZBUF ? want : ZBUF;
@@ -1480,13 +1521,6 @@ struct helper {
 	size_t next;	/* the next ahead[] to take (atomic) */
 	struct reader rd;
 };
-
-static void reader_release(struct reader *rd)
-{
-	free(rd->zbuf);
-	libdeflate_free_decompressor(rd->inflater);
-	memset(rd, 0, sizeof(*rd));
-}
 
 /* Read and parse class a, on whichever thread: what the walk would. */
 static void ahead_read(const struct insp *in, struct reader *rd,
