@@ -484,19 +484,32 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 				    strerror(errno));
 	memcpy(dir, sha, 2);
 	dir[2] = '\0';
-	if ((rc = open_dir(s->blobs_fd, dir, &dfd)))
+	/* The blob's directory is opened only to be synced. */
+	if (durable && (rc = open_dir(s->blobs_fd, dir, &dfd)))
 		return cmfs_err_set(err, rc, "blob directory %s: %s", dir,
 				    strerror(-rc));
 	blob_rel(rel, sizeof(rel), sha);
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (linkat(AT_FDCWD, proc, s->blobs_fd, rel, AT_SYMLINK_FOLLOW) &&
-	    errno != EEXIST) {
+	rc = linkat(AT_FDCWD, proc, s->blobs_fd, rel, AT_SYMLINK_FOLLOW) ? errno
+									 : 0;
+	if (rc == ENOENT && !durable) {
+		/* Made at the first blob it holds. */
+		if ((rc = ensure_dir(s->blobs_fd, dir)))
+			return cmfs_err_set(err, rc, "blob directory %s: %s",
+					    dir, strerror(-rc));
+		rc = linkat(AT_FDCWD, proc, s->blobs_fd, rel,
+			    AT_SYMLINK_FOLLOW)
+			     ? errno
+			     : 0;
+	}
+	if (rc == ENOENT) {
 		/* An anonymous file links once: after a refused commit freed
 		 * its blob, a retry copies the bytes instead. */
-		rc = errno == ENOENT ? link_copy(s, fd, rel, size, err) : -errno;
-		if (rc && errno != ENOENT)
-			cmfs_err_set(err, rc, "blob %s: %s", sha,
-				     strerror(-rc));
+		rc = link_copy(s, fd, rel, size, err);
+	} else if (rc && rc != EEXIST) {
+		rc = cmfs_err_set(err, -rc, "blob %s: %s", sha, strerror(rc));
+	} else {
+		rc = 0;
 	}
 	/*
 	 * durable: the name must be on disk before the catalog refers to
@@ -506,10 +519,13 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 	 * store_sync() writes both, and a power loss before it is the
 	 * caller's to detect (repo.c: unsynced blobs).
 	 */
-	if (!rc && durable && fsync(dfd))
-		rc = cmfs_err_set(err, -errno, "blob directory %s: %s", dir,
-				  strerror(errno));
-	close(dfd);
+	if (durable) {
+		if (!rc && fsync(dfd))
+			rc = cmfs_err_set(err, -errno,
+					  "blob directory %s: %s", dir,
+					  strerror(errno));
+		close(dfd);
+	}
 	return rc;
 }
 
