@@ -197,6 +197,12 @@ int catalog_env_recount(struct catalog *c, struct cmfs_err *err)
 	return changed(c, c->be->env_recount(c->impl, err));
 }
 
+int catalog_insp_links(struct catalog *c, int relink, uint64_t *out,
+		       struct cmfs_err *err)
+{
+	return c->be->insp_links(c->impl, relink, out, err);
+}
+
 int catalog_set_sync(struct catalog *c, int full, struct cmfs_err *err)
 {
 	return c->be->set_sync(c->impl, full, err);
@@ -277,7 +283,13 @@ int catalog_insp_put(struct catalog *c, const char *sha256,
 int catalog_insp_get(struct catalog *c, const char *sha256,
 		     struct jar_report **out, struct cmfs_err *err)
 {
-	return c->be->insp_get(c->impl, sha256, out, err);
+	return c->be->insp_get(c->impl, sha256, 0, out, err);
+}
+
+int catalog_insp_of(struct catalog *c, const struct catalog_version *v,
+		    struct jar_report **out, struct cmfs_err *err)
+{
+	return c->be->insp_get(c->impl, v->sha256, v->insp, out, err);
 }
 
 int catalog_table_get(struct catalog *c, int64_t env_id, const char *name,

@@ -44,6 +44,7 @@ struct catalog_version {
 	uint64_t size;
 	int64_t mtime;		/* ns, the upload's commit time */
 	uint32_t uid;		/* who uploaded it */
+	int64_t insp;		/* its inspection's row, 0 = none known */
 };
 
 struct catalog_artifact {
@@ -209,6 +210,10 @@ int catalog_insp_put(struct catalog *c, const char *sha256,
 /* *out freed with jar_report_free(); -ENOENT when not inspected. */
 int catalog_insp_get(struct catalog *c, const char *sha256,
 		     struct jar_report **out, struct cmfs_err *err);
+/* The same for version v's blob: by the row v names (a resolution's
+ * look-up, one page where the catalog is not in memory). */
+int catalog_insp_of(struct catalog *c, const struct catalog_version *v,
+		    struct jar_report **out, struct cmfs_err *err);
 
 /* Tables. */
 int catalog_table_get(struct catalog *c, int64_t env_id, const char *name,
@@ -230,6 +235,14 @@ int catalog_table_count(struct catalog *c, int64_t env_id, uint64_t *out,
  * as rows come and go) from the rows themselves: for cmfs fsck --repair.
  */
 int catalog_env_recount(struct catalog *c, struct cmfs_err *err);
+/*
+ * Versions of inspected blobs that do not name their blob's inspection
+ * row (*out of them; resolution then finds it by the blob, more slowly);
+ * with `relink`, every version is made to name its blob's (or none): for
+ * cmfs fsck.
+ */
+int catalog_insp_links(struct catalog *c, int relink, uint64_t *out,
+		       struct cmfs_err *err);
 /* In name order. */
 int catalog_table_list(struct catalog *c, int64_t env_id,
 		       int (*fn)(void *arg, const struct catalog_table *t),
@@ -358,6 +371,8 @@ struct catalog_backend {
 	int (*set_sync)(void *impl, int full, struct cmfs_err *err);
 	int (*checkpoint)(void *impl, struct cmfs_err *err);
 	int (*env_recount)(void *impl, struct cmfs_err *err);
+	int (*insp_links)(void *impl, int relink, uint64_t *out,
+			  struct cmfs_err *err);
 	int (*unsynced_add)(void *impl, const char *sha256,
 			    struct cmfs_err *err);
 	int (*unsynced_mark)(void *impl, int64_t *out, struct cmfs_err *err);
@@ -380,7 +395,7 @@ struct catalog_backend {
 			  void *arg, struct cmfs_err *err);
 	int (*insp_put)(void *impl, const char *sha256,
 			const struct jar_report *r, struct cmfs_err *err);
-	int (*insp_get)(void *impl, const char *sha256,
+	int (*insp_get)(void *impl, const char *sha256, int64_t id,
 			struct jar_report **out, struct cmfs_err *err);
 	int (*table_get)(void *impl, int64_t env_id, const char *name,
 			 struct catalog_table *out, struct cmfs_err *err);

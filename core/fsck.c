@@ -183,6 +183,24 @@ static int check_counts(struct run *x, const struct catalog_env *e,
 	return 0;
 }
 
+/* Versions that do not name their blob's inspection row. */
+static int check_insp_links(struct run *x, struct cmfs_err *err)
+{
+	struct fsck_problem *p;
+	uint64_t n = 0;
+	int rc = catalog_insp_links(x->cat, 0, &n, err);
+
+	if (rc || !n)
+		return rc;
+	if (!(p = problem(x, FSCK_INSP_LINK)))
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	snprintf(p->what, sizeof(p->what),
+		 "%llu versions do not name their blob's inspection (each "
+		 "resolution looks it up by the blob instead)",
+		 (unsigned long long)n);
+	return 0;
+}
+
 static int count_row(void *arg, const char *const *row)
 {
 	(void)row;
@@ -627,11 +645,20 @@ static int repair(struct run *x, struct cmfs_err *err)
 	for (i = 0; !rc && i < x->r->nproblems; i++) {
 		struct fsck_problem *p = &x->r->problems[i];
 
-		if (p->kind != FSCK_COUNT)
+		if (p->kind == FSCK_COUNT) {
+			rc = catalog_env_recount(x->cat, err);
+			snprintf(p->done, sizeof(p->done),
+				 "counts set from the rows");
+		} else if (p->kind == FSCK_INSP_LINK) {
+			uint64_t n;
+
+			rc = catalog_insp_links(x->cat, 1, &n, err);
+			snprintf(p->done, sizeof(p->done),
+				 "each names its blob's inspection");
+		} else {
 			continue;
-		rc = catalog_env_recount(x->cat, err);
+		}
 		p->fixed = !rc;
-		snprintf(p->done, sizeof(p->done), "counts set from the rows");
 	}
 	rc = catalog_end(x->cat, rc, err);
 	if (rc) {
@@ -737,7 +764,8 @@ int fsck_run(struct fsck_report **out, const char *store, int repair_it,
 				      !repair_it || x.r->busy, err))) {
 		goto out;
 	}
-	if (x.cat && x.cat_ok && (rc = gather_versions(&x, err)))
+	if (x.cat && x.cat_ok &&
+	    ((rc = gather_versions(&x, err)) || (rc = check_insp_links(&x, err))))
 		goto out;
 	/* A mount lists blobs while they wait for their sync: only a store
 	 * nobody holds says something by listing any. */

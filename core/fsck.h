@@ -64,6 +64,7 @@ enum fsck_kind {
 	FSCK_INSPECTION,   /* a *.jar version has no inspection */
 	FSCK_ORPHAN,	   /* a blob that no version refers to */
 	FSCK_COUNT,	   /* an environment's counts are not its rows' */
+	FSCK_INSP_LINK,	   /* versions do not name their blob's inspection */
 };
 
 struct fsck_problem {

@@ -1063,7 +1063,7 @@ static int all_zip(void *arg, const struct catalog_version *v)
 {
 	struct repo *r = arg;
 	struct jar_report *rep = NULL;
-	int rc = catalog_insp_get(r->cat, v->sha256, &rep, NULL);
+	int rc = catalog_insp_of(r->cat, v, &rep, NULL);
 
 	jar_report_free(rep);
 	return rc ? -EINVAL : 0;
@@ -1917,7 +1917,7 @@ int repo_label_set(struct repo *r, const struct repo_who *who,
 		goto out;
 	rc = art_get(r, env, name, &e, &a, err);
 	if (!rc && name_is_jar(name) &&
-	    catalog_insp_get(r->cat, a.latest.sha256, &rep, err))
+	    catalog_insp_of(r->cat, &a.latest, &rep, err))
 		rc = cmfs_err_set(err, -EIO, "%s: no inspection recorded",
 				  name);
 	if (!rc)
@@ -2040,7 +2040,7 @@ int repo_computed(struct repo *r, const char *env, const char *name,
 			       ? 0
 			       : buf_printf(out, "%s is not a JAR: resolution "
 						 "refuses it", name);
-	if (catalog_insp_get(r->cat, v.sha256, &rep, err))
+	if (catalog_insp_of(r->cat, &v, &rep, err))
 		return 0;
 	if (!strcmp(attr, "error")) {
 		rc = rep->error ? buf_adds(out, rep->error) : 0;

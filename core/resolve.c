@@ -98,7 +98,7 @@ static void list_known(struct buf *out, struct catalog *cat, int64_t env_id,
 static int inspection(struct catalog *cat, const struct catalog_artifact *a,
 		      struct jar_report **out, struct cmfs_err *err)
 {
-	int rc = catalog_insp_get(cat, a->latest.sha256, out, NULL);
+	int rc = catalog_insp_of(cat, &a->latest, out, NULL);
 
 	if (rc == -ENOENT)
 		return cmfs_err_set(err, -ENOEXEC,
@@ -191,7 +191,7 @@ static int find_bundled(void *arg, const struct catalog_artifact *a)
 
 	if (b->found[0] || !strcmp(a->name, b->skip))
 		return 0;
-	if (!catalog_insp_get(b->cat, a->latest.sha256, &r, NULL) &&
+	if (!catalog_insp_of(b->cat, &a->latest, &r, NULL) &&
 	    offers(r, JAR_KIND_FORMAT, b->id))
 		snprintf(b->found, sizeof(b->found), "%s", a->name);
 	jar_report_free(r);

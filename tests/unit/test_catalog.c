@@ -68,17 +68,16 @@ static void teardown(struct catalog *c)
 	rm_temp_dir();
 }
 
-/* PRAGMA `what` of the file, read with SQLite directly. */
-static long long pragma_int(const char *what)
+/* The first column of query `q`'s first row, read with SQLite directly;
+ * -1 when there is none. */
+static long long query_int(const char *q)
 {
 	sqlite3 *db;
 	sqlite3_stmt *s;
-	char q[128];
 	long long v = -1;
 
 	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE, NULL))
 		return -1;
-	snprintf(q, sizeof(q), "PRAGMA %s", what);
 	if (!sqlite3_prepare_v2(db, q, -1, &s, NULL)) {
 		if (sqlite3_step(s) == SQLITE_ROW)
 			v = sqlite3_column_int64(s, 0);
@@ -86,6 +85,15 @@ static long long pragma_int(const char *what)
 	}
 	sqlite3_close(db);
 	return v;
+}
+
+/* PRAGMA `what` of the file. */
+static long long pragma_int(const char *what)
+{
+	char q[128];
+
+	snprintf(q, sizeof(q), "PRAGMA %s", what);
+	return query_int(q);
 }
 
 /* The journal mode of the file, as text ("wal"), into `out`. */
@@ -179,7 +187,20 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 
 /* ---- open and migrate ------------------------------------------------------ */
 
-/* A version-4 catalog made as version 3 had it, rows and all. */
+/* A version-5 catalog made as version 4 had it, rows and all. */
+#define V5_TO_V4                                                              \
+	"CREATE TABLE inspections_v4(sha256 TEXT PRIMARY KEY, error TEXT,"    \
+	" external TEXT NOT NULL, factories TEXT NOT NULL DEFAULT '[]')"      \
+	" WITHOUT ROWID;"                                                     \
+	"INSERT INTO inspections_v4 SELECT sha256, error, external, factories" \
+	" FROM inspections;"                                                  \
+	"DROP TABLE inspections;"                                             \
+	"ALTER TABLE inspections_v4 RENAME TO inspections;"                   \
+	"ALTER TABLE versions DROP COLUMN insp;"                              \
+	"PRAGMA user_version = 4;"
+
+/* A version-4 catalog made as version 3 had it, rows and all (after
+ * V5_TO_V4). */
 #define V4_TO_V3                                                              \
 	"CREATE TABLE factories(sha256 TEXT NOT NULL"                         \
 	" REFERENCES inspections(sha256) ON DELETE CASCADE,"                  \
@@ -205,7 +226,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 4);
+	T_INTEQ(pragma_int("user_version"), 5);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -220,7 +241,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 4);
+	T_INTEQ(pragma_int("user_version"), 5);
 	{
 		char mode[16];
 
@@ -256,7 +277,7 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V4_TO_V3), 0);
+		T_INTEQ(exec_sql(V5_TO_V4 V4_TO_V3), 0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
 				 "DROP TRIGGER tab_add; DROP TRIGGER tab_del;"
 				 "ALTER TABLE envs DROP COLUMN nart;"
@@ -264,7 +285,7 @@ static void test_open(void)
 				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 4);
+		T_INTEQ(pragma_int("user_version"), 5);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -285,12 +306,12 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V4_TO_V3), 0);
+		T_INTEQ(exec_sql(V5_TO_V4 V4_TO_V3), 0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 4);
+		T_INTEQ(pragma_int("user_version"), 5);
 		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
 		T_INTEQ(mark, 0);
 		catalog_close(c);
@@ -326,11 +347,11 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V4_TO_V3), 0);
+		T_INTEQ(exec_sql(V5_TO_V4 V4_TO_V3), 0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 4);
+		T_INTEQ(pragma_int("user_version"), 5);
 		T_INTEQ(exec_sql("SELECT * FROM factories"), 1);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
@@ -353,8 +374,61 @@ static void test_open(void)
 		catalog_close(c);
 	}
 
+	/* Version 4 kept inspections by blob only: each becomes a row of
+	 * its own that the versions of its blob name, rows intact. */
+	{
+		struct jar_factory f = { (char *)"com.x.K", JAR_KIND_CONNECTOR,
+					 (char *)"k" };
+		const char *ext[1] = { "org/ext/E" };
+		struct jar_report in, *out = NULL;
+		struct catalog_artifact a;
+		int64_t k, u;
+
+		memset(&in, 0, sizeof(in));
+		in.nfactories = 1;
+		in.factories = &f;
+		in.nexternal = 1;
+		in.external = (char **)ext;
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(c ? catalog_insp_put(c, SHA_B, &in, &err) : -1, 0);
+		k = c ? art(c, e.id, "k.jar", SHA_B, 3) : 0;
+		u = c ? art(c, e.id, "u.txt", SHA_C, 3) : 0;
+		catalog_close(c);
+		T_INTEQ(exec_sql(V5_TO_V4), 0);
+		T_INTEQ(pragma_int("user_version"), 4);
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(pragma_int("user_version"), 5);
+		/* Every version of an inspected blob names its row. */
+		T_INTEQ(query_int("SELECT count(*) FROM versions v"
+				  " WHERE v.insp IS NOT (SELECT id FROM"
+				  " inspections i WHERE i.sha256 = v.sha256)"),
+			0);
+		T_INTEQ(query_int("SELECT count(*) FROM versions"
+				  " WHERE insp IS NOT NULL"),
+			1);
+		T_INTEQ(c ? catalog_art_get(c, e.id, "k.jar", &a, &err) : -1, 0);
+		T_CHECK(a.id == k && a.latest.insp > 0);
+		T_INTEQ(c ? catalog_insp_of(c, &a.latest, &out, &err) : -1, 0);
+		T_INTEQ(out ? out->nfactories : 0, 1);
+		T_INTEQ(out ? out->nexternal : 0, 1);
+		if (out && out->nfactories == 1 && out->nexternal == 1) {
+			T_STREQ(out->factories[0].cls, "com.x.K");
+			T_STREQ(out->factories[0].identifier, "k");
+			T_STREQ(out->external[0], "org/ext/E");
+		}
+		jar_report_free(out);
+		out = NULL;
+		T_INTEQ(c ? catalog_art_get(c, e.id, "u.txt", &a, &err) : -1, 0);
+		T_CHECK(a.id == u && a.latest.insp == 0);
+		T_ERRNO(c ? catalog_insp_of(c, &a.latest, &out, &err) : -1,
+			ENOENT);
+		catalog_close(c);
+	}
+
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 5"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 6"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
@@ -929,6 +1003,46 @@ static void test_inspections(void)
 				"com.example.fmt.BsonFormatFactory");
 	}
 	jar_report_free(out);
+	out = NULL;
+
+	/* Versions name their blob's row: added before the inspection or
+	 * after it, and the same row after a put again. */
+	{
+		int64_t e = env(c, "prod"), before, after;
+		struct catalog_artifact a;
+		long long row_a;
+
+		before = art(c, e, "before.jar", SHA_C, 1);
+		row_a = query_int("SELECT id FROM inspections"
+				  " WHERE sha256 = '" SHA_A "'");
+		after = art(c, e, "after.jar", SHA_A, 1);
+		T_INTEQ(catalog_art_get(c, e, "after.jar", &a, &err), 0);
+		T_INTEQ(a.id, after);
+		T_INTEQ(a.latest.insp, row_a);
+		T_INTEQ(catalog_art_get(c, e, "before.jar", &a, &err), 0);
+		T_INTEQ(a.id, before);
+		T_INTEQ(a.latest.insp, 0);
+		T_INTEQ(catalog_insp_put(c, SHA_C, &in, &err), 0);
+		T_INTEQ(catalog_art_get(c, e, "before.jar", &a, &err), 0);
+		T_CHECK(a.latest.insp > 0 && a.latest.insp != row_a);
+		T_INTEQ(catalog_insp_put(c, SHA_A, &in, &err), 0);
+		T_INTEQ(query_int("SELECT id FROM inspections"
+				  " WHERE sha256 = '" SHA_A "'"),
+			row_a);
+		/* A row that no longer holds the blob (fsck made it anew):
+		 * found by the blob all the same. */
+		T_INTEQ(catalog_art_get(c, e, "after.jar", &a, &err), 0);
+		a.latest.insp = row_a + 100;
+		T_INTEQ(catalog_insp_of(c, &a.latest, &out, &err), 0);
+		T_INTEQ(out ? out->nfactories : 0, 1);
+		jar_report_free(out);
+		out = NULL;
+		a.latest.insp = query_int("SELECT id FROM inspections"
+					  " WHERE sha256 = '" SHA_B "'");
+		T_INTEQ(catalog_insp_of(c, &a.latest, &out, &err), 0);
+		T_CHECK(out && !out->error); /* SHA_A's, not SHA_B's */
+		jar_report_free(out);
+	}
 	teardown(c);
 }
 

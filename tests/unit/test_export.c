@@ -109,7 +109,10 @@ static char *dump_rows(const char *store)
 		"SELECT 'env', name, ctime, uid FROM envs ORDER BY name",
 		"SELECT 'art', e.name, a.name, next_n FROM artifacts a"
 		" JOIN envs e ON e.id = a.env_id ORDER BY 2, 3",
-		"SELECT 'ver', e.name, a.name, n, sha256, size, mtime, v.uid"
+		/* and whether each names its blob's inspection row */
+		"SELECT 'ver', e.name, a.name, n, sha256, size, mtime, v.uid,"
+		" v.insp IS (SELECT id FROM inspections i"
+		" WHERE i.sha256 = v.sha256)"
 		" FROM versions v JOIN artifacts a ON a.id = v.artifact_id"
 		" JOIN envs e ON e.id = a.env_id ORDER BY 2, 3, 4",
 		"SELECT 'label', e.name, a.name, key, value FROM labels l"

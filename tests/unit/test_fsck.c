@@ -531,6 +531,45 @@ static void test_counts(void)
 	fixture_close(&x);
 }
 
+/* Versions that name no inspection row, or another blob's: named, and
+ * --repair points each at its blob's. */
+static void test_insp_links(void)
+{
+	struct fixture x;
+	struct catalog_version v1, v2, t;
+	const struct fsck_problem *p;
+	struct fsck_report *r;
+	int rc, n;
+
+	stored(&x, &v1, &v2, &t);
+	n = sql_int(&x, "SELECT count(*) FROM versions WHERE insp > 0");
+	T_CHECK(n >= 2); /* the JAR's versions */
+	sql(&x, "UPDATE versions SET insp = NULL WHERE n = 1;"
+		"UPDATE versions SET insp = 999 WHERE n = 2");
+	r = run(&x, 0, &rc, NULL);
+	p = find(r, FSCK_INSP_LINK);
+	T_CHECK(p != NULL);
+	T_CONTAINS(p ? p->what : NULL, "versions do not name their blob's "
+		   "inspection");
+	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_UNCORRECTED);
+	fsck_report_free(r);
+	r = run(&x, 1, &rc, NULL);
+	p = find(r, FSCK_INSP_LINK);
+	T_CHECK(p && p->fixed);
+	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_CORRECTED);
+	fsck_report_free(r);
+	T_INTEQ(sql_int(&x, "SELECT count(*) FROM versions WHERE insp > 0"),
+		n);
+	T_INTEQ(sql_int(&x, "SELECT count(*) FROM versions WHERE insp IS NOT"
+			" (SELECT id FROM inspections i"
+			" WHERE i.sha256 = versions.sha256)"),
+		0);
+	r = run(&x, 0, &rc, NULL);
+	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_OK);
+	fsck_report_free(r);
+	fixture_close(&x);
+}
+
 /*
  * After a crash with sync = batch the catalog lists the blobs that were
  * not yet synced; fsck checks every blob anyway, says how many were
@@ -682,6 +721,7 @@ int main(void)
 	T_RUN(test_inspection);
 	T_RUN(test_size_row);
 	T_RUN(test_counts);
+	T_RUN(test_insp_links);
 	T_RUN(test_unsynced_list);
 	T_RUN(test_truncated_catalog);
 	T_RUN(test_busy);
