@@ -12,7 +12,16 @@ struct catalog {
 	const struct catalog_backend *be;
 	void *impl;
 	uint64_t gen;		/* bumped after every change: generation() */
+	uint64_t env_gen;	/* bumped after a change to environments */
+	int env_txn;		/* one is in the open transaction */
 };
+
+/*
+ * Environments' generations start apart for every catalog opened, so a
+ * thread's cached row (catalog_env_get) is never taken for a row of
+ * another catalog that has the same address later.
+ */
+static uint64_t env_gen_base;
 
 /*
  * Count a change to the rows that resolution and listings read.  Bumped
@@ -24,6 +33,15 @@ static int changed(struct catalog *c, int rc)
 {
 	__atomic_add_fetch(&c->gen, 1, __ATOMIC_RELEASE);
 	return rc;
+}
+
+/* An environment was added or removed: rows cached before are stale,
+ * and again when its transaction ends (it may have been rolled back). */
+static int env_changed(struct catalog *c, int rc)
+{
+	__atomic_store_n(&c->env_txn, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->env_gen, 1, __ATOMIC_RELEASE);
+	return changed(c, rc);
 }
 
 uint64_t catalog_generation(struct catalog *c)
@@ -56,6 +74,8 @@ int catalog_open(struct catalog **out, const char *uri, struct cmfs_err *err)
 	if (!c)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
 	c->be = &catalog_sqlite_backend;
+	c->env_gen = __atomic_add_fetch(&env_gen_base, (uint64_t)1 << 32,
+					__ATOMIC_RELAXED);
 	if (!strncmp(uri, "sqlite:", 7))
 		uri += 7;
 	rc = c->be->open(&c->impl, uri, err);
@@ -82,7 +102,10 @@ int catalog_begin(struct catalog *c, struct cmfs_err *err)
 
 int catalog_end(struct catalog *c, int rc, struct cmfs_err *err)
 {
-	return changed(c, c->be->end(c->impl, rc, err));
+	rc = changed(c, c->be->end(c->impl, rc, err));
+	if (__atomic_exchange_n(&c->env_txn, 0, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&c->env_gen, 1, __ATOMIC_RELEASE);
+	return rc;
 }
 
 int catalog_check(struct catalog *c, char **out, struct cmfs_err *err)
@@ -93,18 +116,41 @@ int catalog_check(struct catalog *c, char **out, struct cmfs_err *err)
 int catalog_env_add(struct catalog *c, const char *name, uint32_t uid,
 		    int64_t now, struct catalog_env *out, struct cmfs_err *err)
 {
-	return changed(c, c->be->env_add(c->impl, name, uid, now, out, err));
+	return env_changed(c,
+			   c->be->env_add(c->impl, name, uid, now, out, err));
 }
 
+/*
+ * Every listing, attribute and upload looks its environment up, and the
+ * rows change only when an environment comes or goes: each thread keeps
+ * the last row it read while the environments' generation (read before
+ * the row) stands.
+ */
 int catalog_env_get(struct catalog *c, const char *name,
 		    struct catalog_env *out, struct cmfs_err *err)
 {
-	return c->be->env_get(c->impl, name, out, err);
+	static _Thread_local struct {
+		uint64_t gen;
+		struct catalog_env e;
+	} last;
+	uint64_t gen = __atomic_load_n(&c->env_gen, __ATOMIC_ACQUIRE);
+	int rc;
+
+	if (last.gen == gen && !strcmp(last.e.name, name)) {
+		*out = last.e;
+		return 0;
+	}
+	rc = c->be->env_get(c->impl, name, out, err);
+	if (!rc) {
+		last.gen = gen;
+		last.e = *out;
+	}
+	return rc;
 }
 
 int catalog_env_del(struct catalog *c, int64_t env_id, struct cmfs_err *err)
 {
-	return changed(c, c->be->env_del(c->impl, env_id, err));
+	return env_changed(c, c->be->env_del(c->impl, env_id, err));
 }
 
 int catalog_env_list(struct catalog *c,
@@ -367,6 +413,8 @@ int catalog_open_existing(struct catalog **out, const char *uri, int rdonly,
 	if (!c)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
 	c->be = &catalog_sqlite_backend;
+	c->env_gen = __atomic_add_fetch(&env_gen_base, (uint64_t)1 << 32,
+					__ATOMIC_RELAXED);
 	if (!strncmp(uri, "sqlite:", 7))
 		uri += 7;
 	rc = c->be->open_existing(&c->impl, uri, rdonly, err);

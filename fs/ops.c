@@ -321,33 +321,11 @@ static struct fh *live_writer(struct cmfs *c, struct node *n)
 	return f;
 }
 
-/* Attributes of the environment `env`'s row, or -ENOENT. */
-/*
- * Environment `env`'s row.  Every attribute of a name under an
- * environment needs its ctime, so `ls -l` asked the catalog once per
- * entry: each thread keeps the last row it read, for as long as the
- * catalog has not changed (its generation, read before the row).
- */
+/* Environment `env`'s row, or -ENOENT (the catalog keeps the last one
+ * each thread read: catalog_env_get). */
 static int env_row(struct cmfs *c, const char *env, struct catalog_env *e)
 {
-	static _Thread_local struct {
-		uint64_t gen;
-		struct catalog_env e;
-	} last;
-	struct catalog *cat = repo_catalog(c->repo);
-	uint64_t gen = catalog_generation(cat);
-	int rc;
-
-	if (last.gen == gen && last.e.name[0] && !strcmp(last.e.name, env)) {
-		*e = last.e;
-		return 0;
-	}
-	rc = catalog_env_get(cat, env, e, NULL);
-	if (!rc) {
-		last.gen = gen;
-		last.e = *e;
-	}
-	return rc;
+	return catalog_env_get(repo_catalog(c->repo), env, e, NULL);
 }
 
 /*

@@ -506,6 +506,31 @@ static void test_env(void)
 	T_STREQ(buf_str(&b), "alpha,dev,");
 	/* The name is free again. */
 	T_INTEQ(catalog_env_add(c, "prod", 0, 2, &e2, &err), 0);
+
+	/* Rows are kept per thread while environments do not change: a
+	 * new row under an old name is read anew, an added one rolled back
+	 * is gone, and a row edited behind the catalog's back stays as read
+	 * until an environment comes or goes. */
+	{
+		struct catalog_env e3;
+		int rc;
+
+		T_INTEQ(catalog_env_get(c, "prod", &e3, &err), 0);
+		T_INTEQ(e3.id, e2.id);
+		T_INTEQ(e3.ctime, 2);
+		T_CHECK(e3.id != e.id);
+		T_INTEQ(exec_sql("UPDATE envs SET ctime = 3 WHERE name = 'prod'"),
+			0);
+		T_INTEQ(catalog_env_get(c, "prod", &e3, &err), 0);
+		T_INTEQ(e3.ctime, 2);
+		T_INTEQ(catalog_begin(c, &err), 0);
+		rc = catalog_env_add(c, "gone", 0, 4, NULL, &err);
+		T_INTEQ(catalog_env_get(c, "gone", &e3, &err), 0);
+		T_INTEQ(catalog_end(c, rc ? rc : -ECANCELED, &err), -ECANCELED);
+		T_ERRNO(catalog_env_get(c, "gone", &e3, &err), ENOENT);
+		T_INTEQ(catalog_env_get(c, "prod", &e3, &err), 0);
+		T_INTEQ(e3.ctime, 3);
+	}
 	buf_release(&b);
 	teardown(c);
 }
