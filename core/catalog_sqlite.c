@@ -24,6 +24,7 @@
 
 #include "buf.h"
 #include "jar.h"
+#include "json.h"
 
 #define SCHEMA_VERSION 5
 
@@ -160,8 +161,7 @@ enum {
 	S_BLOB_REFS, S_BLOB_TOTAL,
 	S_LABEL_SET, S_LABEL_DEL, S_LABEL_GET, S_LABEL_LIST,
 	S_INSP_PUT, S_INSP_LINK, S_FACT_PUT, S_INSP_GET, S_INSP_GET_ID,
-	S_FACT_GET,
-	S_TABLE_GET, S_TABLE_DEF, S_TABLE_OPTS, S_TABLE_PUT, S_TABLE_OPTS_DEL,
+	S_TABLE_GET, S_TABLE_DEF, S_TABLE_PUT, S_TABLE_OPTS_DEL,
 	S_TABLE_OPT_ADD, S_TABLE_DEL, S_TABLE_COUNT, S_TABLE_LIST,
 	S_EVENT_ADD, S_EVENT_SIZE, S_EVENT_READ,
 	S_UNSYNCED_ADD, S_UNSYNCED_MARK, S_UNSYNCED_CLEAR, S_UNSYNCED_LIST,
@@ -234,18 +234,13 @@ static const char *const sql[S_COUNT] = {
 	[S_FACT_PUT] = "UPDATE inspections SET factories = json_insert("
 		       "factories, '$[#]', json_array(?2, ?3, ?4))"
 		       " WHERE sha256 = ?1",
-	[S_INSP_GET] = "SELECT error, external, factories FROM inspections"
-		       " WHERE sha256 = ?",
-	[S_INSP_GET_ID] = "SELECT error, external, factories FROM inspections"
-			  " WHERE id = ? AND sha256 = ?",
-	[S_FACT_GET] = "SELECT value ->> 0, value ->> 1, value ->> 2"
-		       " FROM json_each(?) ORDER BY key",
+	[S_INSP_GET] = "SELECT error, external, factories, sha256"
+		       " FROM inspections WHERE sha256 = ?",
+	[S_INSP_GET_ID] = "SELECT error, external, factories, sha256"
+			  " FROM inspections WHERE id = ? AND sha256 = ?",
 	[S_TABLE_GET] = "SELECT id, env_id, name, size, mtime, uid FROM tables"
 			" WHERE env_id = ? AND name = ?",
-	[S_TABLE_DEF] = "SELECT ddl, like_ddl FROM tables WHERE id = ?",
-	[S_TABLE_OPTS] = "SELECT o.value ->> 0, o.value ->> 1"
-			 " FROM tables t, json_each(t.options) o"
-			 " WHERE t.id = ? ORDER BY o.key",
+	[S_TABLE_DEF] = "SELECT ddl, like_ddl, options FROM tables WHERE id = ?",
 	[S_TABLE_PUT] = "INSERT INTO tables(env_id, name, ddl, like_ddl, size,"
 			" mtime, uid) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
 			" ON CONFLICT(env_id, name) DO UPDATE SET"
@@ -1217,46 +1212,40 @@ static int split_external(struct jar_report *r, const char *text)
 	return 0;
 }
 
-/* Read the factories of `sha256` into r. */
-/* The factories of JSON array `json` into r. */
-static int read_factories(struct sq *q, const char *json,
+/* One [kind, identifier, class] row of an inspection's factories. */
+static int add_factory(void *arg, char **row)
+{
+	struct jar_report *r = arg;
+	struct jar_factory *f;
+
+	if (!row[0] || !row[2])
+		return -EINVAL;
+	f = realloc(r->factories, (r->nfactories + 1) * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	r->factories = f;
+	f = &r->factories[r->nfactories++];
+	memset(f, 0, sizeof(*f));
+	if (jar_kind_parse(&f->kind, row[0]))
+		f->kind = JAR_KIND_OTHER;
+	f->identifier = row[1] ? strdup(row[1]) : NULL;
+	f->cls = strdup(row[2]);
+	return (row[1] && !f->identifier) || !f->cls ? -ENOMEM : 0;
+}
+
+/* The factories of JSON array `json` (inspection `sha256`) into r. */
+static int read_factories(const char *sha256, const char *json,
 			  struct jar_report *r, struct cmfs_err *err)
 {
-	sqlite3_stmt *s = st(q, S_FACT_GET);
-	int rc;
+	int rc = json_rows(json ? json : "[]", 3, add_factory, r);
 
-	if (!s)
-		return fail(q, sqlite3_errcode(q->db), err);
-	sqlite3_bind_text(s, 1, json ? json : "[]", -1, SQLITE_TRANSIENT);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct jar_factory *f;
-		const char *id = (const char *)sqlite3_column_text(s, 1);
-
-		f = realloc(r->factories, (r->nfactories + 1) * sizeof(*f));
-		if (!f) {
-			rc = -ENOMEM;
-			break;
-		}
-		r->factories = f;
-		f = &r->factories[r->nfactories];
-		memset(f, 0, sizeof(*f));
-		r->nfactories++;
-		if (jar_kind_parse(&f->kind,
-				   (const char *)sqlite3_column_text(s, 0)))
-			f->kind = JAR_KIND_OTHER;
-		f->identifier = id ? strdup(id) : NULL;
-		f->cls = strdup((const char *)sqlite3_column_text(s, 2));
-		if ((id && !f->identifier) || !f->cls) {
-			rc = -ENOMEM;
-			break;
-		}
-	}
-	done(s);
-	if (rc == SQLITE_DONE)
-		return 0;
-	if (rc < 0)
-		return cmfs_err_set(err, rc, "out of memory");
-	return fail(q, sqlite3_extended_errcode(q->db), err);
+	if (rc == -EINVAL)
+		return cmfs_err_set(err, -EIO,
+				    "catalog: the factories recorded for blob "
+				    "%.64s are damaged (cmfs fsck --repair "
+				    "recomputes them)",
+				    sha256);
+	return rc ? cmfs_err_set(err, rc, "out of memory") : 0;
 }
 
 /* The row of S_INSP_GET or S_INSP_GET_ID into r; -ENOENT if none. */
@@ -1278,7 +1267,8 @@ static int read_insp(struct sq *q, sqlite3_stmt *s, struct jar_report *r,
 			cmfs_err_set(err, rc, "out of memory");
 		else
 			rc = read_factories(
-				q, (const char *)sqlite3_column_text(s, 2), r,
+				(const char *)sqlite3_column_text(s, 3),
+				(const char *)sqlite3_column_text(s, 2), r,
 				err);
 	} else if (rc == SQLITE_DONE) {
 		rc = -ENOENT;
@@ -1342,13 +1332,16 @@ out:
 }
 
 /* Append one option to a definition being read. */
-static int def_add_opt(struct catalog_table_def *d, const char *k,
-		       const char *v)
+/* One [key, value] row of a table's options. */
+static int def_add_opt(void *arg, char **row)
 {
-	char **keys = realloc(d->keys, (d->nopts + 1) * sizeof(char *));
-	char **values;
+	struct catalog_table_def *d = arg;
+	const char *k = row[0], *v = row[1];
+	char **keys, **values;
 
-	if (!keys)
+	if (!k || !v)
+		return -EINVAL;
+	if (!(keys = realloc(d->keys, (d->nopts + 1) * sizeof(char *))))
 		return -ENOMEM;
 	d->keys = keys;
 	values = realloc(d->values, (d->nopts + 1) * sizeof(char *));
@@ -1377,24 +1370,23 @@ static int sq_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		const char *like = (const char *)sqlite3_column_text(s, 1);
+		const char *opts = (const char *)sqlite3_column_text(s, 2);
 
 		d.ddl = strdup((const char *)sqlite3_column_text(s, 0));
 		d.like_ddl = like ? strdup(like) : NULL;
 		rc = d.ddl && (!like || d.like_ddl) ? 0 : -ENOMEM;
+		if (!rc)
+			rc = json_rows(opts ? opts : "[]", 2, def_add_opt, &d);
+		if (rc == -EINVAL)
+			rc = cmfs_err_set(err, -EIO,
+					  "catalog: the options recorded for "
+					  "table %lld are damaged",
+					  (long long)id);
 	} else {
 		rc = rc == SQLITE_DONE
 			     ? -ENOENT
 			     : fail(q, sqlite3_extended_errcode(q->db), err);
 	}
-	done(s);
-	if (rc)
-		goto out;
-	if ((rc = prep(q, S_TABLE_OPTS, &s, err)))
-		goto out;
-	sqlite3_bind_int64(s, 1, id);
-	while (!rc && sqlite3_step(s) == SQLITE_ROW)
-		rc = def_add_opt(&d, (const char *)sqlite3_column_text(s, 0),
-				 (const char *)sqlite3_column_text(s, 1));
 	done(s);
 out:
 	unlock(q);

@@ -1068,6 +1068,17 @@ static void test_inspections(void)
 		T_CHECK(out && !out->error); /* SHA_A's, not SHA_B's */
 		jar_report_free(out);
 	}
+	/* Factories edited into something else: an error, not a guess. */
+	T_INTEQ(exec_sql("UPDATE inspections SET factories ="
+			 " '[[\"connector\",\"k\"]]' WHERE sha256 = '" SHA_A
+			 "'"),
+		0);
+	out = NULL;
+	T_ERRNO(catalog_insp_get(c, SHA_A, &out, &err), EIO);
+	T_CHECK(out == NULL);
+	T_CONTAINS(err.msg, "factories recorded for blob " SHA_A
+		   " are damaged");
+	cmfs_err_clear(&err);
 	teardown(c);
 }
 
@@ -1122,6 +1133,18 @@ static void test_tables(void)
 	}
 	catalog_table_def_release(&got);
 	T_CHECK(got.ddl == NULL && got.nopts == 0);
+
+	/* Options edited into something else: an error, and the good
+	 * ones come back when they are put back. */
+	T_INTEQ(exec_sql("UPDATE tables SET options = '[[\"k\",null]]'"), 0);
+	T_ERRNO(catalog_table_def(c, t.id, &got, &err), EIO);
+	T_CHECK(got.ddl == NULL && got.nopts == 0);
+	T_CONTAINS(err.msg, "options recorded for table");
+	cmfs_err_clear(&err);
+	T_INTEQ(catalog_table_put(c, e, "t", &d, 5000, 1000, &t, &err), 0);
+	T_INTEQ(catalog_table_def(c, t.id, &got, &err), 0);
+	T_INTEQ(got.nopts, 3);
+	catalog_table_def_release(&got);
 
 	/* Replace: same id, new text, the options replaced whole. */
 	d.ddl = (char *)"CREATE TABLE t (b INT) WITH ('connector' = 'print')";
