@@ -1533,9 +1533,17 @@ ssize_t repo_upload_write(struct repo_upload *u, const void *data,
 			store_pipe_feed(u->pipe, u->hashed);
 		} else {
 			store_hash_update(u->hash, data, (size_t)n);
-			/* A big upload: hash and start writeback aside. */
+			/*
+			 * A big upload: hash aside.  With sync = close its
+			 * writeback starts there too (the commit's fsync
+			 * waits for it); with batch, the sync after the
+			 * commit writes it: started during the upload, it
+			 * took the CPU cp and the hash wanted (256 MiB:
+			 * 0.25-0.38 s against 0.22 s without).
+			 */
 			if (u->hashed >= PIPE_FROM &&
-			    !store_pipe_new(&u->pipe, u->fd, u->hash, u->hashed))
+			    !store_pipe_new(&u->pipe, u->fd, u->hash, u->hashed,
+					    !u->r->batch))
 				u->hash = NULL;
 		}
 	} else if ((uint64_t)off < u->hashed || (uint64_t)off > u->hashed) {

@@ -206,6 +206,7 @@ struct store_pipe {
 	uint64_t hashed;	/* [0, hashed) are in h */
 	uint64_t fed;		/* [0, fed) are written */
 	uint64_t flushed;	/* writeback started up to here */
+	int writeback;		/* start it as the bytes are hashed */
 	int stop, failed;	/* failed: -errno of a read */
 };
 
@@ -234,7 +235,8 @@ static void *pipe_thread(void *arg)
 		e = n < 0 ? -errno : -EIO;
 		if (n > 0)
 			store_hash_update(p->h, b, (size_t)n);
-		if (n > 0 && off + (uint64_t)n >= p->flushed + PIPE_WRITEBACK) {
+		if (p->writeback && n > 0 &&
+		    off + (uint64_t)n >= p->flushed + PIPE_WRITEBACK) {
 			sync_file_range(p->fd, (off_t)p->flushed,
 					(off_t)(off + (uint64_t)n - p->flushed),
 					SYNC_FILE_RANGE_WRITE);
@@ -253,7 +255,7 @@ static void *pipe_thread(void *arg)
 }
 
 int store_pipe_new(struct store_pipe **out, int fd, struct store_hash *h,
-		   uint64_t from)
+		   uint64_t from, int writeback)
 {
 	struct store_pipe *p = calloc(1, sizeof(*p));
 	sigset_t all, old;
@@ -268,6 +270,7 @@ int store_pipe_new(struct store_pipe **out, int fd, struct store_hash *h,
 	p->fd = fd;
 	p->h = h;
 	p->hashed = p->fed = p->flushed = from;
+	p->writeback = writeback;
 	sigfillset(&all);	/* signals are for the daemon's own threads */
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	rc = pthread_create(&p->thread, NULL, pipe_thread, p);

@@ -50,13 +50,14 @@ void store_hash_free(struct store_hash *h);
 /*
  * A SHA-256 of a file being written in order, computed on a thread of its
  * own: while the writer waits for its next bytes, the hasher reads the last
- * ones back (from the page cache) and hashes them, and starts their
- * writeback to disk, so that the fsync at commit has little left to do.
- * `h` holds the hash of [0, from) already; the pipe owns it from now on.
+ * ones back (from the page cache) and hashes them, and, with `writeback`,
+ * starts their writeback to disk, so that an fsync at commit has little
+ * left to do.  `h` holds the hash of [0, from) already; the pipe owns it
+ * from now on.
  */
 struct store_pipe;
 int store_pipe_new(struct store_pipe **out, int fd, struct store_hash *h,
-		   uint64_t from);
+		   uint64_t from, int writeback);
 /* Bytes [0, upto) of the file are written: hash them. */
 void store_pipe_feed(struct store_pipe *p, uint64_t upto);
 /*
