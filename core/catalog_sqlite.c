@@ -288,9 +288,6 @@ struct sq {
 	sqlite3_stmt *stmts[S_COUNT];
 	int depth;		/* catalog_begin() nesting of the owner */
 	int full;		/* commits wait for the disk (synchronous=FULL) */
-	char *path;		/* the file, for ckpt; NULL: checkpoint on db */
-	sqlite3 *ckpt;		/* sq_checkpoint's own connection, or NULL */
-	pthread_mutex_t ckpt_lock; /* guards ckpt */
 };
 
 /* Map a SQLite result code to an errno and record the message. */
@@ -435,13 +432,8 @@ static void sq_close(void *impl)
 		return;
 	for (i = 0; i < S_COUNT; i++)
 		sqlite3_finalize(q->stmts[i]);
-	/* The checkpointer first: the last connection to close copies
-	 * the log into the file and removes it. */
-	sqlite3_close(q->ckpt);
 	sqlite3_close(q->db);
-	pthread_mutex_destroy(&q->ckpt_lock);
 	pthread_mutex_destroy(&q->lock);
-	free(q->path);
 	free(q);
 }
 
@@ -470,11 +462,6 @@ static int sq_open(void **impl, const char *uri, struct cmfs_err *err)
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&q->lock, &a);
 	pthread_mutexattr_destroy(&a);
-	pthread_mutex_init(&q->ckpt_lock, NULL);
-	if (!(q->path = strdup(uri))) {
-		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
-		goto bad;
-	}
 	rc = sqlite3_open_v2(uri, &q->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 				     SQLITE_OPEN_NOMUTEX,
@@ -1617,50 +1604,22 @@ static int sq_set_sync(void *impl, int full, struct cmfs_err *err)
 }
 
 /*
- * A passive checkpoint: what the log holds that no reader still needs is
- * copied into the file, beside commits and never blocking one.  It runs
- * on a connection of its own, so the main one's lock is not held for it.
+ * A checkpoint: the log's pages copied into the file.  It holds the
+ * connection's lock, so no commit of this mount appends to the log
+ * meanwhile, and the next one starts the log over.  Run beside commits
+ * (from a connection of its own), checkpoints never caught up with a
+ * stream of uploads and the log grew without end: 725 MB in 10,000.
  */
 static int sq_checkpoint(void *impl, struct cmfs_err *err)
 {
 	struct sq *q = impl;
-	sqlite3 *db;
 	int rc;
 
-	if (!q->path) {
-		lock(q);
-		rc = sqlite3_wal_checkpoint_v2(q->db, NULL,
-					       SQLITE_CHECKPOINT_PASSIVE, NULL,
-					       NULL);
-		rc = rc ? fail(q, rc, err) : 0;
-		unlock(q);
-		return rc;
-	}
-	pthread_mutex_lock(&q->ckpt_lock);
-	/* A connection only knows the file is in WAL mode once it has read
-	 * it: before, a checkpoint is no error and does nothing. */
-	if (!q->ckpt &&
-	    ((rc = sqlite3_open_v2(q->path, &q->ckpt,
-				   SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-				   NULL)) ||
-	     (rc = sqlite3_exec(q->ckpt, "PRAGMA journal_mode = WAL", NULL,
-				NULL, NULL)))) {
-		rc = cmfs_err_set(err, -EIO, "checkpoint: catalog %s: %s",
-				  q->path,
-				  q->ckpt ? sqlite3_errmsg(q->ckpt)
-					  : sqlite3_errstr(rc));
-		sqlite3_close(q->ckpt);
-		q->ckpt = NULL;
-		pthread_mutex_unlock(&q->ckpt_lock);
-		return rc;
-	}
-	db = q->ckpt;
-	rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_PASSIVE,
+	lock(q);
+	rc = sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
 				       NULL, NULL);
-	if (rc)
-		rc = cmfs_err_set(err, rc == SQLITE_FULL ? -ENOSPC : -EIO,
-				  "checkpoint: %s", sqlite3_errmsg(db));
-	pthread_mutex_unlock(&q->ckpt_lock);
+	rc = rc ? fail(q, rc, err) : 0;
+	unlock(q);
 	return rc;
 }
 
@@ -1853,7 +1812,6 @@ static int sq_open_existing(void **impl, const char *uri, int rdonly,
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&q->lock, &a);
 	pthread_mutexattr_destroy(&a);
-	pthread_mutex_init(&q->ckpt_lock, NULL);
 	rc = sqlite3_open_v2(uri, &q->db,
 			     (rdonly ? SQLITE_OPEN_READONLY
 				     : SQLITE_OPEN_READWRITE) |

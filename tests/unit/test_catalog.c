@@ -857,6 +857,65 @@ static void test_checkpoint(void)
 	teardown(c);
 }
 
+/* A stream of commits on one thread, until it has made `n`. */
+struct stream {
+	struct catalog *c;
+	int n, failed;
+	volatile int done;
+};
+
+static void *commit_stream(void *arg)
+{
+	struct stream *w = arg;
+	char sha[65];
+	int i;
+
+	for (i = 0; i < w->n; i++) {
+		snprintf(sha, sizeof(sha), "%064x", 100000 + i);
+		if (catalog_unsynced_add(w->c, sha, NULL))
+			w->failed++;
+	}
+	w->done = 1;
+	return NULL;
+}
+
+/*
+ * Checkpoints taken while another thread commits without pause keep the
+ * log short: each lets the next commit start it over.  (Taken beside the
+ * commits, from a connection of their own, they never caught up, and the
+ * log grew with every commit.)
+ */
+static void test_checkpoint_stream(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct stream w = { c, 4000, 0, 0 };
+	char wal[160];
+	struct stat st;
+	pthread_t t;
+	int n = 0;
+
+	T_INTEQ(catalog_set_sync(c, 0, &err), 0);
+	T_INTEQ(pthread_create(&t, NULL, commit_stream, &w), 0);
+	while (!w.done) {
+		T_INTEQ(catalog_checkpoint(c, &err), 0);
+		n++;
+		usleep(500);
+	}
+	pthread_join(t, NULL);
+	T_INTEQ(w.failed, 0);
+	T_CHECK(n > 1);
+	snprintf(wal, sizeof(wal), "%s-wal", dbpath);
+	/* 4,000 commits are some 8,000 log pages, 32 MiB. */
+	T_INTEQ(stat(wal, &st), 0);
+	if (st.st_size >= 4 << 20)
+		fprintf(stderr, "  log of %lld bytes after %d checkpoints\n",
+			(long long)st.st_size, n);
+	T_CHECK(st.st_size < 4 << 20);
+	T_INTEQ(log_backlog(), 4000);
+	teardown(c);
+}
+
 /* ---- labels ---------------------------------------------------------------- */
 
 static void test_labels(void)
@@ -1437,6 +1496,7 @@ int main(void)
 	T_RUN(test_blob_refs);
 	T_RUN(test_unsynced);
 	T_RUN(test_checkpoint);
+	T_RUN(test_checkpoint_stream);
 	T_RUN(test_label_plan);
 	T_RUN(test_labels);
 	T_RUN(test_inspections);
