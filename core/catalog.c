@@ -14,6 +14,8 @@ struct catalog {
 	uint64_t gen;		/* bumped after every change: generation() */
 	uint64_t env_gen;	/* bumped after a change to environments */
 	int env_txn;		/* one is in the open transaction */
+	int depth;		/* catalog_begin nesting (the backend's lock,
+				 * held from the outermost begin, guards it) */
 };
 
 /*
@@ -97,13 +99,20 @@ void catalog_close(struct catalog *c)
 
 int catalog_begin(struct catalog *c, struct cmfs_err *err)
 {
-	return c->be->begin(c->impl, err);
+	int rc = c->be->begin(c->impl, err);
+
+	if (!rc)
+		c->depth++;
+	return rc;
 }
 
 int catalog_end(struct catalog *c, int rc, struct cmfs_err *err)
 {
+	/* Only the outermost end commits or rolls back. */
+	int outer = c->depth > 0 && --c->depth == 0;
+
 	rc = changed(c, c->be->end(c->impl, rc, err));
-	if (__atomic_exchange_n(&c->env_txn, 0, __ATOMIC_RELAXED))
+	if (outer && __atomic_exchange_n(&c->env_txn, 0, __ATOMIC_RELAXED))
 		__atomic_add_fetch(&c->env_gen, 1, __ATOMIC_RELEASE);
 	return rc;
 }
@@ -428,7 +437,11 @@ int catalog_open_existing(struct catalog **out, const char *uri, int rdonly,
 
 int catalog_begin_read(struct catalog *c, struct cmfs_err *err)
 {
-	return c->be->begin_read(c->impl, err);
+	int rc = c->be->begin_read(c->impl, err);
+
+	if (!rc)
+		c->depth++;
+	return rc;
 }
 
 int catalog_ver_put(struct catalog *c, const struct catalog_version *v,

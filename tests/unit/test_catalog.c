@@ -528,6 +528,15 @@ static void test_env(void)
 		T_INTEQ(catalog_env_get(c, "gone", &e3, &err), 0);
 		T_INTEQ(catalog_end(c, rc ? rc : -ECANCELED, &err), -ECANCELED);
 		T_ERRNO(catalog_env_get(c, "gone", &e3, &err), ENOENT);
+		/* Also when the add was in a nested transaction that ended
+		 * before the outer one rolled back. */
+		T_INTEQ(catalog_begin(c, &err), 0);
+		T_INTEQ(catalog_begin(c, &err), 0);
+		rc = catalog_env_add(c, "gone", 0, 4, NULL, &err);
+		T_INTEQ(catalog_end(c, rc, &err), 0);
+		T_INTEQ(catalog_env_get(c, "gone", &e3, &err), 0);
+		T_INTEQ(catalog_end(c, -ECANCELED, &err), -ECANCELED);
+		T_ERRNO(catalog_env_get(c, "gone", &e3, &err), ENOENT);
 		T_INTEQ(catalog_env_get(c, "prod", &e3, &err), 0);
 		T_INTEQ(e3.ctime, 3);
 	}
