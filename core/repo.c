@@ -1411,6 +1411,10 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 		rc = check_labels(r, name, art_id, pending, rep, err);
 	if (!rc && !art_id)
 		rc = catalog_art_add(r->cat, e.id, name, &art_id, err);
+	/* The inspection first: the version names its row as it goes in
+	 * (after, the row would be written twice). */
+	if (!rc && fresh)
+		rc = catalog_insp_put(r->cat, sha, rep, err);
 	if (!rc && same)
 		v = a.latest;
 	else if (!rc)
@@ -1418,8 +1422,6 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 				     who->uid, &v, err);
 	if (!rc && !same && r->batch)
 		rc = catalog_unsynced_add(r->cat, sha, err);
-	if (!rc && fresh)
-		rc = catalog_insp_put(r->cat, sha, rep, err);
 	if (!rc)
 		rc = apply_labels(r, art_id, pending, &ev, err);
 	if (!rc) {
