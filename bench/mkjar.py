@@ -13,6 +13,10 @@ class files, written without a JDK.
   mkjar.py tables DIR N NCONN [PREFIX] [SEED]
       N files DIR/tnnnnnnn.sql, each a CREATE TABLE whose connector is
       PREFIX-<k>, k random in [1, NCONN].
+  mkjar.py variant IN OUT TAG
+      IN with TAG as its zip comment: the same entries, other bytes, so
+      an upload of it is a new blob that cmfs inspects anew (it keeps a
+      blob's inspection: the same bytes again would reuse it).
   mkjar.py shaded OUT NCLASSES MIB [CLASSDIR]
       a shaded factory JAR of about MIB MiB with NCLASSES classes, all
       reachable from its factory (a tree, three children per class, with
@@ -269,6 +273,18 @@ def cmd_javasrc(d, n):
               % (pkg.replace("/", "."), cls, text, calls))
 
 
+def cmd_variant(src, out, tag):
+    with open(src, "rb") as f:
+        b = f.read()
+    end = b.rfind(b"PK\x05\x06")
+    # The end record is the last 22 bytes when there is no comment yet.
+    if end < 0 or len(b) - end != 22:
+        sys.exit("variant: %s: no end record without a comment" % src)
+    t = tag.encode()
+    with open(out, "wb") as f:
+        f.write(b[:end + 20] + struct.pack("<H", len(t)) + t)
+
+
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
@@ -282,6 +298,8 @@ def main(argv):
                    *(int(x) for x in a[4:5]))
     elif cmd == "shaded":
         cmd_shaded(a[0], int(a[1]), int(a[2]), a[3] if len(a) > 3 else None)
+    elif cmd == "variant":
+        cmd_variant(a[0], a[1], a[2])
     elif cmd == "javasrc":
         cmd_javasrc(a[0], int(a[1]))
     else:
