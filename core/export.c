@@ -41,6 +41,7 @@
 #include "ddl.h"
 #include "fsck.h"
 #include "jar.h"
+#include "json.h"
 #include "name.h"
 #include "store.h"
 
@@ -384,61 +385,6 @@ static const char *shown(const struct jparser *P, char *tmp, size_t n)
 	return tmp;
 }
 
-/* Four hex digits at P->p into *out. */
-static int hex4(struct jparser *P, unsigned *out)
-{
-	unsigned v = 0;
-	int i;
-
-	if (P->end - P->p < 4)
-		return jerr(P, P->p, -EINVAL, "\\u needs four hex digits");
-	for (i = 0; i < 4; i++) {
-		char c = P->p[i];
-
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v |= (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			v |= (unsigned)(c - 'A' + 10);
-		else
-			return jerr(P, P->p + i, -EINVAL,
-				    "\\u needs four hex digits");
-	}
-	P->p += 4;
-	*out = v;
-	return 0;
-}
-
-/* Append code point `c` as UTF-8. */
-static int put_utf8(struct buf *b, unsigned long c)
-{
-	char s[4];
-	size_t n;
-
-	if (c < 0x80) {
-		s[0] = (char)c;
-		n = 1;
-	} else if (c < 0x800) {
-		s[0] = (char)(0xc0 | c >> 6);
-		s[1] = (char)(0x80 | (c & 0x3f));
-		n = 2;
-	} else if (c < 0x10000) {
-		s[0] = (char)(0xe0 | c >> 12);
-		s[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-		s[2] = (char)(0x80 | (c & 0x3f));
-		n = 3;
-	} else {
-		s[0] = (char)(0xf0 | c >> 18);
-		s[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-		s[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-		s[3] = (char)(0x80 | (c & 0x3f));
-		n = 4;
-	}
-	return buf_add(b, s, n);
-}
-
 /*
  * The escape at P->p (just after the backslash at `esc`), appended to
  * `b` as UTF-8: \uXXXX must be a scalar value (a surrogate only as half
@@ -448,8 +394,8 @@ static int parse_escape(struct jparser *P, const char *esc, struct buf *b)
 {
 	static const char plain[] = "\"\\/bfnrt", means[] = "\"\\/\b\f\n\r\t";
 	const char *k;
-	unsigned u, lo;
-	int rc;
+	char utf8[4];
+	unsigned u;
 
 	if (P->p >= P->end)
 		return jerr(P, esc, -EINVAL, "unterminated string");
@@ -462,23 +408,16 @@ static int parse_escape(struct jparser *P, const char *esc, struct buf *b)
 		return buf_addc(b, means[k - plain]);
 	}
 	P->p++;
-	if ((rc = hex4(P, &u)))
-		return rc;
-	if (u >= 0xd800 && u <= 0xdbff) {
-		if (P->end - P->p < 2 || P->p[0] != '\\' || P->p[1] != 'u')
-			return jerr(P, esc, -EINVAL, "a lone UTF-16 surrogate");
-		P->p += 2;
-		if ((rc = hex4(P, &lo)))
-			return rc;
-		if (lo < 0xdc00 || lo > 0xdfff)
-			return jerr(P, esc, -EINVAL, "a lone UTF-16 surrogate");
-		u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
-	} else if (u >= 0xdc00 && u <= 0xdfff) {
+	switch (json_unicode(&P->p, P->end, &u)) {
+	case 0:
+		return buf_add(b, utf8, json_utf8(utf8, u));
+	case JSON_BAD_HEX:
+		return jerr(P, esc, -EINVAL, "\\u needs four hex digits");
+	case JSON_LONE_SURROGATE:
 		return jerr(P, esc, -EINVAL, "a lone UTF-16 surrogate");
-	} else if (u == 0) {
+	default:
 		return jerr(P, esc, -EINVAL, "\\u0000 is not allowed");
 	}
-	return put_utf8(b, u);
 }
 
 /* A string at P->p (the opening quote); *out is malloc'd. */

@@ -10,7 +10,6 @@
 #include "json.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,11 +20,14 @@ static const char *skip_ws(const char *p)
 	return p;
 }
 
-static int hex4(const char *p, unsigned *out)
+/* Four hex digits at p (before end) into *out. */
+static int hex4(const char *p, const char *end, unsigned *out)
 {
 	unsigned v = 0;
 	int i;
 
+	if (end - p < 4)
+		return -EINVAL;
 	for (i = 0; i < 4; i++) {
 		char c = p[i];
 
@@ -43,50 +45,54 @@ static int hex4(const char *p, unsigned *out)
 	return 0;
 }
 
-/* Code point `cp` (at most U+10FFFF, not NUL) as UTF-8 at *o. */
-static void put_utf8(char **o, unsigned cp)
+size_t json_utf8(char s[4], unsigned long cp)
 {
-	char *d = *o;
-
 	if (cp < 0x80) {
-		*d++ = (char)cp;
-	} else if (cp < 0x800) {
-		*d++ = (char)(0xc0 | cp >> 6);
-		*d++ = (char)(0x80 | (cp & 0x3f));
-	} else if (cp < 0x10000) {
-		*d++ = (char)(0xe0 | cp >> 12);
-		*d++ = (char)(0x80 | ((cp >> 6) & 0x3f));
-		*d++ = (char)(0x80 | (cp & 0x3f));
-	} else {
-		*d++ = (char)(0xf0 | cp >> 18);
-		*d++ = (char)(0x80 | ((cp >> 12) & 0x3f));
-		*d++ = (char)(0x80 | ((cp >> 6) & 0x3f));
-		*d++ = (char)(0x80 | (cp & 0x3f));
+		s[0] = (char)cp;
+		return 1;
 	}
-	*o = d;
+	if (cp < 0x800) {
+		s[0] = (char)(0xc0 | cp >> 6);
+		s[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		s[0] = (char)(0xe0 | cp >> 12);
+		s[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		s[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	s[0] = (char)(0xf0 | cp >> 18);
+	s[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	s[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	s[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
 }
 
-/* The \u escape at p (after the backslash and u): its code point, with
- * a following low surrogate taken too; *p moved past what was read. */
-static int unicode_escape(const char **p, unsigned *cp)
+int json_unicode(const char **p, const char *end, unsigned *cp)
 {
+	const char *s = *p;
 	unsigned hi, lo;
 
-	if (hex4(*p, &hi))
-		return -EINVAL;
-	*p += 4;
+	if (hex4(s, end, &hi))
+		return JSON_BAD_HEX;
+	s += 4;
 	if (hi >= 0xdc00 && hi <= 0xdfff)
-		return -EINVAL; /* a low surrogate alone */
+		return JSON_LONE_SURROGATE;
 	if (hi >= 0xd800 && hi <= 0xdbff) {
-		if ((*p)[0] != '\\' || (*p)[1] != 'u' || hex4(*p + 2, &lo) ||
-		    lo < 0xdc00 || lo > 0xdfff)
-			return -EINVAL;
-		*p += 6;
+		if (end - s < 2 || s[0] != '\\' || s[1] != 'u')
+			return JSON_LONE_SURROGATE;
+		if (hex4(s + 2, end, &lo))
+			return JSON_BAD_HEX;
+		if (lo < 0xdc00 || lo > 0xdfff)
+			return JSON_LONE_SURROGATE;
+		s += 6;
 		hi = 0x10000 + ((hi - 0xd800) << 10) + (lo - 0xdc00);
 	}
 	if (!hi)
-		return -EINVAL; /* NUL would cut the C string short */
+		return JSON_NUL; /* it would cut the C string short */
 	*cp = hi;
+	*p = s;
 	return 0;
 }
 
@@ -94,9 +100,10 @@ static int unicode_escape(const char **p, unsigned *cp)
  * The string at *p (its opening quote) decoded into *o, NUL-terminated;
  * *p and *o moved past it.  The output never outgrows the input.
  */
-static int string(const char **p, char **o)
+static int string(const char **p, const char *end, char **o)
 {
-	const char *s = *p + 1;
+	static const char plain[] = "\"\\/bfnrt", means[] = "\"\\/\b\f\n\r\t";
+	const char *s = *p + 1, *k;
 	char *d = *o;
 
 	for (;;) {
@@ -111,21 +118,15 @@ static int string(const char **p, char **o)
 			*d++ = (char)c;
 			continue;
 		}
-		switch (*s++) {
-		case '"': *d++ = '"'; break;
-		case '\\': *d++ = '\\'; break;
-		case '/': *d++ = '/'; break;
-		case 'b': *d++ = '\b'; break;
-		case 'f': *d++ = '\f'; break;
-		case 'n': *d++ = '\n'; break;
-		case 'r': *d++ = '\r'; break;
-		case 't': *d++ = '\t'; break;
-		case 'u':
-			if (unicode_escape(&s, &cp))
+		if (*s == 'u') {
+			s++;
+			if (json_unicode(&s, end, &cp))
 				return -EINVAL;
-			put_utf8(&d, cp);
-			break;
-		default:
+			d += json_utf8(d, cp);
+		} else if (*s && (k = strchr(plain, *s))) {
+			*d++ = means[k - plain];
+			s++;
+		} else {
 			return -EINVAL;
 		}
 	}
@@ -139,18 +140,18 @@ int json_rows(const char *text, size_t width,
 	      int (*fn)(void *arg, char **fields), void *arg)
 {
 	char *fields[JSON_MAX_WIDTH], *buf, *o;
-	const char *p = skip_ws(text);
+	const char *p = skip_ws(text), *end = text + strlen(text);
 	int rc = 0;
 	size_t i;
 
 	if (width < 1 || width > JSON_MAX_WIDTH || *p != '[')
 		return -EINVAL;
 	/* Every decoded string is no longer than its JSON text. */
-	if (!(buf = malloc(strlen(text) + 1)))
+	if (!(buf = malloc((size_t)(end - text) + 1)))
 		return -ENOMEM;
 	p = skip_ws(p + 1);
 	if (*p == ']')
-		goto end;
+		goto done;
 	for (;;) {
 		if (*p != '[') {
 			rc = -EINVAL;
@@ -164,7 +165,7 @@ int json_rows(const char *text, size_t width,
 				p += 4;
 			} else if (*p == '"') {
 				fields[i] = o;
-				rc = string(&p, &o);
+				rc = string(&p, end, &o);
 			} else {
 				rc = -EINVAL;
 			}
@@ -183,7 +184,7 @@ int json_rows(const char *text, size_t width,
 		}
 		p = skip_ws(p + 1);
 	}
-end:
+done:
 	if (!rc && *skip_ws(p + 1))
 		rc = -EINVAL; /* something after the array */
 	free(buf);

@@ -19,4 +19,15 @@
 int json_rows(const char *text, size_t width,
 	      int (*fn)(void *arg, char **fields), void *arg);
 
+/*
+ * The pieces of a JSON string both readers share (this one and export's
+ * of export.json).  json_unicode: the escape at *p, just after its "\u"
+ * (`end` bounds the text), as a code point in *cp, a UTF-16 surrogate
+ * pair taken whole; *p moved past it.  0, or why not (nothing moved).
+ * json_utf8: code point `cp` as UTF-8 into s; its length.
+ */
+enum { JSON_BAD_HEX = 1, JSON_LONE_SURROGATE, JSON_NUL };
+int json_unicode(const char **p, const char *end, unsigned *cp);
+size_t json_utf8(char s[4], unsigned long cp);
+
 #endif

@@ -56,11 +56,9 @@ static void test_valid(void)
 	T_STREQ(rows(" [ ] ", 3), "");
 	T_STREQ(rows("[[\"connector\",\"kafka\",\"com.x.K\"]]", 3),
 		"connector|kafka|com.x.K;");
-	T_STREQ(rows("[[\"format\",null,\"a.B\"],[\"other\",\"i\",\"c\"]]",
-		     3),
+	T_STREQ(rows("[[\"format\",null,\"a.B\"],[\"other\",\"i\",\"c\"]]", 3),
 		"format|-|a.B;other|i|c;");
-	T_STREQ(rows(" [ [ \"k\" , \"v\" ] ,\n[\"a\",\"\"] ] ", 2),
-		"k|v;a|;");
+	T_STREQ(rows(" [ [ \"k\" , \"v\" ] ,\n[\"a\",\"\"] ] ", 2), "k|v;a|;");
 	T_STREQ(rows("[[\"q\\\"b\\\\s\\/\",\"\\b\\f\\n\\r\\t\"]]", 2),
 		"q\"b\\s/|\b\f\n\r\t;");
 	T_STREQ(rows("[[\"\\u00e9\\u20AC\",\"\\ud83d\\ude00\"]]", 2),
@@ -78,20 +76,20 @@ static void test_invalid(void)
 		"[[\"a\",\"b\"]",
 		"[[\"a\",\"b\"]]x",
 		"[[\"a\",\"b\"],]",
-		"[[\"a\"]]",		/* too narrow */
+		"[[\"a\"]]",		 /* too narrow */
 		"[[\"a\",\"b\",\"c\"]]", /* too wide */
-		"[\"a\",\"b\"]",	/* not rows */
+		"[\"a\",\"b\"]",	 /* not rows */
 		"[[\"a\",1]]",
 		"[[\"a\",nul]]",
-		"[[\"a\",\"b]]",	/* unterminated */
+		"[[\"a\",\"b]]",       /* unterminated */
 		"[[\"a\",\"b\x01\"]]", /* a raw control */
 		"[[\"a\",\"\\x\"]]",
 		"[[\"a\",\"\\u12\"]]",
 		"[[\"a\",\"\\u12g4\"]]",
-		"[[\"a\",\"\\ud83d\"]]",	  /* a high surrogate alone */
-		"[[\"a\",\"\\ude00\"]]",	  /* a low one alone */
+		"[[\"a\",\"\\ud83d\"]]",	/* a high surrogate alone */
+		"[[\"a\",\"\\ude00\"]]",	/* a low one alone */
 		"[[\"a\",\"\\ud83d\\u0041\"]]", /* high, then no low */
-		"[[\"a\",\"\\u0000\"]]",	  /* NUL */
+		"[[\"a\",\"\\u0000\"]]",	/* NUL */
 		"[[\"a\",\"b\"][\"c\",\"d\"]]",
 		NULL,
 	};
@@ -137,8 +135,10 @@ static void test_sqlite_written(void)
 	sqlite3_bind_text(s, 2, "com.example.\"Quoted\"\\Factory", -1,
 			  SQLITE_STATIC);
 	T_INTEQ(sqlite3_step(s), SQLITE_ROW);
-	buf_printf(&want, "%s|com.example.\"Quoted\"\\Factory|%s;"
-		   "x|-|com.example.\"Quoted\"\\Factory;", all, all);
+	buf_printf(&want,
+		   "%s|com.example.\"Quoted\"\\Factory|%s;"
+		   "x|-|com.example.\"Quoted\"\\Factory;",
+		   all, all);
 	T_STREQ(rows((const char *)sqlite3_column_text(s, 0), 3),
 		buf_str(&want));
 	sqlite3_finalize(s);
