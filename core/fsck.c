@@ -765,7 +765,8 @@ int fsck_run(struct fsck_report **out, const char *store, int repair_it,
 		goto out;
 	}
 	if (x.cat && x.cat_ok &&
-	    ((rc = gather_versions(&x, err)) || (rc = check_insp_links(&x, err))))
+	    ((rc = gather_versions(&x, err)) ||
+	     (rc = check_insp_links(&x, err))))
 		goto out;
 	/* A mount lists blobs while they wait for their sync: only a store
 	 * nobody holds says something by listing any. */

@@ -175,8 +175,8 @@ static struct slot *map_slot(const struct map *m, const char *k, size_t n,
 	for (;; i = (i + 1) & (m->cap - 1)) {
 		struct slot *s = &m->v[i];
 
-		if (!s->key || (s->tag == tag && s->len == n &&
-				!memcmp(s->key, k, n)))
+		if (!s->key ||
+		    (s->tag == tag && s->len == n && !memcmp(s->key, k, n)))
 			return s;
 	}
 }

@@ -382,8 +382,8 @@ static int sync_now(struct repo *r)
 			 "next mount)", cmfs_err_msg(&err));
 	/* The commits left the catalog's checkpoints to this thread. */
 	if (!rc && catalog_checkpoint(r->cat, &err))
-		repo_log(r, LOG_WARNING, "sync: %s (tried again at the next "
-			 "sync)", cmfs_err_msg(&err));
+		repo_log(r, LOG_WARNING, "sync: %s (tried again next time)",
+			 cmfs_err_msg(&err));
 	if (rc) {
 		repo_log(r, LOG_ERR, "sync of the store failed: %s",
 			 cmfs_err_msg(&err));

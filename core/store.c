@@ -500,8 +500,7 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 		if ((rc = ensure_dir(s->blobs_fd, dir)))
 			return cmfs_err_set(err, rc, "blob directory %s: %s",
 					    dir, strerror(-rc));
-		rc = linkat(AT_FDCWD, proc, s->blobs_fd, rel,
-			    AT_SYMLINK_FOLLOW)
+		rc = linkat(AT_FDCWD, proc, s->blobs_fd, rel, AT_SYMLINK_FOLLOW)
 			     ? errno
 			     : 0;
 	}
@@ -524,9 +523,8 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 	 */
 	if (durable) {
 		if (!rc && fsync(dfd))
-			rc = cmfs_err_set(err, -errno,
-					  "blob directory %s: %s", dir,
-					  strerror(errno));
+			rc = cmfs_err_set(err, -errno, "blob directory %s: %s",
+					  dir, strerror(errno));
 		close(dfd);
 	}
 	return rc;
