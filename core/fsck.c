@@ -437,11 +437,16 @@ static int judge_versions(struct run *x)
 		rep = NULL;
 		rc = catalog_insp_get(x->cat, v->v.sha256, &rep, NULL);
 		jar_report_free(rep);
-		if (rc == -ENOENT) {
+		/* -EIO: recorded, but its factories do not read back. */
+		if (rc == -ENOENT || rc == -EIO) {
 			if (!(p = ver_problem(x, FSCK_INSPECTION, v)))
 				return -ENOMEM;
 			snprintf(p->what, sizeof(p->what),
-				 "no inspection is recorded for blob %.64s",
+				 rc == -ENOENT
+					 ? "no inspection is recorded for blob "
+					   "%.64s"
+					 : "the inspection recorded for blob "
+					   "%.64s is damaged",
 				 v->v.sha256);
 		}
 	}

@@ -61,7 +61,8 @@ enum fsck_kind {
 	FSCK_BLOB_MISSING, /* a version's blob is not in the store */
 	FSCK_BLOB_CORRUPT, /* a version's blob has other bytes */
 	FSCK_SIZE,	   /* a version row's size is not its blob's */
-	FSCK_INSPECTION,   /* a *.jar version has no inspection */
+	FSCK_INSPECTION,   /* a *.jar version has no inspection (or a
+			    * damaged one) */
 	FSCK_ORPHAN,	   /* a blob that no version refers to */
 	FSCK_COUNT,	   /* an environment's counts are not its rows' */
 	FSCK_INSP_LINK,	   /* versions do not name their blob's inspection */

@@ -468,6 +468,24 @@ static void test_inspection(void)
 			    " json_each(i.factories) f"
 			    " WHERE f.value ->> 1 = 'mongodb'"),
 		2);
+
+	/* Factories that no longer read back: damaged, and recomputed. */
+	sql(&x, "UPDATE inspections SET factories = '[[\"connector\"]]'");
+	r = run(&x, 0, &rc, NULL);
+	p = find(r, FSCK_INSPECTION);
+	T_CONTAINS(p ? p->what : NULL, "is damaged");
+	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_UNCORRECTED);
+	fsck_report_free(r);
+	r = run(&x, 1, &rc, NULL);
+	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_CORRECTED);
+	fsck_report_free(r);
+	T_INTEQ(sql_int(&x, "SELECT count(*) FROM inspections i,"
+			    " json_each(i.factories) f"
+			    " WHERE f.value ->> 1 = 'mongodb'"),
+		2);
+	r = run(&x, 0, &rc, NULL);
+	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_OK);
+	fsck_report_free(r);
 	fixture_close(&x);
 }
 
