@@ -1711,8 +1711,11 @@ static int load_class(struct insp *in, const char *iname, struct jclass **out)
 		*out = (struct jclass *)v;
 		return 0;
 	}
-	rc = find_class_entry(in, iname, &idx);
-	if (rc <= 0)
+	/* One listed ahead was found in the JAR when it was listed. */
+	a = ahead_find(in, iname);
+	if (a)
+		idx = a->idx;
+	else if ((rc = find_class_entry(in, iname, &idx)) <= 0)
 		return rc;
 	if (in->ncls >= in->lim.max_classes)
 		return fail(in, -EFBIG,
@@ -1728,7 +1731,6 @@ static int load_class(struct insp *in, const char *iname, struct jclass **out)
 		rc = -ENOMEM;
 		goto out;
 	}
-	a = ahead_find(in, iname);
 	if (a && a->done) {
 		/* Read ahead: counted, capped and judged here, in order. */
 		jc->bytes = a->bytes;
