@@ -255,7 +255,10 @@ int catalog_env_recount(struct catalog *c, struct cmfs_err *err)
 int catalog_insp_links(struct catalog *c, int relink, uint64_t *out,
 		       struct cmfs_err *err)
 {
-	return c->be->insp_links(c->impl, relink, out, err);
+	int rc = c->be->insp_links(c->impl, relink, out, err);
+
+	/* Relinked versions are rows resolution reads. */
+	return relink ? changed(c, rc) : rc;
 }
 
 int catalog_set_sync(struct catalog *c, int full, struct cmfs_err *err)
