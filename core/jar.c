@@ -685,7 +685,8 @@ enum { WALK_NEW, WALK_ACTIVE, WALK_DONE };
 /* A class of the JAR that the inspection has read. */
 struct jclass {
 	char *name;	/* internal name, "a/b/C", UTF-8 */
-	uint8_t *bytes; /* the class file; cf borrows it */
+	uint8_t *bytes; /* the class file; cf borrows it (both NULL once
+			 * its names are taken, or if it was read ahead) */
 	struct classfile *cf;
 	char *super;   /* superclass's internal name, NULL = none */
 	char **ifaces; /* superinterfaces, NULL-terminated */
@@ -703,6 +704,12 @@ struct jclass {
 struct reader {
 	uint8_t *zbuf; /* an entry's local header and compressed bytes */
 	size_t zcap;   /* bytes zbuf holds */
+	uint8_t *run;  /* a run of entries read at once (ahead_take) */
+	size_t rcap;   /* bytes run holds */
+	uint64_t roff; /* the file offset of run[0] */
+	size_t rlen;   /* bytes of run read; 0 = none */
+	uint8_t *out;  /* a class inflated (ahead_read) */
+	size_t ocap;   /* bytes out holds */
 	struct libdeflate_decompressor *inflater; /* NULL until needed */
 };
 
@@ -725,13 +732,32 @@ static struct {
 static void reader_take(struct reader *rd)
 {
 	pthread_mutex_lock(&pool.mu);
-	if (pool.n)
-		*rd = pool.v[--pool.n];
+	if (pool.n) {
+		pool.n--;
+		rd->zbuf = pool.v[pool.n].zbuf;
+		rd->zcap = pool.v[pool.n].zcap;
+		rd->inflater = pool.v[pool.n].inflater;
+		/* ahead_read may have sized a buffer of its own */
+		if (!rd->out) {
+			rd->out = pool.v[pool.n].out;
+			rd->ocap = pool.v[pool.n].ocap;
+		} else {
+			free(pool.v[pool.n].out);
+		}
+	}
 	pthread_mutex_unlock(&pool.mu);
 }
 
 static void reader_release(struct reader *rd)
 {
+	free(rd->run);
+	rd->run = NULL;
+	rd->rcap = rd->rlen = 0;
+	if (rd->ocap > POOL_ZCAP) {
+		free(rd->out);
+		rd->out = NULL;
+		rd->ocap = 0;
+	}
 	if (rd->inflater && rd->zcap <= POOL_ZCAP) {
 		pthread_mutex_lock(&pool.mu);
 		if (pool.n < POOL_MAX) {
@@ -740,6 +766,7 @@ static void reader_release(struct reader *rd)
 		}
 		pthread_mutex_unlock(&pool.mu);
 	}
+	free(rd->out);
 	free(rd->zbuf);
 	libdeflate_free_decompressor(rd->inflater);
 	memset(rd, 0, sizeof(*rd));
@@ -756,17 +783,28 @@ struct ahead {
 	zip_uint64_t idx;
 	zip_stat_t st;
 	const char *entry; /* libzip's raw name */
-	int done;	   /* read: bytes, and cf or perr */
-	uint8_t *bytes;
-	size_t len;
-	struct classfile *cf;
-	char *perr;
-	char **refs; /* with cf: the names it names (take_refs) */
+	int done;	   /* read: the rest, or why */
+	size_t len;	   /* bytes inflated */
+	char *why;	   /* why the class is unusable, or NULL */
+	char *super;	   /* what load_class takes (class_check) */
+	char **ifaces;
+	char **refs; /* the names it names (take_refs) */
 	size_t nrefs;
 	char *refs_err; /* or why they cannot be taken */
 };
 
 struct helper;
+
+/*
+ * Neighbours in the file, read with one pread (ahead_take): the ahead[]
+ * entries order[first .. first + n - 1], whose local headers and data lie
+ * in [off, off + len).  len 0: one entry, read on its own.
+ */
+struct run {
+	size_t first, n;
+	uint64_t off;
+	size_t len;
+};
 
 struct insp {
 	zip_t *za;
@@ -797,6 +835,10 @@ struct insp {
 	size_t nahead, aahead;
 	size_t nlisted;	       /* ahead[] holding a name (nahead, or more) */
 	struct map planned;    /* name -> index into ahead[], + 1 */
+	struct run *runs;      /* ahead[] in runs, as the threads take them */
+	size_t nruns, aruns;
+	size_t *order; /* ahead[] indexes by file offset; runs index it */
+	size_t aorder;
 	struct helper *helper; /* NULL until a walk is wide enough */
 	struct jar_test *test; /* NULL, or jar_inspect_test()'s knobs */
 };
@@ -897,6 +939,24 @@ static int entry_fail(struct insp *in, const char *name, zip_error_t *ze)
 }
 
 /*
+ * The `want` bytes at `pos` from the run rd holds (ahead_take read it):
+ * 0 and *p, *got (fewer than want only where the file ends), or 1 when
+ * the run does not hold them.
+ */
+static int run_get(const struct insp *in, const struct reader *rd, uint64_t pos,
+		   size_t want, const uint8_t **p, size_t *got)
+{
+	uint64_t end = rd->roff + rd->rlen;
+
+	if (!rd->rlen || pos < rd->roff || pos >= end ||
+	    (end - pos < want && end != in->src->size))
+		return 1;
+	*p = rd->run + (pos - rd->roff);
+	*got = end - pos < want ? (size_t)(end - pos) : want;
+	return 0;
+}
+
+/*
  * Read entry idx ourselves, through the index (build_index): its local
  * header, checked against the directory (signature, method, name), then
  * exactly its compressed bytes, inflated in one call of libdeflate (or
@@ -912,7 +972,7 @@ static int fast_read(const struct insp *in, struct reader *rd, zip_uint64_t idx,
 {
 	uint64_t pos = 0;
 	size_t nl, got, start, want, used = 0, out = 0;
-	uint8_t *data;
+	const uint8_t *hdr, *data;
 
 	if (!in->at || in->at[idx] == NO_INDEX ||
 	    st->comp_size > in->lim.max_entry_size + ZBUF)
@@ -936,19 +996,23 @@ static int fast_read(const struct insp *in, struct reader *rd, zip_uint64_t idx,
 	if (!rd->inflater && !(rd->inflater = libdeflate_alloc_decompressor()))
 		return -ENOMEM;
 	pos = in->at[idx];
-	if (input_direct(in->src, rd->zbuf, want, pos, &got) || got < 30 + nl)
+	if (run_get(in, rd, pos, want, &hdr, &got)) {
+		if (input_direct(in->src, rd->zbuf, want, pos, &got))
+			return 1;
+		hdr = rd->zbuf;
+	}
+	if (got < 30 + nl)
 		return 1;
-	if (memcmp(rd->zbuf, "PK\3\4", 4) ||
-	    le16(rd->zbuf + 8) != st->comp_method ||
-	    le16(rd->zbuf + 26) != nl || memcmp(rd->zbuf + 30, name, nl))
+	if (memcmp(hdr, "PK\3\4", 4) || le16(hdr + 8) != st->comp_method ||
+	    le16(hdr + 26) != nl || memcmp(hdr + 30, name, nl))
 		return 1;
-	start = 30 + nl + le16(rd->zbuf + 28);
-	data = rd->zbuf + start;
+	start = 30 + nl + le16(hdr + 28);
+	data = hdr + start;
 	if (got < start + st->comp_size) {
 		if (start <= 30 + nl + LOCAL_SLACK)
 			return 1; /* the file ends inside the entry */
 		data = rd->zbuf;
-		if (input_direct(in->src, data, (size_t)st->comp_size,
+		if (input_direct(in->src, rd->zbuf, (size_t)st->comp_size,
 				 pos + start, &got) ||
 		    got != st->comp_size)
 			return 1;
@@ -1408,8 +1472,6 @@ static int open_archive(struct insp *in)
 /* Free a class and all it holds; NULL is ok. */
 static void jclass_free(struct jclass *jc)
 {
-	char **p;
-
 	if (!jc)
 		return;
 	classfile_free(jc->cf);
@@ -1418,10 +1480,7 @@ static void jclass_free(struct jclass *jc)
 	free(jc->refs_err);
 	free(jc->name);
 	free(jc->super);
-	if (jc->ifaces)
-		for (p = jc->ifaces; *p; p++)
-			free(*p);
-	free(jc->ifaces);
+	jar_names_free(jc->ifaces);
 	free(jc);
 }
 
@@ -1454,40 +1513,71 @@ static int find_class_entry(struct insp *in, const char *iname,
 }
 
 /*
- * Fill in the names of jc's supertypes.  A supertype named by an array
- * descriptor is a format error the JVM would refuse too.
+ * What the walk takes of a parsed class: the class it declares, which
+ * must be `iname` (the JVM's NoClassDefFoundError "wrong name"), and the
+ * names of its supertypes, none an array type (a format error the JVM
+ * refuses too).  0 and *super (NULL: none) and *ifaces (NULL-terminated);
+ * 1 and *why, the reason the class is unusable; -ENOMEM.  It touches
+ * nothing of the inspection, so either thread runs it (ahead_read).
  */
-static int class_supers(struct insp *in, struct jclass *jc)
+static int class_check(const struct classfile *cf, const char *iname,
+		       char **super, char ***ifaces, char **why)
 {
-	const struct classfile *cf = jc->cf;
 	struct cmfs_err e = CMFS_ERR_INIT;
+	char msg[2 * CMFS_ERR_MSG] = "", *this_name = NULL, *sup = NULL;
+	char **ifs;
 	unsigned i;
-	int rc = 0;
+	int rc;
 
-	jc->ifaces = calloc((size_t)cf->ninterfaces + 1, sizeof(char *));
-	if (!jc->ifaces)
+	*super = NULL;
+	*ifaces = NULL;
+	*why = NULL;
+	rc = classfile_class_name(&this_name, cf, cf->this_class, &e);
+	if (rc == -EINVAL)
+		snprintf(msg, sizeof(msg), "class file %s.class: %s", iname,
+			 e.msg);
+	else if (!rc && strcmp(this_name, iname))
+		snprintf(msg, sizeof(msg),
+			 "class file %s.class declares class %s", iname,
+			 this_name);
+	free(this_name);
+	if (rc && rc != -EINVAL)
+		return rc;
+	if (msg[0])
+		goto refuse;
+	ifs = calloc((size_t)cf->ninterfaces + 1, sizeof(char *));
+	if (!ifs)
 		return -ENOMEM;
 	if (cf->super_class)
-		rc = classfile_class_name(&jc->super, cf, cf->super_class, &e);
+		rc = classfile_class_name(&sup, cf, cf->super_class, &e);
 	for (i = 0; i < cf->ninterfaces && !rc; i++)
-		rc = classfile_class_name(&jc->ifaces[i], cf, cf->interfaces[i],
-					  &e);
+		rc = classfile_class_name(&ifs[i], cf, cf->interfaces[i], &e);
 	if (rc == -EINVAL)
-		return fail(in, -ENOEXEC, "class file %s.class: %s", jc->name,
-			    e.msg);
-	if (rc)
-		return rc;
-	for (i = 0; i < cf->ninterfaces; i++)
-		if (jc->ifaces[i][0] == '[')
-			return fail(in, -ENOEXEC,
-				    "class file %s.class: an array type as "
-				    "a superinterface",
-				    jc->name);
-	if (jc->super && jc->super[0] == '[')
-		return fail(in, -ENOEXEC,
-			    "class file %s.class: an array type as superclass",
-			    jc->name);
+		snprintf(msg, sizeof(msg), "class file %s.class: %s", iname,
+			 e.msg);
+	for (i = 0; !rc && i < cf->ninterfaces && !msg[0]; i++)
+		if (ifs[i][0] == '[')
+			snprintf(msg, sizeof(msg),
+				 "class file %s.class: an array type as a "
+				 "superinterface",
+				 iname);
+	if (!rc && !msg[0] && sup && sup[0] == '[')
+		snprintf(msg, sizeof(msg),
+			 "class file %s.class: an array type as superclass",
+			 iname);
+	if (rc || msg[0]) {
+		free(sup);
+		jar_names_free(ifs);
+		if (!msg[0])
+			return rc;
+		goto refuse;
+	}
+	*super = sup;
+	*ifaces = ifs;
 	return 0;
+refuse:
+	*why = strdup(msg);
+	return *why ? 1 : -ENOMEM;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1502,9 +1592,11 @@ static int class_supers(struct insp *in, struct jclass *jc)
  * thread and a helper thread taking turns from one counter.  The walk
  * then takes each one as though it had just read it (load_class), in its
  * own order: counts, caps and errors come out as they would one at a
- * time.  Only the pure work is done ahead: fast_read, classfile_parse.
- * Anything else (an entry libzip must read, a size over a cap) is left
- * to the walk.  libzip is never called off the walk's thread.
+ * time.  Only the pure work is done ahead: fast_read, classfile_parse,
+ * class_check, classfile_refs; a class read ahead reaches the walk as
+ * its names alone.  Anything else (an entry libzip must read, a size over
+ * a cap) is left to the walk.  libzip is never called off the walk's
+ * thread.
  */
 #define AHEAD_MAX 1024u			 /* classes listed at a time */
 #define AHEAD_BYTES ((uint64_t)16 << 20) /* their declared sizes */
@@ -1522,50 +1614,100 @@ struct helper {
 	struct reader rd;
 };
 
-/* Read and parse class a, on whichever thread: what the walk would. */
+/* Let go of what class a was read into; its name stays. */
+static void ahead_clear(struct ahead *a)
+{
+	free(a->why);
+	free(a->super);
+	jar_names_free(a->ifaces);
+	classfile_names_free(a->refs);
+	free(a->refs_err);
+	a->why = a->super = a->refs_err = NULL;
+	a->ifaces = a->refs = NULL;
+	a->nrefs = 0;
+	a->done = 0;
+}
+
+/*
+ * Read class a and take from it all that load_class and take_refs would,
+ * on whichever thread: the bytes are inflated into the reader's buffer
+ * and let go of here, so a wide JAR's classes cost no allocation each.
+ * Left not done (the walk reads it itself) when it cannot be read
+ * through the index, or on ENOMEM.
+ */
 static void ahead_read(const struct insp *in, struct reader *rd,
 		       struct ahead *a)
 {
 	struct cmfs_err e = CMFS_ERR_INIT;
-	uint8_t *b = malloc((size_t)a->st.size + 1);
+	struct classfile *cf = NULL;
+	size_t size = (size_t)a->st.size;
+	char msg[2 * CMFS_ERR_MSG];
 	int rc;
 
-	if (!b || fast_read(in, rd, a->idx, a->entry, &a->st, b)) {
-		free(b); /* the walk reads it: libzip, or its own ENOMEM */
+	if (size + 1 > rd->ocap) {
+		free(rd->out);
+		rd->ocap = 0;
+		if (!(rd->out = malloc(size + 1)))
+			return;
+		rd->ocap = size + 1;
+	}
+	if (fast_read(in, rd, a->idx, a->entry, &a->st, rd->out))
+		return; /* the walk reads it: libzip, or its own ENOMEM */
+	rc = classfile_parse(&cf, rd->out, size, &e);
+	if (rc == -EINVAL) {
+		snprintf(msg, sizeof(msg), "class file %s.class: %s", a->iname,
+			 e.msg);
+		rc = (a->why = strdup(msg)) ? 0 : -ENOMEM;
+	} else if (!rc) {
+		rc = class_check(cf, a->iname, &a->super, &a->ifaces, &a->why);
+		if (!rc) {
+			/* The names it names, as take_refs() would. */
+			cmfs_err_clear(&e);
+			rc = classfile_refs(&a->refs, &a->nrefs, cf, &e);
+			if (rc == -EINVAL)
+				rc = (a->refs_err = strdup(e.msg)) ? 0
+								   : -ENOMEM;
+		}
+		rc = rc == 1 ? 0 : rc;
+	}
+	classfile_free(cf);
+	if (rc) {
+		ahead_clear(a);
 		return;
 	}
-	rc = classfile_parse(&a->cf, b, (size_t)a->st.size, &e);
-	if (rc == -EINVAL && !(a->perr = strdup(e.msg)))
-		rc = -ENOMEM;
-	if (!rc) {
-		/* The names it names, as take_refs() would take them. */
-		cmfs_err_clear(&e);
-		rc = classfile_refs(&a->refs, &a->nrefs, a->cf, &e);
-		if (rc == -EINVAL)
-			rc = (a->refs_err = strdup(e.msg)) ? 0 : -ENOMEM;
-	}
-	if (rc && rc != -EINVAL) {
-		classfile_free(a->cf);
-		a->cf = NULL;
-		free(a->perr);
-		a->perr = NULL;
-		free(b);
-		return;
-	}
-	a->bytes = b;
-	a->len = (size_t)a->st.size;
+	a->len = size;
 	a->done = 1;
 }
 
-/* Take classes from the shared counter until none are left. */
+/*
+ * Take runs from the shared counter until none are left: each read with
+ * one pread, then its classes one by one.  A run that cannot be read
+ * leaves its classes to read themselves (fast_read), as alone.
+ */
 static void ahead_take(struct helper *h, struct reader *rd)
 {
 	struct insp *in = h->in;
-	size_t i;
+	size_t i, k;
 
 	while ((i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED)) <
-	       in->nahead)
-		ahead_read(in, rd, &in->ahead[i]);
+	       in->nruns) {
+		const struct run *r = &in->runs[i];
+
+		rd->rlen = 0;
+		if (r->len > rd->rcap) {
+			free(rd->run);
+			rd->rcap = 0;
+			if ((rd->run = malloc(r->len)))
+				rd->rcap = r->len;
+		}
+		if (r->len && r->len <= rd->rcap &&
+		    input_direct(in->src, rd->run, r->len, r->off, &rd->rlen))
+			rd->rlen = 0;
+		rd->roff = r->off;
+		for (k = 0; k < r->n; k++)
+			ahead_read(in, rd, &in->ahead[in->order[r->first + k]]);
+		rd->rlen = 0;
+	}
 }
 
 static void *helper_main(void *arg)
@@ -1631,16 +1773,124 @@ static void helper_stop(struct insp *in)
 	in->helper = NULL;
 }
 
-/* Read ahead[] (in->nahead of them): with the helper, if there is one. */
-static void ahead_run(struct insp *in)
+/*
+ * Where ahead[i]'s local header and data lie, [*pos, *end), as fast_read
+ * will read them: 0, or 1 when fast_read will not read it from the index.
+ */
+static int ahead_extent(const struct insp *in, size_t i, uint64_t *pos,
+			uint64_t *end)
 {
-	struct helper *h = helper_get(in);
-	struct helper alone = {.in = in};
-	unsigned batch;
+	const struct ahead *a = &in->ahead[i];
+	size_t nl;
 
+	if (!in->at || in->at[a->idx] == NO_INDEX || !a->entry ||
+	    a->st.comp_size > in->lim.max_entry_size + ZBUF)
+		return 1;
+	nl = strlen(a->entry);
+	if (nl > ZBUF / 2)
+		return 1;
+	*pos = in->at[a->idx];
+	*end = *pos + 30 + nl + LOCAL_SLACK + a->st.comp_size;
+	return 0;
+}
+
+/* An entry's place, for sorting ahead[] by it (ahead_runs). */
+struct extent {
+	uint64_t pos, end;
+	size_t i;
+};
+
+static int cmp_extent(const void *a, const void *b)
+{
+	const struct extent *x = a, *y = b;
+
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/*
+ * Group ahead[] into runs (struct run): sorted by offset, an entry joins
+ * the run before it when it starts at most RUN_GAP bytes after that run's
+ * end and the run stays within RUN_MAX bytes.  A shaded JAR's classes lie
+ * side by side: its 20,000 preads become a few hundred.  Entries outside
+ * the index are runs of their own.  0 or -ENOMEM.
+ */
+#define RUN_MAX (64u << 10)
+#define RUN_GAP (4u << 10)
+
+static int ahead_runs(struct insp *in)
+{
+	struct extent *x = malloc(in->nahead * sizeof(*x));
+	uint64_t pos, end;
+	size_t i, m = 0, k;
+	struct run *r = NULL;
+	void *p;
+
+	if (!x)
+		return -ENOMEM;
+	if (in->nahead > in->aorder) {
+		p = realloc(in->order, in->nahead * sizeof(*in->order));
+		if (!p)
+			goto nomem;
+		in->order = p;
+		in->aorder = in->nahead;
+	}
+	if (in->nahead > in->aruns) {
+		p = realloc(in->runs, in->nahead * sizeof(*in->runs));
+		if (!p)
+			goto nomem;
+		in->runs = p;
+		in->aruns = in->nahead;
+	}
+	/* The ones in the index first, by offset; then the rest. */
+	for (i = 0; i < in->nahead; i++)
+		if (!ahead_extent(in, i, &pos, &end))
+			x[m++] = (struct extent){pos, end, i};
+	qsort(x, m, sizeof(*x), cmp_extent);
+	k = m;
+	for (i = 0; i < in->nahead; i++)
+		if (ahead_extent(in, i, &pos, &end))
+			x[k++] = (struct extent){0, 0, i};
+	in->nruns = 0;
+	for (i = 0; i < in->nahead; i++) {
+		in->order[i] = x[i].i;
+		if (r && i < m && x[i].pos <= r->off + r->len + RUN_GAP &&
+		    x[i].end - r->off <= RUN_MAX) {
+			if (x[i].end - r->off > r->len)
+				r->len = (size_t)(x[i].end - r->off);
+			r->n++;
+			continue;
+		}
+		r = &in->runs[in->nruns++];
+		r->first = i;
+		r->n = 1;
+		r->off = i < m ? x[i].pos : 0;
+		r->len = i < m ? (size_t)(x[i].end - x[i].pos) : 0;
+	}
+	/* A run of one is read by fast_read itself, into its own buffer. */
+	for (i = 0; i < in->nruns; i++)
+		if (in->runs[i].n == 1)
+			in->runs[i].len = 0;
+	free(x);
+	return 0;
+nomem:
+	free(x);
+	return -ENOMEM;
+}
+
+/* Read ahead[] (in->nahead of them): with the helper, if there is one.
+ * 0 or -ENOMEM. */
+static int ahead_run(struct insp *in)
+{
+	struct helper *h, alone = {.in = in};
+	unsigned batch;
+	int rc = ahead_runs(in);
+
+	if (rc)
+		return rc;
+	h = helper_get(in);
 	if (!h) {
 		ahead_take(&alone, &in->rd);
-		return;
+		return 0;
 	}
 	__atomic_store_n(&h->next, 0, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&h->mu);
@@ -1652,6 +1902,7 @@ static void ahead_run(struct insp *in)
 	while (h->seen != batch)
 		pthread_cond_wait(&h->cond, &h->mu);
 	pthread_mutex_unlock(&h->mu);
+	return 0;
 }
 
 /* Let go of what the walk did not take. */
@@ -1660,14 +1911,8 @@ static void ahead_drop(struct insp *in)
 	size_t i;
 
 	for (i = 0; i < in->nlisted; i++) {
-		struct ahead *a = &in->ahead[i];
-
-		free(a->iname);
-		free(a->bytes);
-		classfile_free(a->cf);
-		free(a->perr);
-		classfile_names_free(a->refs);
-		free(a->refs_err);
+		ahead_clear(&in->ahead[i]);
+		free(in->ahead[i].iname);
 	}
 	in->nahead = in->nlisted = 0;
 	if (in->planned.cap)
@@ -1699,7 +1944,7 @@ static int load_class(struct insp *in, const char *iname, struct jclass **out)
 	struct jclass *jc = NULL;
 	struct ahead *a;
 	char entry[CMFS_ERR_MSG];
-	char *this_name = NULL;
+	char *why = NULL;
 	zip_uint64_t idx;
 	uintptr_t v;
 	size_t len;
@@ -1733,16 +1978,16 @@ static int load_class(struct insp *in, const char *iname, struct jclass **out)
 	}
 	if (a && a->done) {
 		/* Read ahead: counted, capped and judged here, in order. */
-		jc->bytes = a->bytes;
-		jc->cf = a->cf;
 		jc->refs = a->refs;
 		jc->nrefs = a->nrefs;
 		jc->refs_err = a->refs_err;
 		jc->refs_ready = 1;
-		a->bytes = NULL;
-		a->cf = NULL;
+		jc->super = a->super;
+		jc->ifaces = a->ifaces;
 		a->refs = NULL;
 		a->refs_err = NULL;
+		a->super = NULL;
+		a->ifaces = NULL;
 		a->done = 0;
 		rc = 0;
 		in->inflated += a->len;
@@ -1750,9 +1995,8 @@ static int load_class(struct insp *in, const char *iname, struct jclass **out)
 			in->test->nfast++;
 		if (in->inflated > in->lim.max_inflated)
 			rc = over_inflated(in);
-		else if (a->perr)
-			rc = fail(in, -ENOEXEC, "class file %s: %s", entry,
-				  a->perr);
+		else if (a->why)
+			rc = fail(in, -ENOEXEC, "%s", a->why);
 		if (rc)
 			goto out;
 	} else {
@@ -1764,22 +2008,14 @@ static int load_class(struct insp *in, const char *iname, struct jclass **out)
 		if (rc == -EINVAL)
 			rc = fail(in, -ENOEXEC, "class file %s: %s", entry,
 				  e.msg);
+		if (!rc)
+			rc = class_check(jc->cf, iname, &jc->super, &jc->ifaces,
+					 &why);
+		if (rc == 1)
+			rc = fail(in, -ENOEXEC, "%s", why);
 		if (rc)
 			goto out;
 	}
-	rc = classfile_class_name(&this_name, jc->cf, jc->cf->this_class, &e);
-	if (rc == -EINVAL)
-		rc = fail(in, -ENOEXEC, "class file %s: %s", entry, e.msg);
-	if (rc)
-		goto out;
-	if (strcmp(this_name, iname)) {
-		rc = fail(in, -ENOEXEC, "class file %s declares class %s",
-			  entry, this_name);
-		goto out;
-	}
-	rc = class_supers(in, jc);
-	if (rc)
-		goto out;
 	p = grow_array(in->cls, in->ncls, &in->acls, sizeof(*in->cls));
 	if (!p) {
 		rc = -ENOMEM;
@@ -1793,7 +2029,7 @@ static int load_class(struct insp *in, const char *iname, struct jclass **out)
 	*out = jc;
 	jc = NULL;
 out:
-	free(this_name);
+	free(why);
 	jclass_free(jc);
 	return rc;
 }
@@ -2275,9 +2511,7 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 		}
 	}
 	*to = i < in->nqueue ? (i > from ? i : i + 1) : in->nqueue;
-	if (in->nahead)
-		ahead_run(in);
-	return 0;
+	return in->nahead ? ahead_run(in) : 0;
 }
 
 /*
@@ -2472,6 +2706,8 @@ static void insp_release(struct insp *in)
 	free(in->at);
 	ahead_drop(in);
 	free(in->ahead);
+	free(in->runs);
+	free(in->order);
 	map_release(&in->planned);
 	helper_stop(in);
 	reader_release(&in->rd);
