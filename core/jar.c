@@ -1244,69 +1244,114 @@ static int map_entries(struct insp *in)
 	return 0;
 }
 
+/* What a central directory record says of its entry (cd_record). */
+struct cdrec {
+	uint64_t size, comp_size, off; /* zip64 values where saturated */
+	uint32_t crc;
+	uint16_t method;
+	const uint8_t *name; /* not '\0'-terminated */
+	size_t nl;
+};
+
 /*
- * Central directory record `h` (its lengths checked to fit) describes
- * entry i: its local header's offset into in->at[i] if libzip sees the
- * entry the same way (name, method, sizes, CRC-32) and it is plain:
- * stored or deflated, not encrypted.  Zip64 sizes and offset come from
- * the zip64 extra field.
+ * Read record `h` (its lengths checked to fit) into *r: 0 when its entry
+ * is plain, as we read entries ourselves: stored or deflated, not
+ * encrypted; 1 otherwise, or when its zip64 extra field is malformed.
+ * Zip64 sizes and offset come from the zip64 extra field.
  */
-static void index_entry(struct insp *in, zip_uint64_t i, const uint8_t *h)
+static int cd_record(const uint8_t *h, struct cdrec *r)
 {
 	uint64_t v[3] = {le32(h + 24), le32(h + 20), le32(h + 42)};
-	size_t nl = le16(h + 28), k, len;
-	const uint8_t *e = h + 46 + nl, *end = e + le16(h + 30), *z;
-	const zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE |
-				  ZIP_STAT_CRC | ZIP_STAT_COMP_METHOD |
-				  ZIP_STAT_ENCRYPTION_METHOD;
-	const char *name;
-	zip_stat_t st;
+	size_t k, len;
+	const uint8_t *e, *end, *z;
 
+	r->nl = le16(h + 28);
+	r->name = h + 46;
+	e = h + 46 + r->nl;
+	end = e + le16(h + 30);
 	/* Zip64: size, compressed size, offset, each only if saturated. */
 	for (; end - e >= 4; e += 4 + len) {
 		len = le16(e + 2);
 		if (len > (size_t)(end - e - 4))
-			return;
+			return 1;
 		if (le16(e) != 0x0001)
 			continue;
 		for (z = e + 4, k = 0; k < 3; k++) {
 			if (v[k] != 0xffffffffu)
 				continue;
 			if (z + 8 > e + 4 + len)
-				return;
+				return 1;
 			v[k] = le64(z);
 			z += 8;
 		}
 	}
-	zip_stat_init(&st);
+	r->size = v[0];
+	r->comp_size = v[1];
+	r->off = v[2];
+	r->crc = le32(h + 16);
+	r->method = le16(h + 10);
 	/* Flag bits 0 and 6: encrypted. */
-	if ((le16(h + 8) & 0x41) ||
-	    zip_stat_index(in->za, i, ZIP_FL_ENC_RAW, &st) ||
+	if (le16(h + 8) & 0x41)
+		return 1;
+	return r->method == ZIP_CM_DEFLATE || (r->method == ZIP_CM_STORE &&
+					       r->size == r->comp_size)
+		       ? 0
+		       : 1;
+}
+
+/* 1 if libzip describes entry i as plain record r does (name, method,
+ * sizes, CRC-32, no encryption), else 0. */
+static int stat_agrees(struct insp *in, zip_uint64_t i, const struct cdrec *r)
+{
+	const zip_uint64_t need = ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE |
+				  ZIP_STAT_CRC | ZIP_STAT_COMP_METHOD |
+				  ZIP_STAT_ENCRYPTION_METHOD;
+	const char *name;
+	zip_stat_t st;
+
+	zip_stat_init(&st);
+	if (zip_stat_index(in->za, i, ZIP_FL_ENC_RAW, &st) ||
 	    (st.valid & need) != need || st.encryption_method != ZIP_EM_NONE ||
-	    st.comp_method != le16(h + 10) || st.crc != le32(h + 16) ||
-	    st.size != v[0] || st.comp_size != v[1] ||
-	    (st.comp_method != ZIP_CM_DEFLATE &&
-	     (st.comp_method != ZIP_CM_STORE || st.size != st.comp_size)))
-		return;
+	    st.comp_method != r->method || st.crc != r->crc ||
+	    st.size != r->size || st.comp_size != r->comp_size)
+		return 0;
 	name = zip_get_name(in->za, i, ZIP_FL_ENC_RAW);
-	if (!name || strlen(name) != nl || memcmp(name, h + 46, nl))
-		return;
-	in->at[i] = v[2];
+	return name && strlen(name) == r->nl && !memcmp(name, r->name, r->nl);
+}
+
+/*
+ * The record at cd + *p of a directory of `size` bytes, its lengths
+ * checked to fit, *p moved past it; NULL when there is none there.
+ */
+static const uint8_t *cd_next(const uint8_t *cd, size_t size, size_t *p)
+{
+	const uint8_t *h = cd + *p;
+	size_t len;
+
+	if (size - *p < 46 || memcmp(h, "PK\1\2", 4))
+		return NULL;
+	len = 46u + le16(h + 28) + le16(h + 30) + le16(h + 32);
+	if (len > size - *p)
+		return NULL;
+	*p += len;
+	return h;
 }
 
 /*
  * Our own index of the central directory, so that entries are read
  * without libzip's machinery for each (fast_read): one offset for each
  * entry that libzip describes as the directory does and that we can read
- * (index_entry), NO_INDEX for the rest, which libzip reads.  A directory
- * we cannot walk, or one that libzip counts otherwise, leaves no index.
- * libzip, which opened the archive with ZIP_CHECKCONS, remains the judge
+ * (cd_record, stat_agrees), NO_INDEX for the rest, which libzip reads.  A
+ * directory we cannot walk, or one that libzip counts otherwise, leaves no
+ * index. libzip, which opened the archive with ZIP_CHECKCONS, remains the judge
  * of what is valid: the index is only a shorter way to the bytes of the
  * entries libzip accepted.  0 or -ENOMEM.
  */
 static int build_index(struct insp *in)
 {
-	size_t n = in->rep->nentries, i, p = 0, got, len;
+	size_t n = in->rep->nentries, i, p = 0, got;
+	const uint8_t *h;
+	struct cdrec r;
 	uint8_t *cd;
 	int rc = 0;
 
@@ -1325,14 +1370,10 @@ static int build_index(struct insp *in)
 		goto out;
 	for (i = 0; i < n; i++) {
 		in->at[i] = NO_INDEX;
-		if (in->cd_size - p < 46 || memcmp(cd + p, "PK\1\2", 4))
+		if (!(h = cd_next(cd, (size_t)in->cd_size, &p)))
 			break;
-		len = 46u + le16(cd + p + 28) + le16(cd + p + 30) +
-		      le16(cd + p + 32);
-		if (len > in->cd_size - p)
-			break;
-		index_entry(in, (zip_uint64_t)i, cd + p);
-		p += len;
+		if (!cd_record(h, &r) && stat_agrees(in, i, &r))
+			in->at[i] = r.off;
 	}
 	if (i == n && p == in->cd_size) {
 		free(cd);
