@@ -17,6 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Names and descriptors that fit in this many bytes are converted on
+ * the stack (utf8_into). */
+#define NAME_BUF 256
+
 /* A cursor over the bytes [0, len): `off` is the next byte to read. */
 struct rd {
 	const uint8_t *p;
@@ -85,11 +89,22 @@ static int is_tag(const struct classfile *cf, unsigned idx, uint8_t tag)
  */
 static size_t mutf8_check(const uint8_t *s, size_t n)
 {
+	const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull;
 	size_t i = 0;
+	uint64_t w;
 
 	while (i < n) {
 		uint8_t c = s[i];
 
+		/* Eight at a time while all are 0x01..0x7f (no high bit,
+		 * no zero byte): most of a class's text is ASCII. */
+		if (n - i >= 8) {
+			memcpy(&w, s + i, 8);
+			if (!(w & hi) && !((w - lo) & ~w & hi)) {
+				i += 8;
+				continue;
+			}
+		}
 		if (c >= 0x01 && c <= 0x7f) {
 			i++;
 		} else if ((c & 0xe0) == 0xc0) {
@@ -125,20 +140,16 @@ static unsigned dec3(const uint8_t *s)
 }
 
 /*
- * Convert checked modified UTF-8 to a standard UTF-8 C string: a surrogate
- * pair (two 3-byte sequences) becomes one 4-byte sequence; the rest is the
- * same.  The output is never longer than the input.  Returns 0, -ENOMEM,
- * or 1 for U+0000 and 2 for an unpaired surrogate, which have no place in
- * a C string or in UTF-8.
+ * Convert checked modified UTF-8 to a standard UTF-8 C string at d, which
+ * has room for n + 1 bytes: a surrogate pair (two 3-byte sequences)
+ * becomes one 4-byte sequence; the rest is the same.  The output is never
+ * longer than the input.  Returns 0, or 1 for U+0000 and 2 for an
+ * unpaired surrogate, which have no place in a C string or in UTF-8.
  */
-static int mutf8_to_utf8(char **out, const uint8_t *s, size_t n)
+static int mutf8_to_utf8(char *d, const uint8_t *s, size_t n)
 {
-	char *d = malloc(n + 1);
 	size_t i = 0, j = 0;
-	int rc = 0;
 
-	if (!d)
-		return -ENOMEM;
 	while (i < n) {
 		uint8_t c = s[i];
 		unsigned v, lo, cp;
@@ -150,10 +161,8 @@ static int mutf8_to_utf8(char **out, const uint8_t *s, size_t n)
 		}
 		/* 2 bytes: the same in UTF-8, except C0 80 (U+0000). */
 		if ((c & 0xe0) == 0xc0) {
-			if (c == 0xc0) {
-				rc = 1;
-				goto out;
-			}
+			if (c == 0xc0)
+				return 1;
 			memcpy(d + j, s + i, 2);
 			i += 2;
 			j += 2;
@@ -168,15 +177,11 @@ static int mutf8_to_utf8(char **out, const uint8_t *s, size_t n)
 			continue;
 		}
 		/* A high surrogate must be followed by a low one. */
-		if (v > 0xdbff || n - i < 6 || (s[i + 3] & 0xf0) != 0xe0) {
-			rc = 2;
-			goto out;
-		}
+		if (v > 0xdbff || n - i < 6 || (s[i + 3] & 0xf0) != 0xe0)
+			return 2;
 		lo = dec3(s + i + 3);
-		if (lo < 0xdc00 || lo > 0xdfff) {
-			rc = 2;
-			goto out;
-		}
+		if (lo < 0xdc00 || lo > 0xdfff)
+			return 2;
 		/* Join the halves and write the 4-byte UTF-8 form. */
 		cp = 0x10000 + ((v - 0xd800) << 10) + (lo - 0xdc00);
 		d[j++] = (char)(0xf0 | cp >> 18);
@@ -186,27 +191,34 @@ static int mutf8_to_utf8(char **out, const uint8_t *s, size_t n)
 		i += 6;
 	}
 	d[j] = '\0';
-out:
-	if (rc) {
-		free(d);
-		return rc;
-	}
-	*out = d;
 	return 0;
 }
 
-/* The Utf8 at idx as UTF-8; `what` names it in the error message. */
-static int utf8_dup(char **out, const struct classfile *cf, unsigned idx,
-		    const char *what, struct cmfs_err *err)
+/*
+ * The Utf8 at idx as UTF-8, into buf (cap bytes) if it fits there, else
+ * into a malloc'd block: *out is the one or the other (free it unless it
+ * is buf).  `what` names it in the error message.  A class names some
+ * ten classes and descriptors: a malloc for each was most of the cost of
+ * taking them.
+ */
+static int utf8_into(char **out, char *buf, size_t cap,
+		     const struct classfile *cf, unsigned idx, const char *what,
+		     struct cmfs_err *err)
 {
 	const struct classfile_const *c;
+	char *d;
 	int rc;
 
 	if (!is_tag(cf, idx, CLASSFILE_UTF8))
 		return cmfs_err_set(err, -EINVAL, "constant %u: not a Utf8",
 				    idx);
 	c = &cf->cp[idx];
-	rc = mutf8_to_utf8(out, c->bytes, c->len);
+	d = (size_t)c->len < cap ? buf : malloc((size_t)c->len + 1);
+	if (!d)
+		return -ENOMEM;
+	rc = mutf8_to_utf8(d, c->bytes, c->len);
+	if (rc && d != buf)
+		free(d);
 	if (rc == 1)
 		return cmfs_err_set(err, -EINVAL, "offset %u: %s holds U+0000",
 				    c->off, what);
@@ -214,7 +226,15 @@ static int utf8_dup(char **out, const struct classfile *cf, unsigned idx,
 		return cmfs_err_set(err, -EINVAL,
 				    "offset %u: %s holds an unpaired surrogate",
 				    c->off, what);
-	return rc;
+	*out = d;
+	return 0;
+}
+
+/* The Utf8 at idx as UTF-8, malloc'd (utf8_into). */
+static int utf8_dup(char **out, const struct classfile *cf, unsigned idx,
+		    const char *what, struct cmfs_err *err)
+{
+	return utf8_into(out, NULL, 0, cf, idx, what, err);
 }
 
 /*
@@ -425,18 +445,19 @@ static int parse_desc(const char *s, struct names *nl, int which)
 static int desc_refs(const struct classfile *cf, unsigned idx, int which,
 		     uint32_t off, struct names *nl, struct cmfs_err *err)
 {
-	char *d = NULL;
+	char buf[NAME_BUF], *d = NULL;
 	int rc;
 
 	/* Descriptors are converted whole: names in them may be non-ASCII. */
-	rc = utf8_dup(&d, cf, idx, "descriptor", err);
+	rc = utf8_into(&d, buf, sizeof(buf), cf, idx, "descriptor", err);
 	if (rc)
 		return rc;
 	rc = parse_desc(d, nl, which);
 	if (rc > 0)
 		rc = cmfs_err_set(err, -EINVAL, "offset %u: bad descriptor %s",
 				  off, d);
-	free(d);
+	if (d != buf)
+		free(d);
 	return rc;
 }
 
@@ -934,10 +955,14 @@ int classfile_utf8_eq(const struct classfile *cf, unsigned idx, const char *s)
 	       memcmp(cf->cp[idx].bytes, s, n) == 0;
 }
 
-/* Names are checked when asked for, not at parse time, as the JVM
- * checks them when it resolves the constant. */
-int classfile_class_name(char **out, const struct classfile *cf, unsigned idx,
-			 struct cmfs_err *err)
+/*
+ * The name of Class constant idx, checked, into buf or malloc'd as
+ * utf8_into() puts it.  Names are checked when asked for, not at parse
+ * time, as the JVM checks them when it resolves the constant.
+ */
+static int class_name_into(char **out, char *buf, size_t cap,
+			   const struct classfile *cf, unsigned idx,
+			   struct cmfs_err *err)
 {
 	char *s = NULL;
 	size_t n;
@@ -946,7 +971,7 @@ int classfile_class_name(char **out, const struct classfile *cf, unsigned idx,
 	if (!is_tag(cf, idx, CLASSFILE_CLASS))
 		return cmfs_err_set(err, -EINVAL, "constant %u: not a Class",
 				    idx);
-	rc = utf8_dup(&s, cf, cf->cp[idx].a, "class name", err);
+	rc = utf8_into(&s, buf, cap, cf, cf->cp[idx].a, "class name", err);
 	if (rc)
 		return rc;
 	n = strlen(s);
@@ -957,11 +982,18 @@ int classfile_class_name(char **out, const struct classfile *cf, unsigned idx,
 	if (!ok) {
 		rc = cmfs_err_set(err, -EINVAL, "offset %u: bad class name %s",
 				  cf->cp[idx].off, s);
-		free(s);
+		if (s != buf)
+			free(s);
 		return rc;
 	}
 	*out = s;
 	return 0;
+}
+
+int classfile_class_name(char **out, const struct classfile *cf, unsigned idx,
+			 struct cmfs_err *err)
+{
+	return class_name_into(out, NULL, 0, cf, idx, err);
 }
 
 int classfile_string(char **out, const struct classfile *cf, unsigned idx,
@@ -1003,11 +1035,11 @@ classfile_field(const struct classfile *cf, const char *name, const char *desc)
 static int class_ref(const struct classfile *cf, unsigned idx, struct names *nl,
 		     struct cmfs_err *err)
 {
-	char *s = NULL;
+	char buf[NAME_BUF], *s = NULL;
 	size_t i = 0;
 	int rc;
 
-	rc = classfile_class_name(&s, cf, idx, err);
+	rc = class_name_into(&s, buf, sizeof(buf), cf, idx, err);
 	if (rc)
 		return rc;
 	/*
@@ -1019,7 +1051,8 @@ static int class_ref(const struct classfile *cf, unsigned idx, struct names *nl,
 		rc = names_add(nl, s, strlen(s));
 	else /* already checked: parses, adding the element class if any */
 		rc = field_type(s, &i, nl, 0) < 0 ? -ENOMEM : 0;
-	free(s);
+	if (s != buf)
+		free(s);
 	return rc;
 }
 

@@ -537,6 +537,51 @@ static void test_utf8_rules(void)
 		T_ERRNO(try_parse(&c, msg), EINVAL);
 		T_CONTAINS(msg, "malformed modified UTF-8");
 	}
+	/* The same after k ASCII bytes and before more, whichever byte of
+	 * an eight-byte word they fall on (mutf8_check takes words of
+	 * ASCII at a time): the offset names the first bad byte. */
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char buf[64];
+		long base = -1, k, at;
+
+		for (k = 0; k < 17; k++) {
+			memset(buf, 'x', (size_t)k);
+			memcpy(buf + k, bad[i], badlen[i]);
+			memset(buf + k + badlen[i], 'y', 9);
+			pool_a(&c, 4);
+			putf8(&c, buf, (size_t)k + badlen[i] + 9);
+			tail_empty(&c);
+			T_ERRNO(try_parse(&c, msg), EINVAL);
+			T_CONTAINS(msg, "malformed modified UTF-8");
+			at = strtol(msg + strlen("offset "), NULL, 10);
+			if (base < 0)
+				base = at;
+			/* "a\0b": the NUL, one past the start */
+			T_INTEQ(at, base + k);
+		}
+	}
+	/* Good multi-byte sequences anywhere in a long string come out
+	 * as they went in. */
+	for (i = 0; i < 17; i++) {
+		char buf[64];
+
+		memset(buf, 'x', i);
+		memcpy(buf + i, "\xc3\xa9\xe2\x82\xac", 5); /* e-acute, euro */
+		memset(buf + i + 5, 'y', 9);
+		buf[i + 14] = '\0';
+		pool_a(&c, 4);
+		putf8(&c, buf, i + 14);
+		tail_empty(&c);
+		cf = NULL;
+		T_INTEQ(classfile_parse(&cf, c.d, c.n, &err), 0);
+		if (!cf)
+			return;
+		T_INTEQ(classfile_utf8(&s, cf, 3, &err), 0);
+		T_STREQ(s, buf);
+		free(s);
+		s = NULL;
+		classfile_free(cf);
+	}
 	/* C0 80 (U+0000) is valid modified UTF-8, but no C string. */
 	pool_a(&c, 5);
 	putf8(&c, "a\xc0\x80", 3);
