@@ -552,8 +552,8 @@ static int pread_full(int fd, void *buf, size_t n, uint64_t off, size_t *got)
 
 /* Read up to n bytes at `off`, past the window; *got < n only at the end.
  * 0 or -EIO. */
-static int input_direct(struct input *in, void *buf, size_t n, uint64_t off,
-			size_t *got)
+static int input_direct(const struct input *in, void *buf, size_t n,
+			uint64_t off, size_t *got)
 {
 	*got = 0;
 	if (off >= in->size)
@@ -702,6 +702,8 @@ struct jclass {
 
 /* What a thread needs to read entries itself (fast_read). */
 struct reader {
+	const struct input *src; /* the archive, read-only */
+	uint64_t cap;		 /* lim.max_entry_size */
 	uint8_t *zbuf; /* an entry's local header and compressed bytes */
 	size_t zcap;   /* bytes zbuf holds */
 	uint8_t *run;  /* a run of entries read at once (ahead_take) */
@@ -781,6 +783,7 @@ static void reader_release(struct reader *rd)
 struct ahead {
 	char *iname;
 	zip_uint64_t idx;
+	uint64_t pos; /* its local header's offset, or NO_INDEX */
 	zip_stat_t st;
 	const char *entry; /* libzip's raw name */
 	int done;	   /* read: the rest, or why */
@@ -943,13 +946,13 @@ static int entry_fail(struct insp *in, const char *name, zip_error_t *ze)
  * 0 and *p, *got (fewer than want only where the file ends), or 1 when
  * the run does not hold them.
  */
-static int run_get(const struct insp *in, const struct reader *rd, uint64_t pos,
-		   size_t want, const uint8_t **p, size_t *got)
+static int run_get(const struct reader *rd, uint64_t pos, size_t want,
+		   const uint8_t **p, size_t *got)
 {
 	uint64_t end = rd->roff + rd->rlen;
 
 	if (!rd->rlen || pos < rd->roff || pos >= end ||
-	    (end - pos < want && end != in->src->size))
+	    (end - pos < want && end != rd->src->size))
 		return 1;
 	*p = rd->run + (pos - rd->roff);
 	*got = end - pos < want ? (size_t)(end - pos) : want;
@@ -957,7 +960,8 @@ static int run_get(const struct insp *in, const struct reader *rd, uint64_t pos,
 }
 
 /*
- * Read entry idx ourselves, through the index (build_index): its local
+ * Read the entry whose local header is at `pos` ourselves (NO_INDEX: it is
+ * not in the index, build_index): its local
  * header, checked against the directory (signature, method, name), then
  * exactly its compressed bytes, inflated in one call of libdeflate (or
  * copied, if stored) into b, which has room for st->size + 1 bytes.  0
@@ -967,15 +971,13 @@ static int run_get(const struct insp *in, const struct reader *rd, uint64_t pos,
  * size.  Then libzip reads the entry, so that it gets libzip's verdict,
  * word for word, whichever way it came.  -ENOMEM.
  */
-static int fast_read(const struct insp *in, struct reader *rd, zip_uint64_t idx,
-		     const char *name, const zip_stat_t *st, uint8_t *b)
+static int fast_read(struct reader *rd, uint64_t pos, const char *name,
+		     const zip_stat_t *st, uint8_t *b)
 {
-	uint64_t pos = 0;
 	size_t nl, got, start, want, used = 0, out = 0;
 	const uint8_t *hdr, *data;
 
-	if (!in->at || in->at[idx] == NO_INDEX ||
-	    st->comp_size > in->lim.max_entry_size + ZBUF)
+	if (pos == NO_INDEX || st->comp_size > rd->cap + ZBUF)
 		return 1;
 	nl = name ? strlen(name) : ZBUF;
 	if (nl > ZBUF / 2)
@@ -995,9 +997,8 @@ static int fast_read(const struct insp *in, struct reader *rd, zip_uint64_t idx,
 	}
 	if (!rd->inflater && !(rd->inflater = libdeflate_alloc_decompressor()))
 		return -ENOMEM;
-	pos = in->at[idx];
-	if (run_get(in, rd, pos, want, &hdr, &got)) {
-		if (input_direct(in->src, rd->zbuf, want, pos, &got))
+	if (run_get(rd, pos, want, &hdr, &got)) {
+		if (input_direct(rd->src, rd->zbuf, want, pos, &got))
 			return 1;
 		hdr = rd->zbuf;
 	}
@@ -1012,7 +1013,7 @@ static int fast_read(const struct insp *in, struct reader *rd, zip_uint64_t idx,
 		if (start <= 30 + nl + LOCAL_SLACK)
 			return 1; /* the file ends inside the entry */
 		data = rd->zbuf;
-		if (input_direct(in->src, rd->zbuf, (size_t)st->comp_size,
+		if (input_direct(rd->src, rd->zbuf, (size_t)st->comp_size,
 				 pos + start, &got) ||
 		    got != st->comp_size)
 			return 1;
@@ -1069,7 +1070,7 @@ static int read_entry(struct insp *in, zip_uint64_t idx, const char *name,
 	b = malloc((size_t)st.size + 1);
 	if (!b)
 		return -ENOMEM;
-	rc = fast_read(in, &in->rd, idx,
+	rc = fast_read(&in->rd, in->at ? in->at[idx] : NO_INDEX,
 		       zip_get_name(in->za, idx, ZIP_FL_ENC_RAW), &st, b);
 	if (rc < 0)
 		goto out;
@@ -1676,8 +1677,7 @@ static void ahead_clear(struct ahead *a)
  * Left not done (the walk reads it itself) when it cannot be read
  * through the index, or on ENOMEM.
  */
-static void ahead_read(const struct insp *in, struct reader *rd,
-		       struct ahead *a)
+static void ahead_read(struct reader *rd, struct ahead *a)
 {
 	struct cmfs_err e = CMFS_ERR_INIT;
 	struct classfile *cf = NULL;
@@ -1692,7 +1692,7 @@ static void ahead_read(const struct insp *in, struct reader *rd,
 			return;
 		rd->ocap = size + 1;
 	}
-	if (fast_read(in, rd, a->idx, a->entry, &a->st, rd->out))
+	if (fast_read(rd, a->pos, a->entry, &a->st, rd->out))
 		return; /* the walk reads it: libzip, or its own ENOMEM */
 	rc = classfile_parse(&cf, rd->out, size, &e);
 	if (rc == -EINVAL) {
@@ -1746,7 +1746,7 @@ static void ahead_take(struct helper *h, struct reader *rd)
 			rd->rlen = 0;
 		rd->roff = r->off;
 		for (k = 0; k < r->n; k++)
-			ahead_read(in, rd, &in->ahead[in->order[r->first + k]]);
+			ahead_read(rd, &in->ahead[in->order[r->first + k]]);
 		rd->rlen = 0;
 	}
 }
@@ -1785,6 +1785,8 @@ static struct helper *helper_get(struct insp *in)
 	if (!h)
 		return NULL;
 	h->in = in;
+	h->rd.src = in->src;
+	h->rd.cap = in->lim.max_entry_size;
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_cond_init(&h->cond, NULL);
 	if (pthread_create(&h->thread, NULL, helper_main, h)) {
@@ -1824,13 +1826,13 @@ static int ahead_extent(const struct insp *in, size_t i, uint64_t *pos,
 	const struct ahead *a = &in->ahead[i];
 	size_t nl;
 
-	if (!in->at || in->at[a->idx] == NO_INDEX || !a->entry ||
+	if (a->pos == NO_INDEX || !a->entry ||
 	    a->st.comp_size > in->lim.max_entry_size + ZBUF)
 		return 1;
 	nl = strlen(a->entry);
 	if (nl > ZBUF / 2)
 		return 1;
-	*pos = in->at[a->idx];
+	*pos = a->pos;
 	*end = *pos + 30 + nl + LOCAL_SLACK + a->st.comp_size;
 	return 0;
 }
@@ -2532,6 +2534,7 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 			a = &in->ahead[in->nahead];
 			memset(a, 0, sizeof(*a));
 			a->idx = idx;
+			a->pos = in->at ? in->at[idx] : NO_INDEX;
 			a->st = st;
 			a->entry = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
 			if (!(a->iname = strdup(ref)))
@@ -2774,6 +2777,8 @@ static int inspect(struct jar_report **out, struct input *src,
 		jar_limits_default(&in.lim);
 	in.max_depth = in.lim.max_depth < DEPTH_CEILING ? in.lim.max_depth
 							: DEPTH_CEILING;
+	in.rd.src = src;
+	in.rd.cap = in.lim.max_entry_size;
 	in.rep = calloc(1, sizeof(*in.rep));
 	if (!in.rep)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
