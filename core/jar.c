@@ -44,6 +44,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -797,6 +798,7 @@ struct ahead {
 };
 
 struct helper;
+struct prer;
 
 /*
  * Neighbours in the file, read with one pread (ahead_take): the ahead[]
@@ -831,6 +833,7 @@ struct insp {
 	/* Reading entries ourselves: build_index, fast_read. */
 	uint64_t cd_off, cd_size; /* the central directory, as the end
 				   * record says (precheck_entries) */
+	uint64_t cd_count;	  /* its entries, as it says too */
 	uint64_t *at;	     /* entry -> its local header's offset, or NO_INDEX;
 			      * NULL = no index */
 	struct reader rd;    /* the walk's thread's; a helper has its own */
@@ -843,6 +846,8 @@ struct insp {
 	size_t *order; /* ahead[] indexes by file offset; runs index it */
 	size_t aorder;
 	struct helper *helper; /* NULL until a walk is wide enough */
+	struct prer *pre;      /* NULL, or classes read while libzip opens */
+	int reaching;	       /* reach() is on: classes come as names */
 	struct jar_test *test; /* NULL, or jar_inspect_test()'s knobs */
 };
 
@@ -1183,6 +1188,7 @@ static int precheck_entries(struct insp *in)
 			continue;
 		found = 1;
 		count = le16(b + p + 10);
+		in->cd_count = count;
 		in->cd_size = le32(b + p + 12);
 		in->cd_off = le32(b + p + 16);
 		/* A zip64 locator right before: the real count is there. */
@@ -1193,6 +1199,7 @@ static int precheck_entries(struct insp *in)
 			    !input_read(in->src, z, 56, off, &got) &&
 			    got == 56 && !memcmp(z, "PK\6\6", 4)) {
 				count = le64(z + 32);
+				in->cd_count = count;
 				in->cd_size = le64(z + 40);
 				in->cd_off = le64(z + 48);
 			}
@@ -1440,6 +1447,8 @@ static int open_error(struct insp *in, zip_error_t *ze, const uint8_t *head)
 			    zip_error_strerror(ze));
 }
 
+static void prer_start(struct insp *in);
+
 /*
  * Open the archive with libzip's consistency checks and map its entries.
  * 0, STOP (a cap), -EINVAL (not a valid zip archive: err says why),
@@ -1464,6 +1473,7 @@ static int open_archive(struct insp *in)
 	rc = precheck_entries(in);
 	if (rc)
 		return rc;
+	prer_start(in);
 	/* Our source, so both inputs read the same way; libzip owns it
 	 * once the open succeeds and frees it in zip_discard(). */
 	zip_error_init(&ze);
@@ -1773,6 +1783,8 @@ static void *helper_main(void *arg)
 	return NULL;
 }
 
+static int prer_busy(const struct insp *in);
+
 /* A helper for this inspection, or NULL: then the walk reads alone. */
 static struct helper *helper_get(struct insp *in)
 {
@@ -1781,6 +1793,9 @@ static struct helper *helper_get(struct insp *in)
 	if (h ||
 	    (in->nahead < AHEAD_HELP && !(in->test && in->test->always_help)))
 		return h;
+	/* A pre-reader still reading is the other thread already. */
+	if (prer_busy(in))
+		return NULL;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
@@ -1976,6 +1991,357 @@ static struct ahead *ahead_find(struct insp *in, const char *iname)
 	return &in->ahead[v - 1];
 }
 
+/* ------------------------------------------------------------------ */
+/* Reading classes while libzip opens the archive.                      */
+
+/*
+ * libzip's open of a wide archive (its central directory, every local
+ * header) is a quarter of the inspection, on one thread, and nothing is
+ * walked before it ends.  Meanwhile a thread of our own (the pre-reader)
+ * reads the central directory itself and, in file order, reads the
+ * classes as ahead_read does, keeping of each what load_class takes.
+ * The walk takes a class so read only if libzip describes its entry as
+ * the record the pre-reader went by (offset, name, sizes, method,
+ * CRC-32); the rest it reads itself, as before.  A class is read by one
+ * side only: its slot goes once from PRE_FREE to PRE_BUSY (the
+ * pre-reader's) or to PRE_WALK (the walk's).  The pre-reader stops when
+ * the walk is over, so what it reads in vain is what it can read beside
+ * libzip's open and the walk, on a core that would have been idle.
+ */
+#define PRE_MIN 512u	/* entries, for an archive to be pre-read */
+#define PRE_HOLD 16384u /* classes read and not taken, at most (memory) */
+
+enum { PRE_FREE, PRE_BUSY, PRE_DONE, PRE_WALK };
+
+struct prer {
+	pthread_t thread;
+	int quit;    /* atomic: the walk is over */
+	int ready;   /* atomic: f[] and of[] are built */
+	int over;    /* atomic: it reads no more */
+	size_t held; /* atomic: classes read and not taken yet */
+	struct reader rd;
+	uint64_t cd_off, cd_size, count; /* the directory (precheck) */
+	uint64_t budget;		 /* bytes it may inflate */
+	uint8_t *cd;			 /* the central directory */
+	struct found *f;		 /* the JAR's classes, in file order */
+	struct ahead *v;		 /* each one's reading, once filled */
+	unsigned *state;		 /* PRE_*, one per v[] (atomic) */
+	size_t n, filled;		 /* classes; v[] filled so far */
+	uint32_t *of; /* entry index -> v[] index + 1, or 0 */
+	char *names;  /* v[]'s entry names and internal names */
+	size_t nnames;
+};
+
+/* A class entry found in the directory: where it lies, its record. */
+struct found {
+	uint64_t pos, end; /* its local header, to the end of its data */
+	uint32_t rec;	   /* its record's offset into the directory */
+	uint32_t entry;	   /* its index */
+};
+
+/* qsort() order of found classes by their offsets. */
+static int cmp_found(const void *a, const void *b)
+{
+	const struct found *x = a, *y = b;
+
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/*
+ * 1 if record h (read into *r) is of a class fast_read could read: plain,
+ * "*.class" not under META-INF/, a name without NUL, within the cap.
+ */
+static int prer_wants(const struct prer *p, const uint8_t *h, struct cdrec *r)
+{
+	return !cd_record(h, r) && r->nl >= 7 && r->nl <= ZBUF / 2 &&
+	       !memcmp(r->name + r->nl - 6, ".class", 6) &&
+	       !(r->nl >= 9 && !memcmp(r->name, "META-INF/", 9)) &&
+	       !memchr(r->name, '\0', r->nl) && r->size <= p->rd.cap;
+}
+
+/*
+ * Read the central directory: the classes prer_wants, by offset (f[]),
+ * and of[].  What each class needs to be read goes into v[] only when its
+ * turn comes (prer_fill): touching fresh memory is dear, and the walk may
+ * end long before.  0, or -1 when the directory cannot be walked as the
+ * end record says, or on ENOMEM.
+ */
+static int prer_index(struct prer *p)
+{
+	size_t n = (size_t)p->count, i, k, m = 0, pos = 0, got = 0;
+	size_t bytes = 0, sorted = 1;
+	const uint8_t *h;
+	struct cdrec r;
+
+	p->cd = malloc((size_t)p->cd_size);
+	p->f = malloc(n * sizeof(*p->f));
+	if (!p->cd || !p->f ||
+	    input_direct(p->rd.src, p->cd, (size_t)p->cd_size, p->cd_off,
+			 &got) ||
+	    got != p->cd_size)
+		return -1;
+	for (i = 0; i < n && (h = cd_next(p->cd, got, &pos)); i++) {
+		if (!prer_wants(p, h, &r))
+			continue;
+		p->f[m] = (struct found){
+			r.off, r.off + 30 + r.nl + LOCAL_SLACK + r.comp_size,
+			(uint32_t)(h - p->cd), (uint32_t)i};
+		sorted &= !m || p->f[m - 1].pos <= r.off;
+		bytes += 2 * r.nl;
+		m++;
+	}
+	if (i != n || pos != got)
+		return -1;
+	/* Directories list entries in file order, mostly. */
+	if (!sorted)
+		qsort(p->f, m, sizeof(*p->f), cmp_found);
+	p->v = malloc((m ? m : 1) * sizeof(*p->v));
+	p->of = calloc(n, sizeof(*p->of));
+	p->state = calloc(m ? m : 1, sizeof(*p->state));
+	p->names = malloc(bytes ? bytes : 1);
+	if (!p->v || !p->of || !p->state || !p->names)
+		return -1;
+	for (k = 0; k < m; k++)
+		p->of[p->f[k].entry] = (uint32_t)k + 1;
+	p->n = m;
+	return 0;
+}
+
+/* Fill in v[k], the next class in turn, from its directory record. */
+static void prer_fill(struct prer *p, size_t k)
+{
+	struct ahead *a = &p->v[k];
+	struct cdrec r;
+	char *d = p->names + p->nnames;
+
+	prer_wants(p, p->cd + p->f[k].rec, &r);
+	memset(a, 0, sizeof(*a));
+	a->idx = p->f[k].entry;
+	a->pos = r.off;
+	zip_stat_init(&a->st);
+	a->st.valid = ZIP_STAT_INDEX | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE |
+		      ZIP_STAT_CRC | ZIP_STAT_COMP_METHOD |
+		      ZIP_STAT_ENCRYPTION_METHOD;
+	a->st.index = a->idx;
+	a->st.size = r.size;
+	a->st.comp_size = r.comp_size;
+	a->st.crc = r.crc;
+	a->st.comp_method = r.method;
+	a->st.encryption_method = ZIP_EM_NONE;
+	a->entry = memcpy(d, r.name, r.nl);
+	d[r.nl] = '\0';
+	d += r.nl + 1;
+	a->iname = memcpy(d, r.name, r.nl - 6);
+	d[r.nl - 6] = '\0';
+	p->nnames += 2 * r.nl - 4;
+	p->filled = k + 1;
+}
+
+/*
+ * Read the classes in runs of neighbours (RUN_MAX, RUN_GAP), each one the
+ * walk has not claimed, until all are read, the walk is over or the
+ * budget is spent.
+ */
+static void prer_read(struct prer *p)
+{
+	uint64_t spent = 0, end, off;
+	size_t k = 0, j, m, mine;
+
+	while (k < p->n && spent <= p->budget &&
+	       __atomic_load_n(&p->held, __ATOMIC_RELAXED) < PRE_HOLD &&
+	       !__atomic_load_n(&p->quit, __ATOMIC_RELAXED)) {
+		off = p->f[k].pos;
+		end = p->f[k].end;
+		for (j = k + 1; j < p->n && p->f[j].pos <= end + RUN_GAP &&
+				p->f[j].end - off <= RUN_MAX;
+		     j++)
+			if (p->f[j].end > end)
+				end = p->f[j].end;
+		for (m = k, mine = 0; m < j; m++) {
+			unsigned st = PRE_FREE;
+
+			prer_fill(p, m);
+			mine += __atomic_compare_exchange_n(
+				&p->state[m], &st, PRE_BUSY, 0,
+				__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+		}
+		p->rd.rlen = 0;
+		if (mine > 1 && end - off > p->rd.rcap) {
+			free(p->rd.run);
+			p->rd.rcap = 0;
+			p->rd.run = malloc((size_t)(end - off));
+			if (p->rd.run)
+				p->rd.rcap = (size_t)(end - off);
+		}
+		if (mine > 1 && end - off <= p->rd.rcap &&
+		    input_direct(p->rd.src, p->rd.run, (size_t)(end - off), off,
+				 &p->rd.rlen))
+			p->rd.rlen = 0;
+		p->rd.roff = off;
+		for (m = k; m < j; m++) {
+			if (__atomic_load_n(&p->state[m], __ATOMIC_ACQUIRE) !=
+			    PRE_BUSY)
+				continue;
+			ahead_read(&p->rd, &p->v[m]);
+			spent += p->v[m].done ? p->v[m].len : 0;
+			if (p->v[m].done)
+				__atomic_fetch_add(&p->held, 1,
+						   __ATOMIC_RELAXED);
+			__atomic_store_n(&p->state[m], PRE_DONE,
+					 __ATOMIC_RELEASE);
+		}
+		p->rd.rlen = 0;
+		k = j;
+	}
+}
+
+static void *prer_main(void *arg)
+{
+	struct prer *p = arg;
+
+	if (!prer_index(p)) {
+		__atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
+		prer_read(p);
+	}
+	__atomic_store_n(&p->over, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Start a pre-reader for a wide archive, before libzip opens it: not
+ * with the test knobs that read otherwise, nor when it cannot start.
+ */
+static void prer_start(struct insp *in)
+{
+	const struct jar_test *t = in->test;
+	struct prer *p;
+
+	if (t && (t->libzip_only || t->no_ahead || t->later || t->pre < 0))
+		return;
+	if (in->cd_count < (t && t->pre > 0 ? 1 : PRE_MIN) ||
+	    in->cd_count > in->lim.max_entries || !in->cd_size ||
+	    in->cd_off > in->src->size ||
+	    in->cd_size > in->src->size - in->cd_off)
+		return;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return;
+	p->rd.src = in->src;
+	p->rd.cap = in->lim.max_entry_size;
+	p->cd_off = in->cd_off;
+	p->cd_size = in->cd_size;
+	p->count = in->cd_count;
+	p->budget = in->lim.max_inflated;
+	if (pthread_create(&p->thread, NULL, prer_main, p)) {
+		free(p);
+		return;
+	}
+	in->pre = p;
+}
+
+/* 1 while a pre-reader is reading. */
+static int prer_busy(const struct insp *in)
+{
+	return in->pre && !__atomic_load_n(&in->pre->over, __ATOMIC_ACQUIRE);
+}
+
+/* Stop the pre-reader and let go of what the walk did not take. */
+static void prer_stop(struct insp *in)
+{
+	struct prer *p = in->pre;
+	size_t k;
+
+	if (!p)
+		return;
+	__atomic_store_n(&p->quit, 1, __ATOMIC_RELAXED);
+	pthread_join(p->thread, NULL);
+	for (k = 0; k < p->filled; k++)
+		ahead_clear(&p->v[k]);
+	reader_release(&p->rd);
+	free(p->cd);
+	free(p->f);
+	free(p->v);
+	free(p->state);
+	free(p->of);
+	free(p->names);
+	free(p);
+	in->pre = NULL;
+}
+
+/*
+ * The pre-reader's slot for entry idx, or NULL when it has none (or has
+ * not built them yet).
+ */
+static size_t prer_slot(const struct insp *in, zip_uint64_t idx)
+{
+	const struct prer *p = in->pre;
+
+	if (!p || !__atomic_load_n(&p->ready, __ATOMIC_ACQUIRE) ||
+	    idx >= p->count)
+		return 0;
+	return p->of[idx];
+}
+
+/*
+ * Entry idx, about to be listed for reading ahead (ahead_plan): 1 when
+ * the pre-reader has it (read or being read: load_class takes it), else
+ * 0, and from now on the walk has it.
+ */
+static int prer_has(struct insp *in, zip_uint64_t idx)
+{
+	size_t k = prer_slot(in, idx);
+	unsigned st = PRE_FREE;
+
+	if (!k)
+		return 0;
+	if (__atomic_compare_exchange_n(&in->pre->state[k - 1], &st, PRE_WALK,
+					0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	return st != PRE_WALK;
+}
+
+/*
+ * Class entry idx as the pre-reader read it, for load_class to take
+ * (waiting if it is being read), if libzip sees the entry as the
+ * pre-reader did; else NULL, and the walk reads it itself.
+ */
+static struct ahead *prer_take(struct insp *in, zip_uint64_t idx)
+{
+	size_t k = prer_slot(in, idx);
+	unsigned st = PRE_FREE;
+	struct ahead *a;
+	zip_stat_t zs;
+	const char *name;
+
+	if (!k)
+		return NULL;
+	a = &in->pre->v[k - 1];
+	if (__atomic_compare_exchange_n(&in->pre->state[k - 1], &st, PRE_WALK,
+					0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return NULL;
+	while (st == PRE_BUSY) {
+		sched_yield();
+		st = __atomic_load_n(&in->pre->state[k - 1], __ATOMIC_ACQUIRE);
+	}
+	if (st != PRE_DONE)
+		return NULL; /* the walk's already */
+	__atomic_store_n(&in->pre->state[k - 1], PRE_WALK, __ATOMIC_RELAXED);
+	if (a->done)
+		__atomic_fetch_sub(&in->pre->held, 1, __ATOMIC_RELAXED);
+	zip_stat_init(&zs);
+	name = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
+	if (!a->done || !in->at || in->at[idx] != a->pos || !name ||
+	    strcmp(name, a->entry) || zip_stat_index(in->za, idx, 0, &zs) ||
+	    zs.size != a->st.size || zs.comp_size != a->st.comp_size ||
+	    zs.crc != a->st.crc || zs.comp_method != a->st.comp_method) {
+		ahead_clear(a);
+		return NULL;
+	}
+	if (in->test)
+		in->test->npre++;
+	return a;
+}
+
 /*
  * The JAR's class `iname`, read and parsed on first use: 0 and *out (the
  * inspection owns it), or 0 and *out = NULL when the JAR does not hold
@@ -2010,6 +2376,11 @@ static int load_class(struct insp *in, const char *iname, struct jclass **out)
 			    "the factories reach more than %zu classes of the "
 			    "JAR (the limit)",
 			    in->lim.max_classes);
+	/* Or one read while libzip opened the archive (by the reachability
+	 * walk: the factories and their supertypes are read whole, for the
+	 * identifier walks). */
+	if (!a && in->reaching)
+		a = prer_take(in, idx);
 	snprintf(entry, sizeof(entry), "%s.class", iname);
 	/* Caps first, then bytes, then the class, then its name: a class
 	 * file must declare the class its entry name says (the JVM's
@@ -2521,6 +2892,8 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 			rc = find_class_entry(in, ref, &idx);
 			if (rc < 0)
 				return rc;
+			if (rc && prer_has(in, idx))
+				continue;
 			zip_stat_init(&st);
 			if (!rc || zip_stat_index(in->za, idx, 0, &st) < 0 ||
 			    !(st.valid & ZIP_STAT_SIZE) ||
@@ -2575,6 +2948,10 @@ static int reach(struct insp *in)
 	 * walk gets to it, as though they were taken then.  Names already
 	 * known external are skipped without building an entry name.
 	 */
+	in->reaching = 1;
+	/* A test's pre-reader reads all it will before the walk starts. */
+	while (in->test && in->test->pre > 1 && prer_busy(in))
+		sched_yield();
 	for (head = 0; head < in->nqueue && !rc; head++) {
 		/* Read ahead what the queued classes name (ahead_plan). */
 		if (head == planned_to && !(in->test && in->test->no_ahead) &&
@@ -2748,6 +3125,7 @@ static void insp_release(struct insp *in)
 	map_release(&in->classes);
 	map_release(&in->external);
 	free(in->at);
+	prer_stop(in);
 	ahead_drop(in);
 	free(in->ahead);
 	free(in->runs);

@@ -127,6 +127,10 @@ struct jar_test {
 	size_t nfast;	   /* out: entries read through our own index */
 	int no_ahead;	   /* the walk reads every class itself, in turn */
 	int always_help;   /* a helper thread reads ahead, however few */
+	int pre;	   /* a thread reads classes while libzip opens the
+			    * archive: 1 however few the entries (2: and the
+			    * walk waits for it), -1 never, 0 for wide ones */
+	size_t npre;	   /* out: classes the walk took from it */
 };
 
 /* jar_inspect_mem() with the knobs of `t` (NULL = none). */

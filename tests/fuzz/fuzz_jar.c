@@ -142,8 +142,8 @@ static void inspect_one(struct buf *out, const uint8_t *data, size_t size,
 
 /*
  * Inspect every way: through our index with classes read ahead (by a
- * helper thread too) or in turn, and by libzip alone.  The reports must
- * be the same.
+ * helper thread too; by a pre-reader while libzip opens the archive) or
+ * in turn, and by libzip alone.  The reports must be the same.
  */
 static void inspect(const uint8_t *data, size_t size)
 {
@@ -151,9 +151,10 @@ static void inspect(const uint8_t *data, size_t size)
 		const char *name;
 		struct jar_test t;
 	} ways[] = {
-		{ "libzip", { 1, NULL, 0, 0, 0, 0 } },
-		{ "in turn", { 0, NULL, 0, 0, 1, 0 } },
-		{ "helped", { 0, NULL, 0, 0, 0, 1 } },
+		{"libzip", {.libzip_only = 1}},
+		{"in turn", {.no_ahead = 1}},
+		{"helped", {.always_help = 1}},
+		{"pre-read", {.always_help = 1, .pre = 1}},
 	};
 	struct buf a = BUF_INIT(1 << 22), b = BUF_INIT(1 << 22);
 	struct jar_test t;

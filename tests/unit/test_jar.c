@@ -912,8 +912,10 @@ static void put32(uint8_t *p, uint32_t v)
 }
 
 /* How run() reads: libzip alone, or our index with the classes read
- * ahead of the walk (by a helper thread too), or by the walk in turn. */
-enum way { LIBZIP, AHEAD, HELPED, IN_TURN };
+ * ahead of the walk (by a helper thread too; PRE: by a pre-reader while
+ * libzip opens the archive, however few the entries, all it will before
+ * the walk starts), or by the walk in turn (no helper, no pre-reader). */
+enum way { LIBZIP, AHEAD, HELPED, PRE, IN_TURN };
 
 /*
  * Inspect n bytes at b with every entry read by libzip (LIBZIP) or
@@ -926,8 +928,14 @@ static void run_with(struct buf *out, size_t *nfast, const uint8_t *b, size_t n,
 		     const uint8_t *later, size_t ln, enum way way,
 		     const struct jar_limits *lim)
 {
-	struct jar_test t = {way == LIBZIP,  later,	   ln, 0,
-			     way == IN_TURN, way == HELPED};
+	struct jar_test t = {
+		.libzip_only = way == LIBZIP,
+		.later = later,
+		.later_len = ln,
+		.no_ahead = way == IN_TURN,
+		.always_help = way == HELPED || way == PRE,
+		.pre = way == PRE ? 2 : 0,
+	};
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct jar_report *r = NULL;
 	int rc = jar_inspect_test(&r, b, n, lim, &t, &err);
@@ -1442,7 +1450,7 @@ static void test_ahead_wide(void)
 	for (k = 0; k < 3; k++) {
 		buf_reset(&want);
 		run_with(&want, &nf, jar, n, NULL, 0, IN_TURN, &lim[k]);
-		for (w = AHEAD; w <= HELPED; w++) {
+		for (w = AHEAD; w <= PRE; w++) {
 			buf_reset(&got);
 			run_with(&got, &nw, jar, n, NULL, 0, w, &lim[k]);
 			T_STREQ(buf_str(&got), buf_str(&want));
@@ -1454,6 +1462,71 @@ static void test_ahead_wide(void)
 		} else {
 			T_CONTAINS(buf_str(&want), "(the limit)");
 		}
+	}
+	free(jar);
+	buf_release(&want);
+	buf_release(&got);
+}
+
+/*
+ * A pre-reader that has read every class before the walk starts: the
+ * walk takes each class it reaches from it, and the report is the one
+ * the walk makes reading them in turn.
+ */
+static void test_pre_read(void)
+{
+	const char *dir = tmpdir();
+	struct buf want = BUF_INIT(1 << 20), got = BUF_INIT(1 << 20);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct jar_report *r = NULL;
+	char path[128], name[64];
+	size_t n, i, nf;
+	unsigned seed = 3;
+	uint8_t *d, *jar;
+	int fail = 0;
+	zip_t *za;
+
+	snprintf(path, sizeof(path), "%s/pre.jar", dir);
+	za = factory_zip(path, "gen/PreFactory", "gen/P0000", "pre", &seed);
+	T_CHECK(za != NULL);
+	if (!za)
+		return;
+	/* A chain: P0000 -> P0001 -> ... -> P0599 -> java/util/List. */
+	for (i = 0; i < 600 && !fail; i++) {
+		char next[64];
+
+		snprintf(name, sizeof(name), "gen/P%04zu", i);
+		snprintf(next, sizeof(next),
+			 i + 1 < 600 ? "gen/P%04zu" : "java/util/List", i + 1);
+		d = gen_class(&n, name, "java/io/Serializable", next, NULL, 64,
+			      &seed);
+		snprintf(name, sizeof(name), "gen/P%04zu.class", i);
+		fail |= !d || add_entry(za, name, d, n);
+	}
+	T_CHECK(!fail);
+	T_INTEQ(zip_close(za), 0);
+	n = slurp(path, &jar);
+	T_CHECK(n > 0);
+	run(&want, &nf, jar, n, NULL, 0, IN_TURN);
+	T_INTEQ(nf, 602); /* the service file, the factory, the chain */
+	T_CONTAINS(buf_str(&want), "java.util.List");
+	for (i = 0; i < 2; i++) {
+		struct jar_test t = {.pre = 2, .always_help = (int)i};
+
+		buf_reset(&got);
+		T_INTEQ(jar_inspect_test(&r, jar, n, NULL, &t, &err), 0);
+		if (!r)
+			break;
+		buf_printf(&got, "rc 0 \ncode %d error %s\n", r->code,
+			   err_of(r));
+		jar_report_format(&got, r, "java.*", 1);
+		jar_report_free(r);
+		r = NULL;
+		T_STREQ(buf_str(&got), buf_str(&want));
+		/* All but the factory, which is read whole for its
+		 * identifier, came from the pre-reader. */
+		T_INTEQ(t.npre, 600);
+		T_INTEQ(t.nfast, 602);
 	}
 	free(jar);
 	buf_release(&want);
@@ -1556,6 +1629,7 @@ int main(void)
 	T_RUN(test_index_hostile);
 	T_RUN(test_index_streams);
 	T_RUN(test_ahead_wide);
+	T_RUN(test_pre_read);
 	T_RUN(test_speed);
 	return T_DONE();
 }
