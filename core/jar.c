@@ -1345,6 +1345,8 @@ static const uint8_t *cd_next(const uint8_t *cd, size_t size, size_t *p)
 	return h;
 }
 
+static uint8_t *prer_directory(const struct insp *in);
+
 /*
  * Our own index of the central directory, so that entries are read
  * without libzip's machinery for each (fast_read): one offset for each
@@ -1360,22 +1362,30 @@ static int build_index(struct insp *in)
 	size_t n = in->rep->nentries, i, p = 0, got;
 	const uint8_t *h;
 	struct cdrec r;
-	uint8_t *cd;
+	uint8_t *cd, *own = NULL;
 	int rc = 0;
 
 	if ((in->test && in->test->libzip_only) || !n || !in->cd_size ||
 	    in->cd_off > in->src->size ||
 	    in->cd_size > in->src->size - in->cd_off)
 		return 0;
-	cd = malloc((size_t)in->cd_size);
 	in->at = malloc(n * sizeof(*in->at));
-	if (!cd || !in->at) {
-		rc = -ENOMEM;
-		goto out;
+	if (!in->at)
+		return -ENOMEM;
+	/* The pre-reader's copy, if it has one: every record is compared
+	 * with libzip's view anyway. */
+	cd = prer_directory(in);
+	if (!cd) {
+		cd = own = malloc((size_t)in->cd_size);
+		if (!own) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		if (input_direct(in->src, own, (size_t)in->cd_size, in->cd_off,
+				 &got) ||
+		    got != in->cd_size)
+			goto out;
 	}
-	if (input_direct(in->src, cd, (size_t)in->cd_size, in->cd_off, &got) ||
-	    got != in->cd_size)
-		goto out;
 	for (i = 0; i < n; i++) {
 		in->at[i] = NO_INDEX;
 		if (!(h = cd_next(cd, (size_t)in->cd_size, &p)))
@@ -1384,11 +1394,11 @@ static int build_index(struct insp *in)
 			in->at[i] = r.off;
 	}
 	if (i == n && p == in->cd_size) {
-		free(cd);
+		free(own);
 		return 0;
 	}
 out:
-	free(cd);
+	free(own);
 	free(in->at);
 	in->at = NULL;
 	return rc;
@@ -2013,6 +2023,15 @@ static struct ahead *ahead_find(struct insp *in, const char *iname)
 
 enum { PRE_FREE, PRE_BUSY, PRE_DONE, PRE_WALK };
 
+/* A class read (PRE_DONE): what ahead_read left in its struct ahead. */
+struct preslot {
+	char *why, *super, *refs_err;
+	char **ifaces, **refs;
+	size_t nrefs;
+	uint32_t len; /* bytes inflated (at most the entry cap, 16 MiB) */
+	uint8_t done; /* else the walk reads it itself */
+};
+
 struct prer {
 	pthread_t thread;
 	int quit;    /* atomic: the walk is over */
@@ -2024,12 +2043,12 @@ struct prer {
 	uint64_t budget;		 /* bytes it may inflate */
 	uint8_t *cd;			 /* the central directory */
 	struct found *f;		 /* the JAR's classes, in file order */
-	struct ahead *v;		 /* each one's reading, once filled */
-	unsigned *state;		 /* PRE_*, one per v[] (atomic) */
-	size_t n, filled;		 /* classes; v[] filled so far */
-	uint32_t *of; /* entry index -> v[] index + 1, or 0 */
-	char *names;  /* v[]'s entry names and internal names */
-	size_t nnames;
+	struct preslot *v;		 /* what became of each, once read */
+	unsigned *state;		 /* PRE_*, one per f[] (atomic) */
+	size_t n;			 /* classes */
+	uint32_t *of;	       /* entry index -> f[] index + 1, or 0 */
+	char names[ZBUF + 16]; /* the class being read: its names */
+	struct ahead take;     /* the walk's: the one it takes (prer_take) */
 };
 
 /* A class entry found in the directory: where it lies, its record. */
@@ -2069,7 +2088,7 @@ static int prer_wants(const struct prer *p, const uint8_t *h, struct cdrec *r)
 static int prer_index(struct prer *p)
 {
 	size_t n = (size_t)p->count, i, k, m = 0, pos = 0, got = 0;
-	size_t bytes = 0, sorted = 1;
+	size_t sorted = 1;
 	const uint8_t *h;
 	struct cdrec r;
 
@@ -2087,7 +2106,6 @@ static int prer_index(struct prer *p)
 			r.off, r.off + 30 + r.nl + LOCAL_SLACK + r.comp_size,
 			(uint32_t)(h - p->cd), (uint32_t)i};
 		sorted &= !m || p->f[m - 1].pos <= r.off;
-		bytes += 2 * r.nl;
 		m++;
 	}
 	if (i != n || pos != got)
@@ -2095,11 +2113,10 @@ static int prer_index(struct prer *p)
 	/* Directories list entries in file order, mostly. */
 	if (!sorted)
 		qsort(p->f, m, sizeof(*p->f), cmp_found);
-	p->v = malloc((m ? m : 1) * sizeof(*p->v));
+	p->v = calloc(m ? m : 1, sizeof(*p->v));
 	p->of = calloc(n, sizeof(*p->of));
 	p->state = calloc(m ? m : 1, sizeof(*p->state));
-	p->names = malloc(bytes ? bytes : 1);
-	if (!p->v || !p->of || !p->state || !p->names)
+	if (!p->v || !p->of || !p->state)
 		return -1;
 	for (k = 0; k < m; k++)
 		p->of[p->f[k].entry] = (uint32_t)k + 1;
@@ -2107,12 +2124,13 @@ static int prer_index(struct prer *p)
 	return 0;
 }
 
-/* Fill in v[k], the next class in turn, from its directory record. */
-static void prer_fill(struct prer *p, size_t k)
+/*
+ * Class f[k] as ahead_read wants it, from its directory record, into *a
+ * (its names into p->names, until the next one).
+ */
+static void prer_fill(struct prer *p, size_t k, struct ahead *a)
 {
-	struct ahead *a = &p->v[k];
 	struct cdrec r;
-	char *d = p->names + p->nnames;
 
 	prer_wants(p, p->cd + p->f[k].rec, &r);
 	memset(a, 0, sizeof(*a));
@@ -2128,13 +2146,28 @@ static void prer_fill(struct prer *p, size_t k)
 	a->st.crc = r.crc;
 	a->st.comp_method = r.method;
 	a->st.encryption_method = ZIP_EM_NONE;
-	a->entry = memcpy(d, r.name, r.nl);
-	d[r.nl] = '\0';
-	d += r.nl + 1;
-	a->iname = memcpy(d, r.name, r.nl - 6);
-	d[r.nl - 6] = '\0';
-	p->nnames += 2 * r.nl - 4;
-	p->filled = k + 1;
+	a->entry = memcpy(p->names, r.name, r.nl);
+	p->names[r.nl] = '\0';
+	a->iname = memcpy(p->names + r.nl + 1, r.name, r.nl - 6);
+	p->names[2 * r.nl - 5] = '\0';
+}
+
+/* Read class f[m] and keep what became of it in v[m]. */
+static void prer_one(struct prer *p, size_t m)
+{
+	struct preslot *v = &p->v[m];
+	struct ahead a;
+
+	prer_fill(p, m, &a);
+	ahead_read(&p->rd, &a);
+	v->why = a.why;
+	v->super = a.super;
+	v->refs_err = a.refs_err;
+	v->ifaces = a.ifaces;
+	v->refs = a.refs;
+	v->nrefs = a.nrefs;
+	v->len = (uint32_t)a.len;
+	v->done = (uint8_t)a.done;
 }
 
 /*
@@ -2160,7 +2193,6 @@ static void prer_read(struct prer *p)
 		for (m = k, mine = 0; m < j; m++) {
 			unsigned st = PRE_FREE;
 
-			prer_fill(p, m);
 			mine += __atomic_compare_exchange_n(
 				&p->state[m], &st, PRE_BUSY, 0,
 				__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
@@ -2182,7 +2214,7 @@ static void prer_read(struct prer *p)
 			if (__atomic_load_n(&p->state[m], __ATOMIC_ACQUIRE) !=
 			    PRE_BUSY)
 				continue;
-			ahead_read(&p->rd, &p->v[m]);
+			prer_one(p, m);
 			spent += p->v[m].done ? p->v[m].len : 0;
 			if (p->v[m].done)
 				__atomic_fetch_add(&p->held, 1,
@@ -2239,6 +2271,29 @@ static void prer_start(struct insp *in)
 	in->pre = p;
 }
 
+/* Let go of what a class read left. */
+static void preslot_clear(struct preslot *v)
+{
+	free(v->why);
+	free(v->super);
+	free(v->refs_err);
+	jar_names_free(v->ifaces);
+	classfile_names_free(v->refs);
+	memset(v, 0, sizeof(*v));
+}
+
+/* The central directory as the pre-reader read it, once it has, or NULL. */
+static uint8_t *prer_directory(const struct insp *in)
+{
+	const struct prer *p = in->pre;
+
+	return p && __atomic_load_n(&p->ready, __ATOMIC_ACQUIRE) &&
+			       p->cd_size == in->cd_size &&
+			       p->cd_off == in->cd_off
+		       ? p->cd
+		       : NULL;
+}
+
 /* 1 while a pre-reader is reading. */
 static int prer_busy(const struct insp *in)
 {
@@ -2255,15 +2310,15 @@ static void prer_stop(struct insp *in)
 		return;
 	__atomic_store_n(&p->quit, 1, __ATOMIC_RELAXED);
 	pthread_join(p->thread, NULL);
-	for (k = 0; k < p->filled; k++)
-		ahead_clear(&p->v[k]);
+	for (k = 0; p->v && k < p->n; k++)
+		preslot_clear(&p->v[k]);
+	ahead_clear(&p->take);
 	reader_release(&p->rd);
 	free(p->cd);
 	free(p->f);
 	free(p->v);
 	free(p->state);
 	free(p->of);
-	free(p->names);
 	free(p);
 	in->pre = NULL;
 }
@@ -2309,34 +2364,52 @@ static struct ahead *prer_take(struct insp *in, zip_uint64_t idx)
 {
 	size_t k = prer_slot(in, idx);
 	unsigned st = PRE_FREE;
+	struct prer *p = in->pre;
+	struct preslot *v;
 	struct ahead *a;
+	struct cdrec r;
 	zip_stat_t zs;
 	const char *name;
 
-	if (!k)
+	if (!k--)
 		return NULL;
-	a = &in->pre->v[k - 1];
-	if (__atomic_compare_exchange_n(&in->pre->state[k - 1], &st, PRE_WALK,
-					0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	if (__atomic_compare_exchange_n(&p->state[k], &st, PRE_WALK, 0,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return NULL;
 	while (st == PRE_BUSY) {
 		sched_yield();
-		st = __atomic_load_n(&in->pre->state[k - 1], __ATOMIC_ACQUIRE);
+		st = __atomic_load_n(&p->state[k], __ATOMIC_ACQUIRE);
 	}
 	if (st != PRE_DONE)
 		return NULL; /* the walk's already */
-	__atomic_store_n(&in->pre->state[k - 1], PRE_WALK, __ATOMIC_RELAXED);
-	if (a->done)
-		__atomic_fetch_sub(&in->pre->held, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->state[k], PRE_WALK, __ATOMIC_RELAXED);
+	v = &p->v[k];
+	if (!v->done)
+		return NULL;
+	__atomic_fetch_sub(&p->held, 1, __ATOMIC_RELAXED);
+	/* The record it went by, and libzip's view of the entry. */
+	prer_wants(p, p->cd + p->f[k].rec, &r);
 	zip_stat_init(&zs);
 	name = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
-	if (!a->done || !in->at || in->at[idx] != a->pos || !name ||
-	    strcmp(name, a->entry) || zip_stat_index(in->za, idx, 0, &zs) ||
-	    zs.size != a->st.size || zs.comp_size != a->st.comp_size ||
-	    zs.crc != a->st.crc || zs.comp_method != a->st.comp_method) {
-		ahead_clear(a);
+	if (!in->at || in->at[idx] != r.off || !name || strlen(name) != r.nl ||
+	    memcmp(name, r.name, r.nl) || zip_stat_index(in->za, idx, 0, &zs) ||
+	    zs.size != r.size || zs.comp_size != r.comp_size ||
+	    zs.crc != r.crc || zs.comp_method != r.method) {
+		preslot_clear(v);
 		return NULL;
 	}
+	a = &p->take;
+	ahead_clear(a);
+	a->idx = idx;
+	a->why = v->why;
+	a->super = v->super;
+	a->refs_err = v->refs_err;
+	a->ifaces = v->ifaces;
+	a->refs = v->refs;
+	a->nrefs = v->nrefs;
+	a->len = v->len;
+	a->done = 1;
+	memset(v, 0, sizeof(*v));
 	if (in->test)
 		in->test->npre++;
 	return a;
