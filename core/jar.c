@@ -685,7 +685,7 @@ enum { WALK_NEW, WALK_ACTIVE, WALK_DONE };
 
 /* A class of the JAR that the inspection has read. */
 struct jclass {
-	char *name;	/* internal name, "a/b/C", UTF-8 */
+	const char *name; /* internal name, "a/b/C", UTF-8 (its record's) */
 	uint8_t *bytes; /* the class file; cf borrows it (both NULL once
 			 * its names are taken, or if it was read ahead) */
 	struct classfile *cf;
@@ -782,7 +782,7 @@ static void reader_release(struct reader *rd)
  * walk must read it itself (libzip's path, or a cap to report).
  */
 struct ahead {
-	char *iname;
+	const char *iname;
 	zip_uint64_t idx;
 	uint64_t pos; /* its local header's offset, or NO_INDEX */
 	zip_stat_t st;
@@ -801,6 +801,33 @@ struct helper;
 struct prer;
 
 /*
+ * A class name the walk has met, and all it knows of it: the JAR's class
+ * read under it, or that it is external, or where the JAR holds it, or
+ * that it is listed to be read ahead.  One table of these, where there
+ * were a table for each (classes, external, listed ahead): a wide JAR's
+ * walk looks up some 120,000 names, several times each, and each look-up
+ * was a cache miss or two.
+ */
+#define NO_ENTRY UINT64_MAX
+
+struct name {
+	struct jclass *jc;  /* read (load_class) */
+	zip_uint64_t entry; /* with `probed`: "<key>.class", or NO_ENTRY */
+	size_t planned;	    /* ahead[] index + 1 in list `batch`, or 0 */
+	unsigned batch;	    /* the list (insp.batch) `planned` is of */
+	uint8_t probed;	    /* `entry` was looked up */
+	uint8_t external;   /* not the JAR's: in insp.ext[] */
+	char key[];	    /* '\0'-terminated */
+};
+
+/* struct names, carved from blocks that live as long as the walk. */
+struct name_pool {
+	struct name_pool *next;
+	size_t used, cap;
+	_Alignas(16) unsigned char mem[];
+};
+
+/*
  * Neighbours in the file, read with one pread (ahead_take): the ahead[]
  * entries order[first .. first + n - 1], whose local headers and data lie
  * in [off, off + len).  len 0: one entry, read on its own.
@@ -817,9 +844,9 @@ struct insp {
 	struct jar_limits lim;
 	struct cmfs_err *err;
 	struct jar_report *rep;
-	struct map entries;  /* raw entry name -> index */
-	struct map classes;  /* internal name -> struct jclass * */
-	struct map external; /* internal name -> 0; keys are ext[] */
+	struct map entries;	/* raw entry name -> index */
+	struct map names;	/* internal name -> struct name * */
+	struct name_pool *pool; /* where the struct names live */
 	struct jclass **cls; /* every class read, in reading order */
 	size_t ncls, acls;
 	struct jclass **queue; /* the reachability walk's queue */
@@ -840,7 +867,7 @@ struct insp {
 	struct ahead *ahead; /* classes read ahead of the walk (reach) */
 	size_t nahead, aahead;
 	size_t nlisted;	       /* ahead[] holding a name (nahead, or more) */
-	struct map planned;    /* name -> index into ahead[], + 1 */
+	unsigned batch;	       /* ahead[]'s list, counted (name.batch) */
 	struct run *runs;      /* ahead[] in runs, as the threads take them */
 	size_t nruns, aruns;
 	size_t *order; /* ahead[] indexes by file offset; runs index it */
@@ -868,6 +895,57 @@ static void *grow_array(void *v, size_t n, size_t *alloc, size_t size)
 	if (p)
 		*alloc = a;
 	return p;
+}
+
+/* The record of name `k` (n bytes), or NULL: none met yet. */
+static struct name *name_get(const struct insp *in, const char *k, size_t n)
+{
+	uintptr_t v;
+
+	return map_get(&in->names, k, n, &v) ? (struct name *)v : NULL;
+}
+
+/* The record of name `k` (n bytes), made if new; NULL: out of memory. */
+static struct name *name_add(struct insp *in, const char *k, size_t n)
+{
+	struct name_pool *b = in->pool;
+	size_t need = (sizeof(struct name) + n + 1 + 15) & ~(size_t)15;
+	struct name *r = name_get(in, k, n);
+
+	if (r)
+		return r;
+	if (!b || b->cap - b->used < need) {
+		size_t cap = need > 65536 ? need : 65536;
+
+		b = malloc(sizeof(*b) + cap);
+		if (!b)
+			return NULL;
+		b->next = in->pool;
+		b->used = 0;
+		b->cap = cap;
+		in->pool = b;
+	}
+	r = (struct name *)(b->mem + b->used);
+	memset(r, 0, sizeof(*r));
+	memcpy(r->key, k, n);
+	r->key[n] = '\0';
+	if (map_put(&in->names, r->key, n, (uintptr_t)r) < 0)
+		return NULL;
+	b->used += need;
+	return r;
+}
+
+/* Let go of every record. */
+static void names_release(struct insp *in)
+{
+	struct name_pool *b, *next;
+
+	map_release(&in->names);
+	for (b = in->pool; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	in->pool = NULL;
 }
 
 /*
@@ -1228,7 +1306,7 @@ static int map_entries(struct insp *in)
 	/* Every entry's name goes in; the classes reached are at most as
 	 * many as the entries. */
 	if (n > 0 && (map_reserve(&in->entries, (size_t)n) ||
-		      map_reserve(&in->classes, (size_t)n)))
+		      map_reserve(&in->names, (size_t)n)))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const char *name =
@@ -1540,7 +1618,6 @@ static void jclass_free(struct jclass *jc)
 	free(jc->bytes);
 	classfile_names_free(jc->refs);
 	free(jc->refs_err);
-	free(jc->name);
 	free(jc->super);
 	jar_names_free(jc->ifaces);
 	free(jc);
@@ -1572,6 +1649,28 @@ static int find_class_entry(struct insp *in, const char *iname,
 	if (found)
 		*idx = (zip_uint64_t)v;
 	return found;
+}
+
+/*
+ * The JAR's entry for record r's class, looked up once: 1 and *idx, 0
+ * (the JAR has none), or -ENOMEM.
+ */
+static int name_entry(struct insp *in, struct name *r, zip_uint64_t *idx)
+{
+	zip_uint64_t i = 0;
+	int rc;
+
+	if (!r->probed) {
+		rc = find_class_entry(in, r->key, &i);
+		if (rc < 0)
+			return rc;
+		r->entry = rc ? i : NO_ENTRY;
+		r->probed = 1;
+	}
+	if (r->entry == NO_ENTRY)
+		return 0;
+	*idx = r->entry;
+	return 1;
 }
 
 /*
@@ -1978,27 +2077,20 @@ static void ahead_drop(struct insp *in)
 {
 	size_t i;
 
-	for (i = 0; i < in->nlisted; i++) {
+	for (i = 0; i < in->nlisted; i++)
 		ahead_clear(&in->ahead[i]);
-		free(in->ahead[i].iname);
-	}
 	in->nahead = in->nlisted = 0;
-	if (in->planned.cap)
-		memset(in->planned.v, 0,
-		       in->planned.cap * sizeof(*in->planned.v));
-	in->planned.n = 0;
+	in->batch++; /* what was listed is listed no more */
 }
 
-/* The class read ahead for `iname`, if it was and is still unclaimed. */
-static struct ahead *ahead_find(struct insp *in, const char *iname)
+/* The class read ahead for record r, if it was and is still unclaimed. */
+static struct ahead *ahead_of(const struct insp *in, const struct name *r)
 {
-	uintptr_t v;
-
 	/* A name listed past nahead was taken back (ahead_plan). */
-	if (!in->nahead || !map_get(&in->planned, iname, strlen(iname), &v) ||
-	    v > in->nahead)
+	if (!in->nahead || !r->planned || r->batch != in->batch ||
+	    r->planned > in->nahead)
 		return NULL;
-	return &in->ahead[v - 1];
+	return &in->ahead[r->planned - 1];
 }
 
 /* ------------------------------------------------------------------ */
@@ -2420,29 +2512,27 @@ static struct ahead *prer_take(struct insp *in, zip_uint64_t idx)
  * inspection owns it), or 0 and *out = NULL when the JAR does not hold
  * it; STOP when it is damaged or a cap is hit; -errno.
  */
-static int load_class(struct insp *in, const char *iname, struct jclass **out)
+static int load_name(struct insp *in, struct name *r, struct jclass **out)
 {
 	struct cmfs_err e = CMFS_ERR_INIT;
+	const char *iname = r->key;
 	struct jclass *jc = NULL;
 	struct ahead *a;
 	char entry[CMFS_ERR_MSG];
 	char *why = NULL;
 	zip_uint64_t idx;
-	uintptr_t v;
 	size_t len;
 	void *p;
 	int rc;
 
-	*out = NULL;
-	if (map_get(&in->classes, iname, strlen(iname), &v)) {
-		*out = (struct jclass *)v;
+	*out = r->jc;
+	if (r->jc)
 		return 0;
-	}
 	/* One listed ahead was found in the JAR when it was listed. */
-	a = ahead_find(in, iname);
+	a = ahead_of(in, r);
 	if (a)
 		idx = a->idx;
-	else if ((rc = find_class_entry(in, iname, &idx)) <= 0)
+	else if ((rc = name_entry(in, r, &idx)) <= 0)
 		return rc;
 	if (in->ncls >= in->lim.max_classes)
 		return fail(in, -EFBIG,
@@ -2459,7 +2549,9 @@ static int load_class(struct insp *in, const char *iname, struct jclass **out)
 	 * file must declare the class its entry name says (the JVM's
 	 * NoClassDefFoundError "wrong name"). */
 	jc = calloc(1, sizeof(*jc));
-	if (!jc || !(jc->name = strdup(iname))) {
+	if (jc)
+		jc->name = iname;
+	if (!jc) {
 		rc = -ENOMEM;
 		goto out;
 	}
@@ -2509,16 +2601,23 @@ static int load_class(struct insp *in, const char *iname, struct jclass **out)
 		goto out;
 	}
 	in->cls = p;
-	rc = map_put(&in->classes, jc->name, strlen(jc->name), (uintptr_t)jc);
-	if (rc)
-		goto out;
 	in->cls[in->ncls++] = jc;
+	r->jc = jc;
 	*out = jc;
 	jc = NULL;
 out:
 	free(why);
 	jclass_free(jc);
 	return rc;
+}
+
+/* load_name() by the class's internal name. */
+static int load_class(struct insp *in, const char *iname, struct jclass **out)
+{
+	struct name *r = name_add(in, iname, strlen(iname));
+
+	*out = NULL;
+	return r ? load_name(in, r, out) : -ENOMEM;
 }
 
 /* The kind bits that an external supertype's name gives. */
@@ -2768,16 +2867,17 @@ static int extends_iface(struct insp *in, struct jclass *sub,
 			 struct jclass *sup)
 {
 	struct jclass *ic;
-	uintptr_t v;
+	struct name *r;
 	size_t i;
 
 	for (i = 0; sub->ifaces[i]; i++) {
 		const char *name = sub->ifaces[i];
 
 		/* All were loaded by collect_defaults(), if in the JAR. */
-		if (!map_get(&in->classes, name, strlen(name), &v))
+		r = name_get(in, name, strlen(name));
+		if (!r || !r->jc)
 			continue;
-		ic = (struct jclass *)v;
+		ic = r->jc;
 		if (ic == sup)
 			return 1;
 		if (ic->mark == in->gen)
@@ -2881,26 +2981,23 @@ static int enqueue(struct insp *in, struct jclass *jc)
 	return 0;
 }
 
-/* Record `iname` as an external class, once. */
-static int add_external(struct insp *in, const char *iname)
+/* Record class r as external, once. */
+static int add_external(struct insp *in, struct name *r)
 {
 	char *d;
 	void *p;
-	int rc;
 
+	if (r->external)
+		return 0;
 	p = grow_array(in->ext, in->next, &in->aext, sizeof(*in->ext));
 	if (!p)
 		return -ENOMEM;
 	in->ext = p;
-	d = strdup(iname);
+	d = strdup(r->key);
 	if (!d)
 		return -ENOMEM;
-	rc = map_put(&in->external, d, strlen(d), 0);
-	if (rc) {
-		free(d);
-		return rc < 0 ? rc : 0;
-	}
 	in->ext[in->next++] = d;
+	r->external = 1;
 	return 0;
 }
 
@@ -2951,18 +3048,18 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 			return rc;
 		mark = in->nahead;
 		for (j = 0; j < jc->nrefs; j++) {
-			const char *ref = jc->refs[j];
-			size_t n = strlen(ref);
+			struct name *r =
+				name_add(in, jc->refs[j], strlen(jc->refs[j]));
 			struct ahead *a;
 			zip_uint64_t idx;
 			zip_stat_t st;
 			void *p;
 
-			if (map_get(&in->external, ref, n, NULL) ||
-			    map_get(&in->classes, ref, n, NULL) ||
-			    ahead_find(in, ref))
+			if (!r)
+				return -ENOMEM;
+			if (r->external || r->jc || ahead_of(in, r))
 				continue;
-			rc = find_class_entry(in, ref, &idx);
+			rc = name_entry(in, r, &idx);
 			if (rc < 0)
 				return rc;
 			if (rc && prer_has(in, idx))
@@ -2983,12 +3080,10 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 			a->pos = in->at ? in->at[idx] : NO_INDEX;
 			a->st = st;
 			a->entry = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
-			if (!(a->iname = strdup(ref)))
-				return -ENOMEM;
+			a->iname = r->key;
 			in->nlisted = ++in->nahead;
-			rc = map_put(&in->planned, a->iname, n, in->nahead);
-			if (rc < 0)
-				return rc;
+			r->planned = in->nahead;
+			r->batch = in->batch;
 			bytes += st.size;
 		}
 		if (i > from &&
@@ -3038,17 +3133,20 @@ static int reach(struct insp *in)
 			return fail(in, -ENOEXEC, "class file %s.class: %s",
 				    jc->name, jc->refs_err);
 		for (i = 0; i < jc->nrefs && !rc; i++) {
-			const char *ref = jc->refs[i];
+			struct name *r =
+				name_add(in, jc->refs[i], strlen(jc->refs[i]));
 
-			if (map_get(&in->external, ref, strlen(ref), NULL))
+			if (!r)
+				return -ENOMEM;
+			if (r->external)
 				continue;
-			rc = load_class(in, ref, &rc_cls);
+			rc = load_name(in, r, &rc_cls);
 			if (!rc && rc_cls)
 				rc = enqueue(in, rc_cls);
 			if (!rc && rc_cls && rc_cls->cf)
 				rc = take_refs(rc_cls);
 			else if (!rc && !rc_cls)
-				rc = add_external(in, ref);
+				rc = add_external(in, r);
 		}
 		classfile_names_free(jc->refs);
 		jc->refs = NULL;
@@ -3195,19 +3293,17 @@ static void insp_release(struct insp *in)
 		free(in->ext[i]);
 	free(in->ext);
 	map_release(&in->entries);
-	map_release(&in->classes);
-	map_release(&in->external);
 	free(in->at);
 	prer_stop(in);
 	ahead_drop(in);
 	free(in->ahead);
 	free(in->runs);
 	free(in->order);
-	map_release(&in->planned);
 	helper_stop(in);
 	reader_release(&in->rd);
 	if (in->za)
 		zip_discard(in->za);
+	names_release(in); /* the classes' names were the records' */
 }
 
 /* The inspection proper, over any input; `t` may be NULL. */
