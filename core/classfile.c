@@ -75,6 +75,26 @@ static int get4(struct rd *r, uint32_t *v, const char *what)
 	return 0;
 }
 
+/*
+ * Array v (room for *cap elements of `size` bytes), grown to hold n and
+ * zeroed: the array, moved perhaps, or NULL when out of memory (v kept).
+ * n is bounded by the bytes left (callers check).
+ */
+static void *room(void *v, size_t *cap, size_t n, size_t size)
+{
+	if (!n)
+		n = 1;
+	if (n > *cap || !v) {
+		void *q = realloc(v, n * size);
+
+		if (!q)
+			return NULL;
+		v = q;
+		*cap = n;
+	}
+	return memset(v, 0, n * size);
+}
+
 /* 1 if `idx` is a valid pool index holding a constant tagged `tag`. */
 static int is_tag(const struct classfile *cf, unsigned idx, uint8_t tag)
 {
@@ -268,34 +288,54 @@ static int internal_name_ok(const char *s, size_t n)
  * some thirty classes each, many twice: a malloc per name was a fifth of
  * its inspection.
  */
+#define NAMES_BYTES 2048 /* on the stack first: most classes fit */
+#define NAMES_MAX 64
+
 struct names {
-	char *buf;
+	char *buf; /* sbuf, or malloc'd once it outgrew it */
 	size_t len, cap;
-	size_t *off; /* each name's offset into buf */
+	size_t *off; /* each name's offset into buf; soff, or malloc'd */
 	size_t n, alloc;
+	char sbuf[NAMES_BYTES];
+	size_t soff[NAMES_MAX];
 };
+
+static void names_init(struct names *nl)
+{
+	nl->buf = nl->sbuf;
+	nl->cap = sizeof(nl->sbuf);
+	nl->off = nl->soff;
+	nl->alloc = NAMES_MAX;
+	nl->len = nl->n = 0;
+}
 
 /* Append a copy of the n bytes at s. */
 static int names_add(struct names *nl, const char *s, size_t n)
 {
 	if (nl->n == nl->alloc) {
-		size_t a = nl->alloc ? nl->alloc * 2 : 32;
-		size_t *v = realloc(nl->off, a * sizeof(*v));
+		size_t a = nl->alloc * 2;
+		size_t *v = nl->off == nl->soff
+				    ? malloc(a * sizeof(*v))
+				    : realloc(nl->off, a * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
+		if (nl->off == nl->soff)
+			memcpy(v, nl->soff, sizeof(nl->soff));
 		nl->off = v;
 		nl->alloc = a;
 	}
 	if (n + 1 > nl->cap - nl->len) {
-		size_t c = nl->cap ? nl->cap : 512;
+		size_t c = nl->cap;
 		char *b;
 
 		while (n + 1 > c - nl->len)
 			c *= 2;
-		b = realloc(nl->buf, c);
+		b = nl->buf == nl->sbuf ? malloc(c) : realloc(nl->buf, c);
 		if (!b)
 			return -ENOMEM;
+		if (nl->buf == nl->sbuf)
+			memcpy(b, nl->sbuf, nl->len);
 		nl->buf = b;
 		nl->cap = c;
 	}
@@ -308,8 +348,10 @@ static int names_add(struct names *nl, const char *s, size_t n)
 
 static void names_release(struct names *nl)
 {
-	free(nl->buf);
-	free(nl->off);
+	if (nl->buf != nl->sbuf)
+		free(nl->buf);
+	if (nl->off != nl->soff)
+		free(nl->off);
 }
 
 /* qsort() order of two name pointers: by bytes. */
@@ -325,7 +367,8 @@ static int cmp_str(const void *a, const void *b)
  */
 static int names_finish(struct names *nl, char ***out, size_t *n)
 {
-	char **v = malloc((nl->n + 1) * sizeof(*v)), **w, *d;
+	char *sv[NAMES_MAX + 1], **w, *d;
+	char **v = nl->n <= NAMES_MAX ? sv : malloc((nl->n + 1) * sizeof(*v));
 	size_t i, j, bytes = 0;
 
 	if (!v) {
@@ -342,7 +385,8 @@ static int names_finish(struct names *nl, char ***out, size_t *n)
 		}
 	w = malloc((j + 1) * sizeof(*w) + bytes);
 	if (!w) {
-		free(v);
+		if (v != sv)
+			free(v);
 		names_release(nl);
 		return -ENOMEM;
 	}
@@ -354,7 +398,8 @@ static int names_finish(struct names *nl, char ***out, size_t *n)
 		d += len;
 	}
 	w[j] = NULL;
-	free(v);
+	if (v != sv)
+		free(v);
 	names_release(nl);
 	*out = w;
 	*n = j;
@@ -467,6 +512,7 @@ static int desc_refs(const struct classfile *cf, unsigned idx, int which,
  */
 static int parse_pool(struct rd *r, struct classfile *cf)
 {
+	struct classfile_const *cp;
 	uint16_t n;
 	unsigned i;
 	int rc;
@@ -483,9 +529,10 @@ static int parse_pool(struct rd *r, struct classfile *cf)
 	if (rc)
 		return rc;
 	cf->ncp = n;
-	cf->cp = calloc(n, sizeof(*cf->cp));
-	if (!cf->cp)
+	cp = room(cf->cp, &cf->cp_cap, n, sizeof(*cf->cp));
+	if (!cp)
 		return -ENOMEM;
+	cf->cp = cp;
 	for (i = 1; i < n; i++) {
 		struct classfile_const *c = &cf->cp[i];
 		uint16_t len;
@@ -791,8 +838,8 @@ static int member_attrs(struct rd *r, const struct classfile *cf,
 
 /* Read fields (method = 0) or methods (method = 1), JVMS 4.5 and 4.6. */
 static int parse_members(struct rd *r, const struct classfile *cf,
-			 struct classfile_member **out, uint16_t *nout,
-			 int method)
+			 struct classfile_member **out, size_t *cap,
+			 uint16_t *nout, int method)
 {
 	const char *what = method ? "methods" : "fields";
 	struct classfile_member *v;
@@ -806,7 +853,7 @@ static int parse_members(struct rd *r, const struct classfile *cf,
 	if (rc)
 		return rc;
 	/* Bounded by the check above: at most len / 8 members. */
-	v = calloc(n ? n : 1, sizeof(*v));
+	v = room(*out, cap, n, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	*out = v;
@@ -833,19 +880,18 @@ static int parse_members(struct rd *r, const struct classfile *cf,
  * the class proper, fields, methods, attributes; then nothing.  Each
  * step leaves the cursor at the next; the first error stops it all.
  */
-int classfile_parse(struct classfile **out, const void *data, size_t len,
-		    struct cmfs_err *err)
+int classfile_reparse(struct classfile *cf, const void *data, size_t len,
+		      struct cmfs_err *err)
 {
 	struct rd r = {data, len, 0, err};
-	struct classfile *cf;
+	uint16_t n, count, *ifs;
 	uint32_t magic;
-	uint16_t n, count;
 	unsigned i;
 	int rc;
 
-	cf = calloc(1, sizeof(*cf));
-	if (!cf)
-		return -ENOMEM;
+	/* Nothing of an earlier parse shows through: counts first. */
+	cf->ncp = cf->ninterfaces = cf->nfields = cf->nmethods = 0;
+	cf->this_class = cf->super_class = 0;
 	cf->data = data;
 	cf->len = len;
 	rc = get4(&r, &magic, "magic");
@@ -891,19 +937,22 @@ int classfile_parse(struct classfile **out, const void *data, size_t len,
 		rc = need(&r, (size_t)n * 2, "interfaces");
 	if (rc)
 		goto out;
-	cf->interfaces = calloc(n ? n : 1, sizeof(*cf->interfaces));
-	if (!cf->interfaces) {
+	ifs = room(cf->interfaces, &cf->if_cap, n, sizeof(*ifs));
+	if (!ifs) {
 		rc = -ENOMEM;
 		goto out;
 	}
+	cf->interfaces = ifs;
 	cf->ninterfaces = n;
 	for (i = 0; i < n && !rc; i++)
 		rc = get_index(&r, cf, CLASSFILE_CLASS, &cf->interfaces[i],
 			       "interface");
 	if (!rc)
-		rc = parse_members(&r, cf, &cf->fields, &cf->nfields, 0);
+		rc = parse_members(&r, cf, &cf->fields, &cf->fields_cap,
+				   &cf->nfields, 0);
 	if (!rc)
-		rc = parse_members(&r, cf, &cf->methods, &cf->nmethods, 1);
+		rc = parse_members(&r, cf, &cf->methods, &cf->methods_cap,
+				   &cf->nmethods, 1);
 	/* The class's own attributes (SourceFile, InnerClasses ...). */
 	if (!rc)
 		rc = get2(&r, &count, "attributes_count");
@@ -917,6 +966,18 @@ int classfile_parse(struct classfile **out, const void *data, size_t len,
 				  "offset %zu: %zu extra bytes after the class",
 				  r.off, len - r.off);
 out:
+	return rc;
+}
+
+int classfile_parse(struct classfile **out, const void *data, size_t len,
+		    struct cmfs_err *err)
+{
+	struct classfile *cf = calloc(1, sizeof(*cf));
+	int rc;
+
+	if (!cf)
+		return -ENOMEM;
+	rc = classfile_reparse(cf, data, len, err);
 	if (rc) {
 		classfile_free(cf);
 		return rc;
@@ -1059,10 +1120,11 @@ static int class_ref(const struct classfile *cf, unsigned idx, struct names *nl,
 int classfile_refs(char ***out, size_t *n, const struct classfile *cf,
 		   struct cmfs_err *err)
 {
-	struct names nl = {NULL, 0, 0, NULL, 0, 0};
+	struct names nl;
 	size_t i;
 	int rc = 0;
 
+	names_init(&nl);
 	/*
 	 * Methodref, Fieldref and friends name their class through a Class
 	 * constant and their type through a NameAndType, so those two and

@@ -107,6 +107,8 @@ struct classfile {
 	struct classfile_member *fields;
 	uint16_t nmethods;
 	struct classfile_member *methods;
+	/* The arrays' room, for classfile_reparse (not for readers). */
+	size_t cp_cap, if_cap, fields_cap, methods_cap;
 };
 
 /*
@@ -116,6 +118,15 @@ struct classfile {
  */
 int classfile_parse(struct classfile **out, const void *data, size_t len,
 		    struct cmfs_err *err);
+
+/*
+ * classfile_parse() into cf, a class file parsed before (or zeroed), its
+ * arrays kept and grown as needed: a reader of thousands of classes
+ * allocates nothing for each.  The same returns; after an error cf's
+ * contents are not to be read, but it can be parsed into again.
+ */
+int classfile_reparse(struct classfile *cf, const void *data, size_t len,
+		      struct cmfs_err *err);
 
 /* Free a parsed class file; NULL is ok.  The bytes stay the caller's. */
 void classfile_free(struct classfile *cf);

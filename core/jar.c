@@ -713,6 +713,7 @@ struct reader {
 	size_t rlen;   /* bytes of run read; 0 = none */
 	uint8_t *out;  /* a class inflated (ahead_read) */
 	size_t ocap;   /* bytes out holds */
+	struct classfile *cf; /* and parsed: its arrays are kept */
 	struct libdeflate_decompressor *inflater; /* NULL until needed */
 };
 
@@ -740,6 +741,10 @@ static void reader_take(struct reader *rd)
 		rd->zbuf = pool.v[pool.n].zbuf;
 		rd->zcap = pool.v[pool.n].zcap;
 		rd->inflater = pool.v[pool.n].inflater;
+		if (!rd->cf)
+			rd->cf = pool.v[pool.n].cf;
+		else
+			classfile_free(pool.v[pool.n].cf);
 		/* ahead_read may have sized a buffer of its own */
 		if (!rd->out) {
 			rd->out = pool.v[pool.n].out;
@@ -761,6 +766,10 @@ static void reader_release(struct reader *rd)
 		rd->out = NULL;
 		rd->ocap = 0;
 	}
+	if (rd->cf && rd->cf->cp_cap + rd->cf->methods_cap > POOL_ZCAP / 32) {
+		classfile_free(rd->cf); /* a giant's arrays stay no longer */
+		rd->cf = NULL;
+	}
 	if (rd->inflater && rd->zcap <= POOL_ZCAP) {
 		pthread_mutex_lock(&pool.mu);
 		if (pool.n < POOL_MAX) {
@@ -770,6 +779,7 @@ static void reader_release(struct reader *rd)
 		pthread_mutex_unlock(&pool.mu);
 	}
 	free(rd->out);
+	classfile_free(rd->cf);
 	free(rd->zbuf);
 	libdeflate_free_decompressor(rd->inflater);
 	memset(rd, 0, sizeof(*rd));
@@ -1799,11 +1809,14 @@ static void ahead_clear(struct ahead *a)
 static void ahead_read(struct reader *rd, struct ahead *a)
 {
 	struct cmfs_err e = CMFS_ERR_INIT;
-	struct classfile *cf = NULL;
 	size_t size = (size_t)a->st.size;
 	char msg[2 * CMFS_ERR_MSG];
+	struct classfile *cf;
 	int rc;
 
+	if (!rd->cf && !(rd->cf = calloc(1, sizeof(*rd->cf))))
+		return;
+	cf = rd->cf;
 	if (size + 1 > rd->ocap) {
 		free(rd->out);
 		rd->ocap = 0;
@@ -1813,7 +1826,7 @@ static void ahead_read(struct reader *rd, struct ahead *a)
 	}
 	if (fast_read(rd, a->pos, a->entry, &a->st, rd->out))
 		return; /* the walk reads it: libzip, or its own ENOMEM */
-	rc = classfile_parse(&cf, rd->out, size, &e);
+	rc = classfile_reparse(cf, rd->out, size, &e);
 	if (rc == -EINVAL) {
 		snprintf(msg, sizeof(msg), "class file %s.class: %s", a->iname,
 			 e.msg);
@@ -1830,7 +1843,6 @@ static void ahead_read(struct reader *rd, struct ahead *a)
 		}
 		rc = rc == 1 ? 0 : rc;
 	}
-	classfile_free(cf);
 	if (rc) {
 		ahead_clear(a);
 		return;

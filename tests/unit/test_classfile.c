@@ -906,6 +906,93 @@ static void test_bit_flips(void)
 	T_CHECK(ok > 0 && bad > 0);
 }
 
+/*
+ * A class naming 150 classes, each twice, by long names (more than the
+ * 64 names and 2 KiB that refs gathers on the stack): each once, sorted;
+ * then, parsed again into the same struct (classfile_reparse), a small
+ * class with nothing of the big one left over.
+ */
+static void test_many_refs(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct classfile *cf = NULL;
+	size_t cap = 1 << 16, n = 0, k, len = 0;
+	uint8_t *d = malloc(cap);
+	char *want = malloc(cap), *got = malloc(cap), name[64];
+	struct cb c;
+
+	T_CHECK(d && want && got);
+	if (!d || !want || !got)
+		goto out;
+#define B1(v) (d[n++] = (uint8_t)(v))
+#define B2(v) (B1((v) >> 8), B1((v)&0xff))
+	B2(0xcafe);
+	B2(0xbabe);
+	B2(0);
+	B2(55);
+	B2(3 + 4 * 150);
+	B1(CLASSFILE_UTF8); /* #1 A, #2 its Class */
+	B2(1);
+	B1('A');
+	B1(CLASSFILE_CLASS);
+	B2(1);
+	for (k = 0; k < 300; k++) {
+		/* backwards, each twice: 149, 149, 148, 148 ... */
+		int m = snprintf(name, sizeof(name),
+				 "org/example/with/a/rather/long/name/C%03zu",
+				 149 - k / 2);
+
+		B1(CLASSFILE_UTF8);
+		B2((unsigned)m);
+		memcpy(d + n, name, (size_t)m);
+		n += (size_t)m;
+		B1(CLASSFILE_CLASS);
+		B2((unsigned)(3 + 2 * k));
+	}
+	B2(0x21); /* access, this = #2, super 0, nothing else */
+	B2(2);
+	B2(0);
+	B2(0);
+	B2(0);
+	B2(0);
+	B2(0);
+#undef B1
+#undef B2
+	len = (size_t)snprintf(want, cap, "A");
+	for (k = 0; k < 150; k++)
+		len += (size_t)snprintf(want + len, cap - len,
+					" org/example/with/a/rather/long/name/"
+					"C%03zu",
+					k);
+	T_INTEQ(classfile_parse(&cf, d, n, &err), 0);
+	if (!cf)
+		goto out;
+	T_INTEQ(refs_join(cf, got, cap, &err), 0);
+	T_STREQ(got, want);
+	/* The same struct, a small class: its own refs alone. */
+	pool_a(&c, 5);
+	putf8(&c, "B", 1);
+	p1(&c, CLASSFILE_CLASS);
+	p2(&c, 3);
+	tail_empty(&c);
+	T_INTEQ(classfile_reparse(cf, c.d, c.n, &err), 0);
+	T_INTEQ(cf->ncp, 5);
+	T_INTEQ(refs_join(cf, got, cap, &err), 0);
+	T_STREQ(got, "A B");
+	/* A bad one, then a good one again: the struct stays usable. */
+	c.d[10] = 0x55; /* #1's tag */
+	T_ERRNO(classfile_reparse(cf, c.d, c.n, &err), EINVAL);
+	c.d[10] = CLASSFILE_UTF8;
+	T_INTEQ(classfile_reparse(cf, c.d, c.n, &err), 0);
+	T_INTEQ(refs_join(cf, got, cap, &err), 0);
+	T_STREQ(got, "A B");
+	classfile_free(cf);
+out:
+	free(d);
+	free(want);
+	free(got);
+}
+
 int main(void)
 {
 	T_RUN(test_plain_factory);
@@ -922,5 +1009,6 @@ int main(void)
 	T_RUN(test_code_rules);
 	T_RUN(test_constant_value_rules);
 	T_RUN(test_bit_flips);
+	T_RUN(test_many_refs);
 	return T_DONE();
 }
