@@ -871,7 +871,7 @@ static void *commit_stream(void *arg)
 		 * thread takes the lock back before the checkpoint gets it. */
 		usleep(20);
 	}
-	w->done = 1;
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -893,7 +893,7 @@ static void test_checkpoint_stream(void)
 
 	T_INTEQ(catalog_set_sync(c, 0, &err), 0);
 	T_INTEQ(pthread_create(&t, NULL, commit_stream, &w), 0);
-	while (!w.done) {
+	while (!__atomic_load_n(&w.done, __ATOMIC_ACQUIRE)) {
 		T_INTEQ(catalog_checkpoint(c, &err), 0);
 		n++;
 		usleep(500);
