@@ -25,6 +25,7 @@
 #include "buf.h"
 #include "jar.h"
 #include "json.h"
+#include "walvfs.h"
 
 #define SCHEMA_VERSION 5
 
@@ -465,7 +466,7 @@ static int sq_open(void **impl, const char *uri, struct cmfs_err *err)
 	rc = sqlite3_open_v2(uri, &q->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 				     SQLITE_OPEN_NOMUTEX,
-			     NULL);
+			     walvfs_name());
 	if (rc) {
 		rc = cmfs_err_set(err, rc == SQLITE_CANTOPEN ? -ENOENT : -EIO,
 				  "catalog %s: %s", uri,
@@ -1812,11 +1813,11 @@ static int sq_open_existing(void **impl, const char *uri, int rdonly,
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&q->lock, &a);
 	pthread_mutexattr_destroy(&a);
-	rc = sqlite3_open_v2(uri, &q->db,
-			     (rdonly ? SQLITE_OPEN_READONLY
-				     : SQLITE_OPEN_READWRITE) |
-				     SQLITE_OPEN_NOMUTEX,
-			     NULL);
+	rc = sqlite3_open_v2(
+		uri, &q->db,
+		(rdonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
+			SQLITE_OPEN_NOMUTEX,
+		rdonly ? NULL : walvfs_name());
 	if (rc) {
 		rc = cmfs_err_set(err, rc == SQLITE_CANTOPEN ? -ENOENT : -EIO,
 				  "catalog %s: %s", uri,
