@@ -61,6 +61,7 @@ struct fh {
 	int dirty;			/* FH_TEXT: not yet committed */
 	int wrote;			/* bytes written since open */
 	int refused;			/* the last commit was refused */
+	int creator;			/* opened by the create of its node */
 	int failed;			/* FH_TEXT: a write failed */
 	struct repo_who who;		/* who opened it: the uploader */
 	struct fh *wnext;		/* node's list of writers */
@@ -1120,6 +1121,13 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 		rc = gate(req, n->env, CONFIG_READ, "read", n->name);
 	if (rc)
 		return rc;
+	if (n->kind == N_ART && !created) {
+		/* Another opener: its reads may leave pages of the
+		 * latest in the kernel's cache. */
+		path_lock(c->paths);
+		n->solo = 0;
+		path_unlock(c->paths);
+	}
 	switch (n->kind) {
 	case N_ART:
 		if (wr || (flags & O_TRUNC)) {
@@ -1295,6 +1303,13 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -rc);
 		return;
 	}
+	/* Its first reference: the kernel knew nothing of this name. */
+	if (n->kind == N_ART) {
+		path_lock(c->paths);
+		n->solo = n->nlookup == 1;
+		fh_of(fi)->creator = n->solo;
+		path_unlock(c->paths);
+	}
 	memset(&e, 0, sizeof(e));
 	e.attr_timeout = timeout_of(c, n);
 	e.entry_timeout = c->cfg->mount.entry_timeout;
@@ -1448,6 +1463,26 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
 }
 
 /*
+ * After an upload's commit through handle f: 1 when the kernel's cache of
+ * the name holds only what f wrote (struct node.solo), so that nothing is
+ * stale; the next commit through any handle invalidates as usual.  An
+ * invalidation per upload was 7 % of 1,000 small uploads' time (a thread
+ * woken, a notification, pages dropped that were right).
+ */
+static int solo_commit(struct cmfs *c, struct fh *f)
+{
+	struct node *n = f->node;
+	int solo;
+
+	path_lock(c->paths);
+	solo = f->creator && n->solo;
+	n->solo = 0;
+	f->creator = 0;
+	path_unlock(c->paths);
+	return solo;
+}
+
+/*
  * Commit what a writable handle holds, if anything.  0 or -errno.
  * A flush before any write (the shell's `>` closes a dup of the new file
  * first) commits nothing: an empty first version would be noise, and for
@@ -1475,7 +1510,7 @@ static int commit(fuse_req_t req, struct fh *f, int at_flush)
 	}
 	if (f->kind == FH_UPLOAD && repo_upload_dirty(f->up)) {
 		rc = repo_upload_commit(f->up, &w, &v, &err);
-		if (!rc)
+		if (!rc && !solo_commit(c, f))
 			inval_artifact(c, n->env, n->obj);
 	} else if (f->kind == FH_TEXT && f->dirty && f->failed) {
 		rc = f->failed;

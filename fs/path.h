@@ -68,6 +68,13 @@ struct node {
 	 * it itself, and the open readers.  Table lock. */
 	int32_t backing;
 	uint32_t nreaders;
+	/*
+	 * N_ART: new to the kernel when a create made it (nothing it holds
+	 * for this name is older), and opened by nothing else since, so the
+	 * kernel's cache of it is what that upload wrote: its commit leaves
+	 * nothing to invalidate (ops.c, commit).  Table lock.
+	 */
+	uint8_t solo;
 };
 
 /* What a name in directory kind `parent` is: N_INVALID when it cannot be

@@ -122,6 +122,33 @@ case $got in
 *) fail "concurrent versions are the two complete uploads" ;;
 esac
 
+# What the kernel keeps of a name after uploads.  An upload by a create
+# of a name the kernel knew nothing of leaves it nothing to drop (cmfs
+# does not invalidate then); any other upload invalidates.  Readers see
+# the committed bytes, size and version either way.
+printf 'one-1111\n' >"$T/k1"
+printf 'two-22222222\n' >"$T/k2"
+printf 'three-3\n' >"$T/k3"
+cp "$T/k1" "$A/kc.txt"
+eq "a created upload reads back" one-1111 "$(cat "$A/kc.txt")"
+eq "with its size" 9 "$(stat -c %s "$A/kc.txt")"
+eq "as version 1" 1 "$(getfattr --only-values -n user.cmfs.version "$A/kc.txt")"
+exec 7<"$A/kc.txt"
+read -r held <&7
+cp "$T/k2" "$A/kc.txt"
+eq "an upload over a name in use reads back" two-22222222 "$(cat "$A/kc.txt")"
+eq "with its size" 13 "$(stat -c %s "$A/kc.txt")"
+eq "as version 2" 2 "$(getfattr --only-values -n user.cmfs.version "$A/kc.txt")"
+rm "$A/kc.txt"
+cp "$T/k3" "$A/kc.txt"
+eq "removed and made again while a reader holds it" three-3 \
+	"$(cat "$A/kc.txt")"
+eq "with its size" 8 "$(stat -c %s "$A/kc.txt")"
+eq "the reader read the first" one-1111 "$held"
+exec 7<&-
+printf 'x' | dd of="$A/kc.txt" bs=1 seek=2 conv=notrunc 2>/dev/null
+eq "a write in place over it (copy-on-write)" thxee-3 "$(cat "$A/kc.txt")"
+
 remount_cmfs
 check "everything survives a remount" cmp "$V2" "$A/lib.jar"
 eq "labels survive" alice "$(getfattr --only-values -n user.owner "$A/px.jar")"
