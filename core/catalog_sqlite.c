@@ -155,19 +155,57 @@ static const char *const schema_v5[] = {
 
 /* The prepared statements, by index into sql[]. */
 enum {
-	S_ENV_ADD, S_ENV_GET, S_ENV_DEL, S_ENV_LIST, S_ENV_BUSY,
-	S_ART_GET, S_ART_ADD, S_ART_DEL, S_ART_RENAME, S_ART_COUNT,
-	S_ART_LIST, S_ART_BY_LABEL,
-	S_VER_NEXT, S_VER_BUMP, S_VER_ADD, S_VER_GET, S_VER_DEL, S_VER_LIST,
-	S_BLOB_REFS, S_BLOB_TOTAL,
-	S_LABEL_SET, S_LABEL_DEL, S_LABEL_GET, S_LABEL_LIST,
-	S_INSP_PUT, S_INSP_LINK, S_FACT_PUT, S_INSP_GET, S_INSP_GET_ID,
-	S_TABLE_GET, S_TABLE_DEF, S_TABLE_PUT, S_TABLE_OPTS_DEL,
-	S_TABLE_OPT_ADD, S_TABLE_DEL, S_TABLE_COUNT, S_TABLE_LIST,
-	S_EVENT_ADD, S_EVENT_SIZE, S_EVENT_READ,
-	S_UNSYNCED_ADD, S_UNSYNCED_MARK, S_UNSYNCED_CLEAR, S_UNSYNCED_LIST,
+	S_ENV_ADD,
+	S_ENV_GET,
+	S_ENV_DEL,
+	S_ENV_LIST,
+	S_ENV_BUSY,
+	S_ART_GET,
+	S_ART_ADD,
+	S_ART_DEL,
+	S_ART_RENAME,
+	S_ART_COUNT,
+	S_ART_LIST,
+	S_ART_BY_LABEL,
+	S_VER_NEXT,
+	S_VER_BUMP,
+	S_VER_ADD,
+	S_VER_GET,
+	S_VER_DEL,
+	S_VER_LIST,
+	S_BLOB_REFS,
+	S_BLOB_TOTAL,
+	S_LABEL_SET,
+	S_LABEL_DEL,
+	S_LABEL_GET,
+	S_LABEL_LIST,
+	S_INSP_PUT,
+	S_INSP_ADD,
+	S_INSP_LINK,
+	S_FACT_PUT,
+	S_INSP_GET,
+	S_INSP_GET_ID,
+	S_TABLE_GET,
+	S_TABLE_DEF,
+	S_TABLE_PUT,
+	S_TABLE_OPTS_DEL,
+	S_TABLE_OPT_ADD,
+	S_TABLE_DEL,
+	S_TABLE_COUNT,
+	S_TABLE_LIST,
+	S_EVENT_ADD,
+	S_EVENT_SIZE,
+	S_EVENT_READ,
+	S_UNSYNCED_ADD,
+	S_UNSYNCED_MARK,
+	S_UNSYNCED_CLEAR,
+	S_UNSYNCED_LIST,
 	S_VER_BY_SHA,
-	S_BEGIN, S_COMMIT, S_ROLLBACK, S_SYNC_NORMAL, S_SYNC_FULL,
+	S_BEGIN,
+	S_COMMIT,
+	S_ROLLBACK,
+	S_SYNC_NORMAL,
+	S_SYNC_FULL,
 	S_COUNT
 };
 
@@ -184,8 +222,9 @@ static const char *const sql[S_COUNT] = {
 	[S_ENV_GET] = "SELECT id, name, ctime, uid FROM envs WHERE name = ?",
 	[S_ENV_DEL] = "DELETE FROM envs WHERE id = ?",
 	[S_ENV_LIST] = "SELECT id, name, ctime, uid FROM envs ORDER BY name",
-	[S_ENV_BUSY] = "SELECT EXISTS(SELECT 1 FROM artifacts WHERE env_id = ?1)"
-		       " OR EXISTS(SELECT 1 FROM tables WHERE env_id = ?1)",
+	[S_ENV_BUSY] =
+		"SELECT EXISTS(SELECT 1 FROM artifacts WHERE env_id = ?1)"
+		" OR EXISTS(SELECT 1 FROM tables WHERE env_id = ?1)",
 	[S_ART_GET] = "SELECT " ART_COLS " FROM artifacts a" ART_LATEST
 		      " WHERE a.env_id = ? AND a.name = ?",
 	[S_ART_ADD] = "INSERT INTO artifacts(env_id, name) VALUES(?, ?)",
@@ -198,15 +237,17 @@ static const char *const sql[S_COUNT] = {
 	/* CROSS JOIN keeps labels the outer loop: without it the planner
 	 * walks every artifact of the environment (by the name order it is
 	 * asked for) and probes each one's labels. */
-	[S_ART_BY_LABEL] = "SELECT " ART_COLS " FROM labels l"
-			   " CROSS JOIN artifacts a ON a.id = l.artifact_id"
-			   ART_LATEST " WHERE l.key = ? AND l.value = ?"
-			   " AND a.env_id = ? ORDER BY a.name",
+	[S_ART_BY_LABEL] =
+		"SELECT " ART_COLS " FROM labels l"
+		" CROSS JOIN artifacts a ON a.id = l.artifact_id" ART_LATEST
+		" WHERE l.key = ? AND l.value = ?"
+		" AND a.env_id = ? ORDER BY a.name",
 	[S_VER_NEXT] = "SELECT next_n FROM artifacts WHERE id = ?",
 	[S_VER_BUMP] = "UPDATE artifacts SET next_n = next_n + 1 WHERE id = ?",
-	[S_VER_ADD] = "INSERT INTO versions(artifact_id, n, sha256, size, mtime,"
-		      " uid, insp) VALUES(?1, ?2, ?3, ?4, ?5, ?6,"
-		      " (SELECT id FROM inspections WHERE sha256 = ?3))",
+	[S_VER_ADD] =
+		"INSERT INTO versions(artifact_id, n, sha256, size, mtime,"
+		" uid, insp) VALUES(?1, ?2, ?3, ?4, ?5, ?6,"
+		" (SELECT id FROM inspections WHERE sha256 = ?3))",
 	[S_VER_GET] = "SELECT artifact_id, n, sha256, size, mtime, uid, insp"
 		      " FROM versions WHERE artifact_id = ? AND n = ?",
 	[S_VER_DEL] = "DELETE FROM versions WHERE artifact_id = ? AND n = ?",
@@ -230,6 +271,10 @@ static const char *const sql[S_COUNT] = {
 		       " DO UPDATE SET error = excluded.error,"
 		       " external = excluded.external, factories = '[]'"
 		       " RETURNING id",
+	[S_INSP_ADD] = "INSERT INTO inspections(sha256, error, external,"
+		       " factories) VALUES(?1, ?2, ?3, CASE WHEN ?6 IS NULL"
+		       " THEN '[]' ELSE json_array(json_array(?4, ?5, ?6))"
+		       " END)",
 	[S_INSP_LINK] = "UPDATE versions SET insp = ?2 WHERE sha256 = ?1"
 			" AND insp IS NOT ?2",
 	[S_FACT_PUT] = "UPDATE inspections SET factories = json_insert("
@@ -241,7 +286,8 @@ static const char *const sql[S_COUNT] = {
 			  " FROM inspections WHERE id = ? AND sha256 = ?",
 	[S_TABLE_GET] = "SELECT id, env_id, name, size, mtime, uid FROM tables"
 			" WHERE env_id = ? AND name = ?",
-	[S_TABLE_DEF] = "SELECT ddl, like_ddl, options FROM tables WHERE id = ?",
+	[S_TABLE_DEF] =
+		"SELECT ddl, like_ddl, options FROM tables WHERE id = ?",
 	[S_TABLE_PUT] = "INSERT INTO tables(env_id, name, ddl, like_ddl, size,"
 			" mtime, uid) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
 			" ON CONFLICT(env_id, name) DO UPDATE SET"
@@ -1125,6 +1171,18 @@ out:
 	return rc;
 }
 
+/* Bind factory f's kind, identifier (or null) and class to parameters
+ * at, at + 1, at + 2. */
+static void bind_factory(sqlite3_stmt *s, int at, const struct jar_factory *f)
+{
+	sqlite3_bind_text(s, at, jar_kind_name(f->kind), -1, SQLITE_STATIC);
+	if (f->identifier)
+		sqlite3_bind_text(s, at + 1, f->identifier, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, at + 1);
+	sqlite3_bind_text(s, at + 2, f->cls, -1, SQLITE_STATIC);
+}
+
 static int sq_insp_put(void *impl, const char *sha256,
 		       const struct jar_report *r, struct cmfs_err *err)
 {
@@ -1132,8 +1190,8 @@ static int sq_insp_put(void *impl, const char *sha256,
 	struct buf ext = BUF_INIT((size_t)1 << 30);
 	sqlite3_stmt *s;
 	uint64_t id = 0;
-	size_t i;
-	int rc = 0;
+	size_t i, first = 0;
+	int rc = 0, step, xerr;
 
 	for (i = 0; !rc && i < r->nexternal; i++)
 		rc = buf_printf(&ext, "%s\n", r->external[i]);
@@ -1143,13 +1201,37 @@ static int sq_insp_put(void *impl, const char *sha256,
 	rc = sq_begin(q, err);
 	if (rc)
 		goto out;
-	rc = prep(q, S_INSP_PUT, &s, err);
+	/*
+	 * A blob not inspected before, with its first factory, if any: one
+	 * INSERT (an upload's usual case; the upsert with RETURNING was a
+	 * tenth of an upload's commit).  A row already there: the upsert.
+	 */
+	rc = prep(q, S_INSP_ADD, &s, err);
 	if (!rc) {
 		sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
 		if (r->error)
 			sqlite3_bind_text(s, 2, r->error, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 3, buf_str(&ext), -1, SQLITE_STATIC);
-		rc = scalar(q, s, &id, err);
+		if (r->nfactories)
+			bind_factory(s, 4, &r->factories[0]);
+		step = sqlite3_step(s);
+		xerr = step == SQLITE_DONE ? 0
+					   : sqlite3_extended_errcode(q->db);
+		done(s);
+		if (step == SQLITE_DONE) {
+			id = (uint64_t)sqlite3_last_insert_rowid(q->db);
+			first = r->nfactories ? 1 : 0;
+		} else if (xerr != SQLITE_CONSTRAINT_UNIQUE) {
+			rc = fail(q, xerr, err);
+		} else if (!(rc = prep(q, S_INSP_PUT, &s, err))) {
+			sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+			if (r->error)
+				sqlite3_bind_text(s, 2, r->error, -1,
+						  SQLITE_STATIC);
+			sqlite3_bind_text(s, 3, buf_str(&ext), -1,
+					  SQLITE_STATIC);
+			rc = scalar(q, s, &id, err);
+		}
 	}
 	/* Versions of this blob added before it was inspected. */
 	if (!rc && !(rc = prep(q, S_INSP_LINK, &s, err))) {
@@ -1157,18 +1239,11 @@ static int sq_insp_put(void *impl, const char *sha256,
 		sqlite3_bind_int64(s, 2, (int64_t)id);
 		rc = exec_stmt(q, s, err);
 	}
-	for (i = 0; !rc && i < r->nfactories; i++) {
-		const struct jar_factory *f = &r->factories[i];
-
+	for (i = first; !rc && i < r->nfactories; i++) {
 		if ((rc = prep(q, S_FACT_PUT, &s, err)))
 			break;
 		sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, jar_kind_name(f->kind), -1,
-				  SQLITE_STATIC);
-		if (f->identifier)
-			sqlite3_bind_text(s, 3, f->identifier, -1,
-					  SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, f->cls, -1, SQLITE_STATIC);
+		bind_factory(s, 2, &r->factories[i]);
 		rc = exec_stmt(q, s, err);
 	}
 	rc = sq_end(q, rc, err);

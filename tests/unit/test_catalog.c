@@ -30,6 +30,8 @@
 
 #define SHA_A "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 #define SHA_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define SHA_ONE                                                                \
+	"1111111111111111111111111111111111111111111111111111111111111111"
 #define SHA_C "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -1067,6 +1069,26 @@ static void test_inspections(void)
 	}
 	jar_report_free(out);
 	out = NULL;
+
+	/* One factory, escapes in both its strings: written with the row
+	 * in one statement, read back the same. */
+	memset(&in, 0, sizeof(in));
+	in.nfactories = 1;
+	in.factories = &f[2];
+	f[2].cls = (char *)"a.B$\"\\\x01\xf0\x9f\x98\x80";
+	T_INTEQ(catalog_insp_put(c, SHA_ONE, &in, &err), 0);
+	T_INTEQ(catalog_insp_get(c, SHA_ONE, &out, &err), 0);
+	if (out && out->nfactories == 1) {
+		T_STREQ(out->factories[0].cls, "a.B$\"\\\x01\xf0\x9f\x98\x80");
+		T_STREQ(out->factories[0].identifier,
+			"m\"c\\a\tt\n\xe2\x82\xac");
+		T_INTEQ(out->factories[0].kind, JAR_KIND_OTHER);
+	} else {
+		T_CHECK(0);
+	}
+	jar_report_free(out);
+	out = NULL;
+	f[2].cls = (char *)"com.example.cat.Catalog$Factory";
 
 	/* Put again for the same blob: the new report replaces the old. */
 	memset(&in, 0, sizeof(in));
