@@ -791,20 +791,25 @@ static void reader_release(struct reader *rd)
  * bytes and class file (or why they do not parse), or nothing, when the
  * walk must read it itself (libzip's path, or a cap to report).
  */
+/* What reading a class ahead leaves for load_class to take. */
+struct took {
+	char *why;   /* why the class is unusable, or NULL */
+	char *super; /* its supertypes (class_check) */
+	char **ifaces;
+	char **refs; /* the names it names (take_refs) */
+	size_t nrefs;
+	char *refs_err; /* or why they cannot be taken */
+};
+
 struct ahead {
 	const char *iname;
 	zip_uint64_t idx;
 	uint64_t pos; /* its local header's offset, or NO_INDEX */
 	zip_stat_t st;
 	const char *entry; /* libzip's raw name */
-	int done;	   /* read: the rest, or why */
+	int done;	   /* read: t, whose why may say it is unusable */
 	size_t len;	   /* bytes inflated */
-	char *why;	   /* why the class is unusable, or NULL */
-	char *super;	   /* what load_class takes (class_check) */
-	char **ifaces;
-	char **refs; /* the names it names (take_refs) */
-	size_t nrefs;
-	char *refs_err; /* or why they cannot be taken */
+	struct took t;
 };
 
 struct helper;
@@ -1785,17 +1790,20 @@ struct helper {
 	struct reader rd;
 };
 
+static void took_clear(struct took *t)
+{
+	free(t->why);
+	free(t->super);
+	jar_names_free(t->ifaces);
+	classfile_names_free(t->refs);
+	free(t->refs_err);
+	memset(t, 0, sizeof(*t));
+}
+
 /* Let go of what class a was read into; its name stays. */
 static void ahead_clear(struct ahead *a)
 {
-	free(a->why);
-	free(a->super);
-	jar_names_free(a->ifaces);
-	classfile_names_free(a->refs);
-	free(a->refs_err);
-	a->why = a->super = a->refs_err = NULL;
-	a->ifaces = a->refs = NULL;
-	a->nrefs = 0;
+	took_clear(&a->t);
 	a->done = 0;
 }
 
@@ -1830,16 +1838,17 @@ static void ahead_read(struct reader *rd, struct ahead *a)
 	if (rc == -EINVAL) {
 		snprintf(msg, sizeof(msg), "class file %s.class: %s", a->iname,
 			 e.msg);
-		rc = (a->why = strdup(msg)) ? 0 : -ENOMEM;
+		rc = (a->t.why = strdup(msg)) ? 0 : -ENOMEM;
 	} else if (!rc) {
-		rc = class_check(cf, a->iname, &a->super, &a->ifaces, &a->why);
+		rc = class_check(cf, a->iname, &a->t.super, &a->t.ifaces,
+				 &a->t.why);
 		if (!rc) {
 			/* The names it names, as take_refs() would. */
 			cmfs_err_clear(&e);
-			rc = classfile_refs(&a->refs, &a->nrefs, cf, &e);
+			rc = classfile_refs(&a->t.refs, &a->t.nrefs, cf, &e);
 			if (rc == -EINVAL)
-				rc = (a->refs_err = strdup(e.msg)) ? 0
-								   : -ENOMEM;
+				rc = (a->t.refs_err = strdup(e.msg)) ? 0
+								     : -ENOMEM;
 		}
 		rc = rc == 1 ? 0 : rc;
 	}
@@ -2129,9 +2138,7 @@ enum { PRE_FREE, PRE_BUSY, PRE_DONE, PRE_WALK };
 
 /* A class read (PRE_DONE): what ahead_read left in its struct ahead. */
 struct preslot {
-	char *why, *super, *refs_err;
-	char **ifaces, **refs;
-	size_t nrefs;
+	struct took t;
 	uint32_t len; /* bytes inflated (at most the entry cap, 16 MiB) */
 	uint8_t done; /* else the walk reads it itself */
 };
@@ -2264,12 +2271,7 @@ static void prer_one(struct prer *p, size_t m)
 
 	prer_fill(p, m, &a);
 	ahead_read(&p->rd, &a);
-	v->why = a.why;
-	v->super = a.super;
-	v->refs_err = a.refs_err;
-	v->ifaces = a.ifaces;
-	v->refs = a.refs;
-	v->nrefs = a.nrefs;
+	v->t = a.t;
 	v->len = (uint32_t)a.len;
 	v->done = (uint8_t)a.done;
 }
@@ -2378,11 +2380,7 @@ static void prer_start(struct insp *in)
 /* Let go of what a class read left. */
 static void preslot_clear(struct preslot *v)
 {
-	free(v->why);
-	free(v->super);
-	free(v->refs_err);
-	jar_names_free(v->ifaces);
-	classfile_names_free(v->refs);
+	took_clear(&v->t);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -2505,12 +2503,7 @@ static struct ahead *prer_take(struct insp *in, zip_uint64_t idx)
 	a = &p->take;
 	ahead_clear(a);
 	a->idx = idx;
-	a->why = v->why;
-	a->super = v->super;
-	a->refs_err = v->refs_err;
-	a->ifaces = v->ifaces;
-	a->refs = v->refs;
-	a->nrefs = v->nrefs;
+	a->t = v->t;
 	a->len = v->len;
 	a->done = 1;
 	memset(v, 0, sizeof(*v));
@@ -2569,16 +2562,16 @@ static int load_name(struct insp *in, struct name *r, struct jclass **out)
 	}
 	if (a && a->done) {
 		/* Read ahead: counted, capped and judged here, in order. */
-		jc->refs = a->refs;
-		jc->nrefs = a->nrefs;
-		jc->refs_err = a->refs_err;
+		jc->refs = a->t.refs;
+		jc->nrefs = a->t.nrefs;
+		jc->refs_err = a->t.refs_err;
 		jc->refs_ready = 1;
-		jc->super = a->super;
-		jc->ifaces = a->ifaces;
-		a->refs = NULL;
-		a->refs_err = NULL;
-		a->super = NULL;
-		a->ifaces = NULL;
+		jc->super = a->t.super;
+		jc->ifaces = a->t.ifaces;
+		a->t.refs = NULL;
+		a->t.refs_err = NULL;
+		a->t.super = NULL;
+		a->t.ifaces = NULL;
 		a->done = 0;
 		rc = 0;
 		in->inflated += a->len;
@@ -2586,8 +2579,8 @@ static int load_name(struct insp *in, struct name *r, struct jclass **out)
 			in->test->nfast++;
 		if (in->inflated > in->lim.max_inflated)
 			rc = over_inflated(in);
-		else if (a->why)
-			rc = fail(in, -ENOEXEC, "%s", a->why);
+		else if (a->t.why)
+			rc = fail(in, -ENOEXEC, "%s", a->t.why);
 		if (rc)
 			goto out;
 	} else {
