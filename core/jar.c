@@ -2136,7 +2136,7 @@ static struct ahead *ahead_of(const struct insp *in, const struct name *r)
 
 enum { PRE_FREE, PRE_BUSY, PRE_DONE, PRE_WALK };
 
-/* A class read (PRE_DONE): what ahead_read left in its struct ahead. */
+/* A class read (PRE_DONE): what ahead_read left of it. */
 struct preslot {
 	struct took t;
 	uint32_t len; /* bytes inflated (at most the entry cap, 16 MiB) */
@@ -2356,8 +2356,10 @@ static void prer_start(struct insp *in)
 
 	if (t && (t->libzip_only || t->no_ahead || t->later || t->pre < 0))
 		return;
+	/* A directory whose offsets and counts fit struct found's. */
 	if (in->cd_count < (t && t->pre > 0 ? 1 : PRE_MIN) ||
-	    in->cd_count > in->lim.max_entries || !in->cd_size ||
+	    in->cd_count > in->lim.max_entries || in->cd_count >= UINT32_MAX ||
+	    !in->cd_size || in->cd_size > UINT32_MAX ||
 	    in->cd_off > in->src->size ||
 	    in->cd_size > in->src->size - in->cd_off)
 		return;
