@@ -876,6 +876,7 @@ struct insp {
 	uint64_t cd_off, cd_size; /* the central directory, as the end
 				   * record says (precheck_entries) */
 	uint64_t cd_count;	  /* its entries, as it says too */
+	int shared_cd;	     /* at[] comes from the pre-reader's directory */
 	uint64_t *at;	     /* entry -> its local header's offset, or NO_INDEX;
 			      * NULL = no index */
 	struct reader rd;    /* the walk's thread's; a helper has its own */
@@ -1487,6 +1488,7 @@ static int build_index(struct insp *in)
 			in->at[i] = r.off;
 	}
 	if (i == n && p == in->cd_size) {
+		in->shared_cd = !own;
 		free(own);
 		return 0;
 	}
@@ -2460,6 +2462,31 @@ static int prer_has(struct insp *in, zip_uint64_t idx)
 }
 
 /*
+ * 1 if libzip describes entry idx as the record f[k] the pre-reader went
+ * by (offset, name, sizes, method, CRC-32).  An index built from the
+ * pre-reader's own copy of the directory compared each record already.
+ */
+static int prer_agrees(struct insp *in, size_t k, zip_uint64_t idx)
+{
+	const struct prer *p = in->pre;
+	const char *name;
+	struct cdrec r;
+	zip_stat_t zs;
+
+	if (!in->at || in->at[idx] != p->f[k].pos)
+		return 0;
+	if (in->shared_cd)
+		return 1;
+	prer_wants(p, p->cd + p->f[k].rec, &r);
+	zip_stat_init(&zs);
+	name = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
+	return name && strlen(name) == r.nl && !memcmp(name, r.name, r.nl) &&
+	       !zip_stat_index(in->za, idx, 0, &zs) && zs.size == r.size &&
+	       zs.comp_size == r.comp_size && zs.crc == r.crc &&
+	       zs.comp_method == r.method;
+}
+
+/*
  * Class entry idx as the pre-reader read it, for load_class to take
  * (waiting if it is being read), if libzip sees the entry as the
  * pre-reader did; else NULL, and the walk reads it itself.
@@ -2471,9 +2498,6 @@ static struct ahead *prer_take(struct insp *in, zip_uint64_t idx)
 	struct prer *p = in->pre;
 	struct preslot *v;
 	struct ahead *a;
-	struct cdrec r;
-	zip_stat_t zs;
-	const char *name;
 
 	if (!k--)
 		return NULL;
@@ -2491,14 +2515,7 @@ static struct ahead *prer_take(struct insp *in, zip_uint64_t idx)
 	if (!v->done)
 		return NULL;
 	__atomic_fetch_sub(&p->held, 1, __ATOMIC_RELAXED);
-	/* The record it went by, and libzip's view of the entry. */
-	prer_wants(p, p->cd + p->f[k].rec, &r);
-	zip_stat_init(&zs);
-	name = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
-	if (!in->at || in->at[idx] != r.off || !name || strlen(name) != r.nl ||
-	    memcmp(name, r.name, r.nl) || zip_stat_index(in->za, idx, 0, &zs) ||
-	    zs.size != r.size || zs.comp_size != r.comp_size ||
-	    zs.crc != r.crc || zs.comp_method != r.method) {
+	if (!prer_agrees(in, k, idx)) {
 		preslot_clear(v);
 		return NULL;
 	}
