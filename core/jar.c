@@ -827,10 +827,9 @@ struct prer;
 
 struct name {
 	struct jclass *jc;  /* read (load_class) */
-	zip_uint64_t entry; /* with `probed`: "<key>.class", or NO_ENTRY */
+	zip_uint64_t entry; /* "<key>.class" (map_entries), or NO_ENTRY */
 	size_t planned;	    /* ahead[] index + 1 in list `batch`, or 0 */
 	unsigned batch;	    /* the list (insp.batch) `planned` is of */
-	uint8_t probed;	    /* `entry` was looked up */
 	uint8_t external;   /* not the JAR's: in insp.ext[] */
 	char key[];	    /* '\0'-terminated */
 };
@@ -943,6 +942,7 @@ static struct name *name_add(struct insp *in, const char *k, size_t n)
 	}
 	r = (struct name *)(b->mem + b->used);
 	memset(r, 0, sizeof(*r));
+	r->entry = NO_ENTRY;
 	memcpy(r->key, k, n);
 	r->key[n] = '\0';
 	if (map_put(&in->names, r->key, n, (uintptr_t)r) < 0)
@@ -1321,21 +1321,31 @@ static int map_entries(struct insp *in)
 
 	/* Every entry's name goes in; the classes reached are at most as
 	 * many as the entries. */
-	if (n > 0 && (map_reserve(&in->entries, (size_t)n) ||
-		      map_reserve(&in->names, (size_t)n)))
+	if (n > 0 && map_reserve(&in->names, (size_t)n))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const char *name =
 			zip_get_name(in->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+		size_t len = name ? strlen(name) : 0;
+		struct name *r;
 
 		if (!name)
 			return cmfs_err_set(in->err, -EINVAL,
 					    "not a valid zip archive: entry "
 					    "%lld has no name",
 					    (long long)i);
-		rc = map_put(&in->entries, name, strlen(name), (uintptr_t)i);
-		if (rc < 0)
-			return rc;
+		if (len >= 6 && !memcmp(name + len - 6, ".class", 6) &&
+		    strncmp(name, "META-INF/", 9)) {
+			/* A base class: its record knows its entry. */
+			if (!(r = name_add(in, name, len - 6)))
+				return -ENOMEM;
+			rc = r->entry != NO_ENTRY;
+			r->entry = (zip_uint64_t)i;
+		} else {
+			rc = map_put(&in->entries, name, len, (uintptr_t)i);
+			if (rc < 0)
+				return rc;
+		}
 		if (rc)
 			return cmfs_err_set(
 				in->err, -EINVAL,
@@ -1641,49 +1651,13 @@ static void jclass_free(struct jclass *jc)
 }
 
 /*
- * Is `iname` (internal name) a class of the JAR, "iname.class" at the
- * root?  1 and *idx, 0, or -ENOMEM.  Nothing under META-INF/ is a base
- * class (a multi-release JAR keeps its versions there).
+ * The JAR's entry for record r's class: 1 and *idx, or 0 (the JAR has
+ * none).  map_entries gave every base class's record its entry ("a/B"
+ * is "a/B.class" at the root; nothing under META-INF/ is a base class:
+ * a multi-release JAR keeps its versions there).
  */
-static int find_class_entry(struct insp *in, const char *iname,
-			    zip_uint64_t *idx)
+static int name_entry(const struct name *r, zip_uint64_t *idx)
 {
-	size_t n = strlen(iname);
-	char buf[256], *key = buf;
-	uintptr_t v;
-	int found;
-
-	if (!strncmp(iname, "META-INF/", 9))
-		return 0;
-	/* Most names fit on the stack: this runs for every name named. */
-	if (n + 7 > sizeof(buf) && !(key = malloc(n + 7)))
-		return -ENOMEM;
-	memcpy(key, iname, n);
-	memcpy(key + n, ".class", 7);
-	found = map_get(&in->entries, key, n + 6, &v);
-	if (key != buf)
-		free(key);
-	if (found)
-		*idx = (zip_uint64_t)v;
-	return found;
-}
-
-/*
- * The JAR's entry for record r's class, looked up once: 1 and *idx, 0
- * (the JAR has none), or -ENOMEM.
- */
-static int name_entry(struct insp *in, struct name *r, zip_uint64_t *idx)
-{
-	zip_uint64_t i = 0;
-	int rc;
-
-	if (!r->probed) {
-		rc = find_class_entry(in, r->key, &i);
-		if (rc < 0)
-			return rc;
-		r->entry = rc ? i : NO_ENTRY;
-		r->probed = 1;
-	}
 	if (r->entry == NO_ENTRY)
 		return 0;
 	*idx = r->entry;
@@ -2556,8 +2530,8 @@ static int load_name(struct insp *in, struct name *r, struct jclass **out)
 	a = ahead_of(in, r);
 	if (a)
 		idx = a->idx;
-	else if ((rc = name_entry(in, r, &idx)) <= 0)
-		return rc;
+	else if (!name_entry(r, &idx))
+		return 0;
 	if (in->ncls >= in->lim.max_classes)
 		return fail(in, -EFBIG,
 			    "the factories reach more than %zu classes of the "
@@ -3083,9 +3057,7 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 				return -ENOMEM;
 			if (r->external || r->jc || ahead_of(in, r))
 				continue;
-			rc = name_entry(in, r, &idx);
-			if (rc < 0)
-				return rc;
+			rc = name_entry(r, &idx);
 			if (rc && prer_has(in, idx))
 				continue;
 			zip_stat_init(&st);
