@@ -699,6 +699,7 @@ struct jclass {
 	size_t nrefs;
 	char *refs_err; /* or why they could not be taken */
 	int refs_ready; /* refs or refs_err were taken when it was read */
+	int named;	/* refs[] hold struct name *s now (ref_name) */
 };
 
 /* What a thread needs to read entries itself (fast_read). */
@@ -3079,6 +3080,19 @@ static int take_refs(struct jclass *jc)
 }
 
 /*
+ * The record of queued class jc's i-th name.  ahead_plan looks each one
+ * up first and leaves its record in the name's place (jc->named): a wide
+ * JAR's walk meets some 600,000 names, and a look-up is a cache miss or
+ * two.  (A char * holds any object pointer, and gives it back.)
+ */
+static struct name *ref_name(struct insp *in, struct jclass *jc, size_t i)
+{
+	if (jc->named)
+		return (struct name *)(void *)jc->refs[i];
+	return name_add(in, jc->refs[i], strlen(jc->refs[i]));
+}
+
+/*
  * List the classes that the walk, from queue[from] on, is about to read
  * (the names those classes refer to, first mention first, that are the
  * JAR's and not read yet), and read them.  Whole classes' lists only,
@@ -3101,8 +3115,7 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 			return rc;
 		mark = in->nahead;
 		for (j = 0; j < jc->nrefs; j++) {
-			struct name *r =
-				name_add(in, jc->refs[j], strlen(jc->refs[j]));
+			struct name *r = ref_name(in, jc, j);
 			struct ahead *a;
 			zip_uint64_t idx;
 			zip_stat_t st;
@@ -3110,6 +3123,7 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 
 			if (!r)
 				return -ENOMEM;
+			jc->refs[j] = (char *)r;
 			if (r->external || r->jc || ahead_of(in, r))
 				continue;
 			rc = name_entry(r, &idx);
@@ -3137,6 +3151,7 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 			r->batch = in->batch;
 			bytes += st.size;
 		}
+		jc->named = 1;
 		if (i > from &&
 		    (in->nahead > AHEAD_MAX || bytes > AHEAD_BYTES)) {
 			/* Not this class's: the next list starts with it.
@@ -3184,8 +3199,7 @@ static int reach(struct insp *in)
 			return fail(in, -ENOEXEC, "class file %s.class: %s",
 				    jc->name, jc->refs_err);
 		for (i = 0; i < jc->nrefs && !rc; i++) {
-			struct name *r =
-				name_add(in, jc->refs[i], strlen(jc->refs[i]));
+			struct name *r = ref_name(in, jc, i);
 
 			if (!r)
 				return -ENOMEM;
