@@ -219,26 +219,42 @@ static int map_grow(struct map *m)
 }
 
 /*
- * Add k -> val unless k is there: 0 added, 1 already there (unchanged),
- * -ENOMEM.  The key's bytes must outlive the map.  (Names in a zip or a
- * class file are at most 65,535 bytes: a longer key is refused.)
+ * The slot holding k, or the empty one where it goes, with its tag and
+ * length set (the caller that fills it sets key and val and counts it):
+ * one hash for a look-up that may become an insertion.  NULL: no room
+ * (ENOMEM, or a key over 4 GiB; names in a zip or a class file are at
+ * most 65,535 bytes).
  */
-static int map_put(struct map *m, const char *k, size_t n, uintptr_t val)
+static struct slot *map_place(struct map *m, const char *k, size_t n)
 {
 	struct slot *s;
 	uint64_t h;
 
-	if (n > UINT32_MAX)
-		return -ENOMEM;
-	if ((m->n + 1) * 2 > m->cap && map_grow(m))
-		return -ENOMEM;
+	if (n > UINT32_MAX ||
+	    ((m->n + 1) * 2 > m->cap && map_grow(m)))
+		return NULL;
 	h = hash(k, n);
 	s = map_slot(m, k, n, h);
+	if (!s->key) {
+		s->len = (uint32_t)n;
+		s->tag = (uint32_t)(h >> 32);
+	}
+	return s;
+}
+
+/*
+ * Add k -> val unless k is there: 0 added, 1 already there (unchanged),
+ * -ENOMEM.  The key's bytes must outlive the map.
+ */
+static int map_put(struct map *m, const char *k, size_t n, uintptr_t val)
+{
+	struct slot *s = map_place(m, k, n);
+
+	if (!s)
+		return -ENOMEM;
 	if (s->key)
 		return 1;
 	s->key = k;
-	s->len = (uint32_t)n;
-	s->tag = (uint32_t)(h >> 32);
 	s->val = val;
 	m->n++;
 	return 0;
@@ -921,17 +937,17 @@ static struct name *name_get(const struct insp *in, const char *k, size_t n)
 	return map_get(&in->names, k, n, &v) ? (struct name *)v : NULL;
 }
 
-/* The record of name `k` (n bytes), made if new; NULL: out of memory. */
-static struct name *name_add(struct insp *in, const char *k, size_t n)
+/*
+ * `size` bytes (a multiple of 16) that live as long as the walk, carved
+ * from the pool's blocks; NULL: out of memory.
+ */
+static void *pool_get(struct insp *in, size_t size)
 {
 	struct name_pool *b = in->pool;
-	size_t need = (sizeof(struct name) + n + 1 + 15) & ~(size_t)15;
-	struct name *r = name_get(in, k, n);
+	void *p;
 
-	if (r)
-		return r;
-	if (!b || b->cap - b->used < need) {
-		size_t cap = need > 65536 ? need : 65536;
+	if (!b || b->cap - b->used < size) {
+		size_t cap = size > 65536 ? size : 65536;
 
 		b = malloc(sizeof(*b) + cap);
 		if (!b)
@@ -941,14 +957,31 @@ static struct name *name_add(struct insp *in, const char *k, size_t n)
 		b->cap = cap;
 		in->pool = b;
 	}
-	r = (struct name *)(b->mem + b->used);
+	p = b->mem + b->used;
+	b->used += size;
+	return p;
+}
+
+/* The record of name `k` (n bytes), made if new; NULL: out of memory. */
+static struct name *name_add(struct insp *in, const char *k, size_t n)
+{
+	struct slot *s = map_place(&in->names, k, n);
+	struct name *r;
+
+	if (!s)
+		return NULL;
+	if (s->key)
+		return (struct name *)s->val;
+	r = pool_get(in, (sizeof(*r) + n + 1 + 15) & ~(size_t)15);
+	if (!r)
+		return NULL;
 	memset(r, 0, sizeof(*r));
 	r->entry = NO_ENTRY;
 	memcpy(r->key, k, n);
 	r->key[n] = '\0';
-	if (map_put(&in->names, r->key, n, (uintptr_t)r) < 0)
-		return NULL;
-	b->used += need;
+	s->key = r->key;
+	s->val = (uintptr_t)r;
+	in->names.n++;
 	return r;
 }
 
@@ -1637,8 +1670,8 @@ static int open_archive(struct insp *in)
 /* ------------------------------------------------------------------ */
 /* The JAR's classes.                                                  */
 
-/* Free a class and all it holds; NULL is ok. */
-static void jclass_free(struct jclass *jc)
+/* Free all a class holds (the class itself is the pool's); NULL is ok. */
+static void jclass_clear(struct jclass *jc)
 {
 	if (!jc)
 		return;
@@ -1648,7 +1681,7 @@ static void jclass_free(struct jclass *jc)
 	free(jc->refs_err);
 	free(jc->super);
 	jar_names_free(jc->ifaces);
-	free(jc);
+	memset(jc, 0, sizeof(*jc));
 }
 
 /*
@@ -2602,13 +2635,13 @@ static int load_name(struct insp *in, struct name *r, struct jclass **out)
 	/* Caps first, then bytes, then the class, then its name: a class
 	 * file must declare the class its entry name says (the JVM's
 	 * NoClassDefFoundError "wrong name"). */
-	jc = calloc(1, sizeof(*jc));
-	if (jc)
-		jc->name = iname;
+	jc = pool_get(in, (sizeof(*jc) + 15) & ~(size_t)15);
 	if (!jc) {
 		rc = -ENOMEM;
 		goto out;
 	}
+	memset(jc, 0, sizeof(*jc));
+	jc->name = iname;
 	if (a && a->done) {
 		/* Read ahead: counted, capped and judged here, in order. */
 		jc->refs = a->t.refs;
@@ -2661,7 +2694,7 @@ static int load_name(struct insp *in, struct name *r, struct jclass **out)
 	jc = NULL;
 out:
 	free(why);
-	jclass_free(jc);
+	jclass_clear(jc);
 	return rc;
 }
 
@@ -3351,7 +3384,7 @@ static void insp_free(struct insp *in)
 	size_t i;
 
 	for (i = 0; i < in->ncls; i++)
-		jclass_free(in->cls[i]);
+		jclass_clear(in->cls[i]);
 	free(in->cls);
 	free(in->queue);
 	for (i = 0; i < in->next; i++)
