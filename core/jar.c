@@ -605,6 +605,8 @@ static int input_read(struct input *in, void *buf, size_t n, uint64_t off,
 		want = off >= end && off - end < WINDOW
 			       ? WINDOW
 			       : (n + PAGE - 1) / PAGE * PAGE;
+		if (want > in->size - off) /* not past the end: a pread more */
+			want = (size_t)(in->size - off);
 		in->win_len = 0;
 		if (pread_full(in->fd, in->win, want, off, &in->win_len))
 			return -EIO;
@@ -3476,6 +3478,8 @@ int jar_inspect_fd(struct jar_report **out, int fd,
 {
 	struct input src;
 	struct stat st;
+	uint8_t *whole = NULL;
+	size_t got;
 	int rc;
 
 	if (fstat(fd, &st))
@@ -3488,11 +3492,24 @@ int jar_inspect_fd(struct jar_report **out, int fd,
 	memset(&src, 0, sizeof(src));
 	src.fd = fd;
 	src.size = (uint64_t)st.st_size;
-	src.win = malloc(WINDOW); /* without it, every read is a pread */
+	/* A JAR that fits the window is read once, and then from memory:
+	 * most uploads are a few KiB, and their directory, service file and
+	 * factory cost a pread each otherwise. */
+	if (src.size <= WINDOW) {
+		whole = malloc(src.size ? (size_t)src.size : 1);
+		if (whole && !pread_full(fd, whole, (size_t)src.size, 0, &got)) {
+			src.mem = whole;
+			src.size = got; /* it shrank: what was read is the JAR */
+			src.fd = -1;
+		}
+	}
+	if (src.fd >= 0)
+		src.win = malloc(WINDOW); /* without it, every read is a pread */
 	zip_error_init(&src.error);
 	rc = inspect(out, &src, lim, NULL, err);
 	zip_error_fini(&src.error);
 	free(src.win);
+	free(whole);
 	return rc;
 }
 

@@ -453,11 +453,47 @@ static size_t slurp(const char *path, uint8_t **out)
 	return (size_t)st.st_size;
 }
 
+/* This process's read system calls so far (/proc/self/io), or -1. */
+static long long reads(void)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	char line[128];
+	long long n = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "syscr: ", 7))
+			n = strtoll(line + 7, NULL, 10);
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Inspect `path` through an fd: 0, or -errno; *nreads, its read calls. */
+static int inspect_fd_counted(struct jar_report **r, const char *path,
+			      long long *nreads)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	long long ask, before, after;
+	int fd = open(path, O_RDONLY), rc;
+
+	T_CHECK(fd >= 0);
+	ask = reads();
+	ask = reads() - ask; /* what reading the count costs */
+	before = reads();
+	rc = jar_inspect_fd(r, fd, NULL, &err);
+	after = reads();
+	*nreads = before < 0 ? -1 : after - before - ask;
+	close(fd);
+	return rc;
+}
+
 static void test_fd_and_memory(void)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct jar_report *r = NULL;
-	uint8_t *bytes;
+	char path[] = "/tmp/cmfs-test-jar-XXXXXX";
+	uint8_t *bytes, *big;
+	long long nreads;
 	size_t n;
 	int fd, p[2];
 
@@ -479,6 +515,35 @@ static void test_fd_and_memory(void)
 	T_STREQ(externals(r), mongodb_external);
 	jar_report_free(r);
 	r = NULL;
+	/* A JAR that fits the read window is read with one pread, then from
+	 * memory; one past it (a 64 KiB comment) through the window: the
+	 * same report either way. */
+	T_INTEQ(inspect_fd_counted(&r, JARS "mongodb.jar", &nreads), 0);
+	if (nreads >= 0)
+		T_INTEQ(nreads, 1);
+	T_STREQ(externals(r), mongodb_external);
+	jar_report_free(r);
+	r = NULL;
+	big = malloc(n + 65535);
+	T_CHECK(big && n > 22 && !memcmp(bytes + n - 22, "PK\5\6", 4) &&
+		!bytes[n - 2] && !bytes[n - 1]);
+	memcpy(big, bytes, n);
+	big[n - 2] = big[n - 1] = 0xff;
+	memset(big + n, 'x', 65535);
+	fd = mkstemp(path);
+	T_CHECK(fd >= 0);
+	T_CHECK(write(fd, big, n + 65535) == (ssize_t)(n + 65535));
+	close(fd);
+	T_INTEQ(inspect_fd_counted(&r, path, &nreads), 0);
+	if (nreads >= 0)
+		T_CHECK(nreads > 1);
+	T_STREQ(factories(r), "connector mongodb "
+			      "com.example.mongodb.MongoDynamicTableFactory");
+	T_STREQ(externals(r), mongodb_external);
+	jar_report_free(r);
+	r = NULL;
+	unlink(path);
+	free(big);
 	free(bytes);
 	/* Not a regular file. */
 	T_INTEQ(pipe(p), 0);
