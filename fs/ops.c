@@ -407,12 +407,12 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st)
 		if (n->placeholder)
 			return 0;
 		w = live_writer(c, n);
-		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
 		if (w) {
 			/* The writer sees its own bytes, as on a local disk. */
 			st->st_size = (off_t)repo_upload_size(w->up);
 			return 0;
 		}
+		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
 		if (rc)
 			return rc;
 		st->st_size = (off_t)a.latest.size;
