@@ -479,10 +479,18 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 		      int durable, struct cmfs_err *err)
 {
 	char rel[80], proc[64], dir[3];
+	struct stat st;
 	int dfd, rc = 0;
 
+	/* The staging file holds the blob's bytes and no more: cut what a
+	 * writer left past them.  Only then: a truncate to the same size
+	 * still journals new times on ext4 (50 us of a small upload). */
+	if ((fstat(fd, &st) || st.st_size != (off_t)size) &&
+	    ftruncate(fd, (off_t)size))
+		return cmfs_err_set(err, -errno, "staging file: %s",
+				    strerror(errno));
 	/* durable: the bytes are on disk before the blob has a name. */
-	if (ftruncate(fd, (off_t)size) || (durable && fsync(fd)))
+	if (durable && fsync(fd))
 		return cmfs_err_set(err, -errno, "staging file: %s",
 				    strerror(errno));
 	memcpy(dir, sha, 2);
