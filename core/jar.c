@@ -230,8 +230,7 @@ static struct slot *map_place(struct map *m, const char *k, size_t n)
 	struct slot *s;
 	uint64_t h;
 
-	if (n > UINT32_MAX ||
-	    ((m->n + 1) * 2 > m->cap && map_grow(m)))
+	if (n > UINT32_MAX || ((m->n + 1) * 2 > m->cap && map_grow(m)))
 		return NULL;
 	h = hash(k, n);
 	s = map_slot(m, k, n, h);
@@ -3497,14 +3496,17 @@ int jar_inspect_fd(struct jar_report **out, int fd,
 	 * factory cost a pread each otherwise. */
 	if (src.size <= WINDOW) {
 		whole = malloc(src.size ? (size_t)src.size : 1);
-		if (whole && !pread_full(fd, whole, (size_t)src.size, 0, &got)) {
+		/* If it shrank, what was read is the JAR. */
+		if (whole &&
+		    !pread_full(fd, whole, (size_t)src.size, 0, &got)) {
 			src.mem = whole;
-			src.size = got; /* it shrank: what was read is the JAR */
+			src.size = got;
 			src.fd = -1;
 		}
 	}
+	/* Without a window, every read is a pread. */
 	if (src.fd >= 0)
-		src.win = malloc(WINDOW); /* without it, every read is a pread */
+		src.win = malloc(WINDOW);
 	zip_error_init(&src.error);
 	rc = inspect(out, &src, lim, NULL, err);
 	zip_error_fini(&src.error);

@@ -146,6 +146,21 @@ char *fixture_jar(const char *name, size_t *len, const char *why)
 	return fixture_read(path, len, why);
 }
 
+long long fixture_io(const char *field)
+{
+	FILE *f = fopen("/proc/self/io", "r");
+	size_t n = strlen(field);
+	char line[128];
+	long long v = -1;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ':')
+			v = strtoll(line + n + 1, NULL, 10);
+	if (f)
+		fclose(f);
+	return v;
+}
+
 void fixture_sha(char hex[STORE_SHA_HEX], const void *data, size_t len)
 {
 	struct store_hash *h = NULL;

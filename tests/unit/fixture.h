@@ -80,6 +80,10 @@ char *fixture_read(const char *path, size_t *len, const char *why);
 /* fixture_read() of tests/fixtures/jars/<name> (run with cwd = tests/). */
 char *fixture_jar(const char *name, size_t *len, const char *why);
 
+/* This process's count `field` of /proc/self/io ("syscr": read calls,
+ * "syscw": write calls), or -1 where there is none. */
+long long fixture_io(const char *field);
+
 /* SHA-256 of `len` bytes `data`, streamed in one update, into `hex`. */
 void fixture_sha(char hex[STORE_SHA_HEX], const void *data, size_t len);
 

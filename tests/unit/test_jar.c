@@ -6,6 +6,7 @@
  * cross-check with jdeps; damaged archives; and the speed on a generated
  * 100 MB JAR of 20,000 classes.  Run from tests/.
  */
+#include "fixture.h"
 #include "jar.h"
 #include "t.h"
 
@@ -453,21 +454,6 @@ static size_t slurp(const char *path, uint8_t **out)
 	return (size_t)st.st_size;
 }
 
-/* This process's read system calls so far (/proc/self/io), or -1. */
-static long long reads(void)
-{
-	FILE *f = fopen("/proc/self/io", "r");
-	char line[128];
-	long long n = -1;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "syscr: ", 7))
-			n = strtoll(line + 7, NULL, 10);
-	if (f)
-		fclose(f);
-	return n;
-}
-
 /* Inspect `path` through an fd: 0, or -errno; *nreads, its read calls. */
 static int inspect_fd_counted(struct jar_report **r, const char *path,
 			      long long *nreads)
@@ -477,11 +463,11 @@ static int inspect_fd_counted(struct jar_report **r, const char *path,
 	int fd = open(path, O_RDONLY), rc;
 
 	T_CHECK(fd >= 0);
-	ask = reads();
-	ask = reads() - ask; /* what reading the count costs */
-	before = reads();
+	ask = fixture_io("syscr");
+	ask = fixture_io("syscr") - ask; /* what reading the count costs */
+	before = fixture_io("syscr");
 	rc = jar_inspect_fd(r, fd, NULL, &err);
-	after = reads();
+	after = fixture_io("syscr");
 	*nreads = before < 0 ? -1 : after - before - ask;
 	close(fd);
 	return rc;

@@ -8,6 +8,7 @@
  * frames cannot be written (a full disk) fails and leaves the database as
  * it was; and a commit is one write where it was two per page.
  */
+#include "fixture.h"
 #include "t.h"
 
 #include <errno.h>
@@ -254,21 +255,6 @@ static void test_full(void)
 	}
 }
 
-/* This process's write system calls so far (/proc/self/io), or -1. */
-static long long writes(void)
-{
-	FILE *f = fopen("/proc/self/io", "r");
-	char line[128];
-	long long n = -1;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, "syscw: ", 7))
-			n = strtoll(line + 7, NULL, 10);
-	if (f)
-		fclose(f);
-	return n;
-}
-
 /* 100 commits of a dozen pages each: write calls per commit. */
 static double per_commit(int shim)
 {
@@ -287,7 +273,7 @@ static double per_commit(int shim)
 		"CREATE TABLE c(k INTEGER PRIMARY KEY, v TEXT);"
 		"CREATE INDEX a_v ON a(v); CREATE INDEX b_v ON b(v);"
 		"CREATE INDEX c_v ON c(v)");
-	before = writes();
+	before = fixture_io("syscw");
 	for (i = 0; i < 100; i++) {
 		snprintf(sql, sizeof(sql),
 			 "BEGIN; INSERT INTO a VALUES(%d, hex(randomblob(40)));"
@@ -297,7 +283,7 @@ static double per_commit(int shim)
 			 i, i, i);
 		exec(w, sql);
 	}
-	after = writes();
+	after = fixture_io("syscw");
 	sqlite3_close(w);
 	return before < 0 ? -1 : (double)(after - before) / 100;
 }
