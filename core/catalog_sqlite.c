@@ -771,6 +771,26 @@ static int walk(struct sq *q, sqlite3_stmt *s,
 	return rc;
 }
 
+/* walk() over the rows of statement `idx` for one id, its only
+ * parameter, under the lock. */
+static int walk_id(struct sq *q, int idx, int64_t id,
+		   void (*row)(void *out, sqlite3_stmt *s), void *tmp,
+		   int (*fn)(void *arg, const void *row), void *arg,
+		   struct cmfs_err *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	rc = prep(q, idx, &s, err);
+	if (!rc) {
+		sqlite3_bind_int64(s, 1, id);
+		rc = walk(q, s, row, tmp, fn, arg, err);
+	}
+	unlock(q);
+	return rc;
+}
+
 static int sq_env_list(void *impl,
 		       int (*fn)(void *arg, const struct catalog_env *e),
 		       void *arg, struct cmfs_err *err)
@@ -894,20 +914,10 @@ static int sq_art_list(void *impl, int64_t env_id,
 		       int (*fn)(void *arg, const struct catalog_artifact *a),
 		       void *arg, struct cmfs_err *err)
 {
-	struct sq *q = impl;
 	struct catalog_artifact a;
-	sqlite3_stmt *s;
-	int rc;
 
-	lock(q);
-	if ((rc = prep(q, S_ART_LIST, &s, err)))
-		goto out;
-	sqlite3_bind_int64(s, 1, env_id);
-	rc = walk(q, s, rd_art, &a, (int (*)(void *, const void *))fn, arg,
-		  err);
-out:
-	unlock(q);
-	return rc;
+	return walk_id(impl, S_ART_LIST, env_id, rd_art, &a,
+		       (int (*)(void *, const void *))fn, arg, err);
 }
 
 static int sq_art_by_label(void *impl, int64_t env_id, const char *key,
@@ -1023,20 +1033,10 @@ static int sq_ver_list(void *impl, int64_t art_id,
 		       int (*fn)(void *arg, const struct catalog_version *v),
 		       void *arg, struct cmfs_err *err)
 {
-	struct sq *q = impl;
 	struct catalog_version v;
-	sqlite3_stmt *s;
-	int rc;
 
-	lock(q);
-	if ((rc = prep(q, S_VER_LIST, &s, err)))
-		goto out;
-	sqlite3_bind_int64(s, 1, art_id);
-	rc = walk(q, s, rd_ver, &v, (int (*)(void *, const void *))fn, arg,
-		  err);
-out:
-	unlock(q);
-	return rc;
+	return walk_id(impl, S_VER_LIST, art_id, rd_ver, &v,
+		       (int (*)(void *, const void *))fn, arg, err);
 }
 
 static int sq_blob_refs(void *impl, const char *sha256, uint64_t *out,
@@ -1533,20 +1533,10 @@ static int sq_table_list(void *impl, int64_t env_id,
 			 int (*fn)(void *arg, const struct catalog_table *t),
 			 void *arg, struct cmfs_err *err)
 {
-	struct sq *q = impl;
 	struct catalog_table t;
-	sqlite3_stmt *s;
-	int rc;
 
-	lock(q);
-	if ((rc = prep(q, S_TABLE_LIST, &s, err)))
-		goto out;
-	sqlite3_bind_int64(s, 1, env_id);
-	rc = walk(q, s, rd_table, &t, (int (*)(void *, const void *))fn, arg,
-		  err);
-out:
-	unlock(q);
-	return rc;
+	return walk_id(impl, S_TABLE_LIST, env_id, rd_table, &t,
+		       (int (*)(void *, const void *))fn, arg, err);
 }
 
 static int sq_event_add(void *impl, size_t n, const char *const *envs,
