@@ -127,6 +127,17 @@ static struct fsck_report *run(const struct fixture *x, int repair, int *rc,
 	return r;
 }
 
+/* fsck's exit code for a run (with --repair or not); the report goes. */
+static int exit_of(const struct fixture *x, int repair)
+{
+	int rc, code;
+	struct fsck_report *r = run(x, repair, &rc, NULL);
+
+	code = r ? fsck_exit_code(r) : -1;
+	fsck_report_free(r);
+	return code;
+}
+
 /* The formatted report. */
 static char *text(const struct fsck_report *r)
 {
@@ -335,9 +346,7 @@ static void test_flipped_byte(void)
 			    "mongodb-connector.jar version=2 %latest=1"
 			    " result=ok%'"),
 		1);
-	r = run(&x, 0, &rc, NULL);
-	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_OK);
-	fsck_report_free(r);
+	T_INTEQ(exit_of(&x, 0), FSCK_EXIT_OK);
 	fixture_close(&x);
 }
 
@@ -460,9 +469,7 @@ static void test_inspection(void)
 	p = find(r, FSCK_INSPECTION);
 	T_CONTAINS(p ? p->what : NULL, "no inspection is recorded");
 	fsck_report_free(r);
-	r = run(&x, 1, &rc, NULL);
-	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_CORRECTED);
-	fsck_report_free(r);
+	T_INTEQ(exit_of(&x, 1), FSCK_EXIT_CORRECTED);
 	T_INTEQ(sql_int(&x, "SELECT count(*) FROM inspections"), 2);
 	T_INTEQ(sql_int(&x, "SELECT count(*) FROM inspections i,"
 			    " json_each(i.factories) f"
@@ -476,16 +483,12 @@ static void test_inspection(void)
 	T_CONTAINS(p ? p->what : NULL, "is damaged");
 	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_UNCORRECTED);
 	fsck_report_free(r);
-	r = run(&x, 1, &rc, NULL);
-	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_CORRECTED);
-	fsck_report_free(r);
+	T_INTEQ(exit_of(&x, 1), FSCK_EXIT_CORRECTED);
 	T_INTEQ(sql_int(&x, "SELECT count(*) FROM inspections i,"
 			    " json_each(i.factories) f"
 			    " WHERE f.value ->> 1 = 'mongodb'"),
 		2);
-	r = run(&x, 0, &rc, NULL);
-	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_OK);
-	fsck_report_free(r);
+	T_INTEQ(exit_of(&x, 0), FSCK_EXIT_OK);
 	fixture_close(&x);
 }
 
@@ -543,9 +546,7 @@ static void test_counts(void)
 	fsck_report_free(r);
 	T_INTEQ(sql_int(&x, "SELECT nart FROM envs"), 2);
 	T_INTEQ(sql_int(&x, "SELECT ntab FROM envs"), 1);
-	r = run(&x, 0, &rc, NULL);
-	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_OK);
-	fsck_report_free(r);
+	T_INTEQ(exit_of(&x, 0), FSCK_EXIT_OK);
 	fixture_close(&x);
 }
 
@@ -582,9 +583,7 @@ static void test_insp_links(void)
 			" (SELECT id FROM inspections i"
 			" WHERE i.sha256 = versions.sha256)"),
 		0);
-	r = run(&x, 0, &rc, NULL);
-	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_OK);
-	fsck_report_free(r);
+	T_INTEQ(exit_of(&x, 0), FSCK_EXIT_OK);
 	fixture_close(&x);
 }
 
@@ -720,9 +719,7 @@ static void test_busy(void)
 	close(pipefd[1]);
 	waitpid(child, NULL, 0);
 	T_INTEQ(fsck_store_busy(x.store), 0);
-	r = run(&x, 1, &rc, NULL);
-	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_CORRECTED);
-	fsck_report_free(r);
+	T_INTEQ(exit_of(&x, 1), FSCK_EXIT_CORRECTED);
 	fixture_close(&x);
 }
 
