@@ -1315,8 +1315,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	e.entry_timeout = c->cfg->mount.entry_timeout;
 	rc = attr_of(c, n, &e.attr);
 	if (rc == -ENOENT) {
-		/* New and not yet committed: the writer's view, not cached,
-		 * since a refused commit leaves no file behind. */
+		/* New and not yet committed: the writer's view.  Its name is
+		 * not cached, since a refused commit leaves no file behind. */
 		e.attr.st_mode = S_IFREG | 0644;
 		e.attr.st_nlink = 1;
 		e.attr.st_uid = w.uid;
@@ -1325,6 +1325,15 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		e.attr_timeout = e.entry_timeout = 0;
 		rc = 0;
 	}
+	/*
+	 * A new name's inode is the creator's alone (n->solo): its
+	 * attributes may be kept for the creator's fstat() (cp makes one
+	 * before it writes: a request per upload).  Its writes drop the
+	 * size and times the kernel keeps, and any look-up of the name
+	 * (not cached) brings the committed ones.
+	 */
+	if (n->kind == N_ART && n->solo && !c->shared)
+		e.attr_timeout = c->cfg->mount.attr_timeout;
 	e.ino = path_ino(n);
 	e.attr.st_ino = e.ino;
 	e.generation = 1;

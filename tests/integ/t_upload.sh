@@ -149,6 +149,28 @@ exec 7<&-
 printf 'x' | dd of="$A/kc.txt" bs=1 seek=2 conv=notrunc 2>/dev/null
 eq "a write in place over it (copy-on-write)" thxee-3 "$(cat "$A/kc.txt")"
 
+# A new name's attributes are kept for its creator's fstat (cp makes one
+# before it writes): through the open file (/proc/self/fd, as fstat) the
+# writes show, and by name the commit; a refused commit leaves no name.
+# (Each stat below holds a copy of fd 8, and its close commits: the
+# second write is version 2.)
+exec 8>"$A/ka.txt"
+eq "a created file, before its first write" 0:1048576 \
+	"$(stat -L -c %s:%o /proc/self/fd/8)"
+printf 'hello' >&8
+eq "after it" 5 "$(stat -L -c %s /proc/self/fd/8)"
+printf ' world' >&8
+eq "after another" 11 "$(stat -L -c %s /proc/self/fd/8)"
+exec 8>&-
+eq "committed: by name" 11:2 \
+	"$(stat -c %s "$A/ka.txt"):$(getfattr --only-values -n user.cmfs.version "$A/ka.txt")"
+exec 8>"$A/kbad.jar"
+eq "a created jar, before its first write" 0 \
+	"$(stat -L -c %s /proc/self/fd/8)"
+printf 'not a zip archive' >&8
+exec 8>&-
+errno_is "its refused commit leaves no name" ENOENT open "$A/kbad.jar"
+
 remount_cmfs
 check "everything survives a remount" cmp "$V2" "$A/lib.jar"
 eq "labels survive" alice "$(getfattr --only-values -n user.owner "$A/px.jar")"
