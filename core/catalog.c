@@ -271,6 +271,11 @@ int catalog_checkpoint(struct catalog *c, struct cmfs_err *err)
 	return c->be->checkpoint(c->impl, err);
 }
 
+int catalog_sync(struct catalog *c, struct cmfs_err *err)
+{
+	return c->be->sync(c->impl, err);
+}
+
 int catalog_unsynced_add(struct catalog *c, const char *sha256,
 			 struct cmfs_err *err)
 {

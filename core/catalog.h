@@ -180,6 +180,13 @@ int catalog_set_sync(struct catalog *c, int full, struct cmfs_err *err);
  * caller, who calls it after its syncs.
  */
 int catalog_checkpoint(struct catalog *c, struct cmfs_err *err);
+/*
+ * Every transaction committed so far on disk, and nothing else of the
+ * file system: the catalog's own files (its log, its file, their
+ * directory) fdatasync'd, where a syncfs() would also write out what
+ * others have in flight.  0 or -errno.
+ */
+int catalog_sync(struct catalog *c, struct cmfs_err *err);
 int catalog_unsynced_add(struct catalog *c, const char *sha256,
 			 struct cmfs_err *err);
 int catalog_unsynced_mark(struct catalog *c, int64_t *out,
@@ -370,6 +377,7 @@ struct catalog_backend {
 	int (*blob_total)(void *impl, uint64_t *out, struct cmfs_err *err);
 	int (*set_sync)(void *impl, int full, struct cmfs_err *err);
 	int (*checkpoint)(void *impl, struct cmfs_err *err);
+	int (*sync)(void *impl, struct cmfs_err *err);
 	int (*env_recount)(void *impl, struct cmfs_err *err);
 	int (*insp_links)(void *impl, int relink, uint64_t *out,
 			  struct cmfs_err *err);

@@ -16,11 +16,14 @@
 #include "catalog.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "jar.h"
@@ -1689,6 +1692,52 @@ static int sq_checkpoint(void *impl, struct cmfs_err *err)
 	return rc;
 }
 
+/* fdatasync() the file at `path` (fsync() for a directory): 0, or
+ * -errno.  A log that is not there (none written yet) is no error. */
+static int sync_path(const char *path, int dir, int missing_ok)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0)),
+	    rc = 0;
+
+	if (fd < 0)
+		return errno == ENOENT && missing_ok ? 0 : -errno;
+	if (dir ? fsync(fd) : fdatasync(fd))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/*
+ * The log first (commits are in it), then the file (a checkpoint may
+ * have written it), then their directory (the log may be new since the
+ * last sync: its name must last too).  Under the lock, so no
+ * checkpoint starts the log over meanwhile.
+ */
+static int sq_sync(void *impl, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	const char *db = sqlite3_db_filename(q->db, "main");
+	char path[PATH_MAX], *slash;
+	int rc;
+
+	if (!db || !*db || strlen(db) + 5 > sizeof(path))
+		return cmfs_err_set(err, -EIO, "catalog sync: no file name");
+	lock(q);
+	snprintf(path, sizeof(path), "%s-wal", db);
+	rc = sync_path(path, 0, 1);
+	if (!rc)
+		rc = sync_path(db, 0, 0);
+	snprintf(path, sizeof(path), "%s", db);
+	slash = strrchr(path, '/');
+	if (!rc && slash) {
+		*(slash == path ? slash + 1 : slash) = '\0';
+		rc = sync_path(path, 1, 0);
+	}
+	unlock(q);
+	return rc ? cmfs_err_set(err, rc, "catalog sync: %s", strerror(-rc))
+		  : 0;
+}
+
 static int sq_unsynced_add(void *impl, const char *sha256,
 			   struct cmfs_err *err)
 {
@@ -2072,6 +2121,7 @@ const struct catalog_backend catalog_sqlite_backend = {
 	.blob_refs = sq_blob_refs,
 	.set_sync = sq_set_sync,
 	.checkpoint = sq_checkpoint,
+	.sync = sq_sync,
 	.env_recount = sq_env_recount,
 	.insp_links = sq_insp_links,
 	.unsynced_add = sq_unsynced_add,
