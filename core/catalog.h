@@ -182,9 +182,9 @@ int catalog_set_sync(struct catalog *c, int full, struct cmfs_err *err);
 int catalog_checkpoint(struct catalog *c, struct cmfs_err *err);
 /*
  * Every transaction committed so far on disk, and nothing else of the
- * file system: the catalog's own files (its log, its file, their
- * directory) fdatasync'd, where a syncfs() would also write out what
- * others have in flight.  0 or -errno.
+ * file system: the catalog's own files (its log, its file) synced, where
+ * a syncfs() would also write out what others have in flight.  0 or
+ * -errno.
  */
 int catalog_sync(struct catalog *c, struct cmfs_err *err);
 int catalog_unsynced_add(struct catalog *c, const char *sha256,

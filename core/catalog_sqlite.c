@@ -16,14 +16,11 @@
 #include "catalog.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "buf.h"
 #include "jar.h"
@@ -1692,50 +1689,38 @@ static int sq_checkpoint(void *impl, struct cmfs_err *err)
 	return rc;
 }
 
-/* fdatasync() the file at `path` (fsync() for a directory): 0, or
- * -errno.  A log that is not there (none written yet) is no error. */
-static int sync_path(const char *path, int dir, int missing_ok)
+/* xSync of SQLite's own handle of a file of the catalog (`op`: the
+ * database's or its log's pointer), if it is open: 0 or an SQLite code. */
+static int sync_file(struct sq *q, int op)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | (dir ? O_DIRECTORY : 0)),
-	    rc = 0;
+	sqlite3_file *f = NULL;
+	int rc = sqlite3_file_control(q->db, "main", op, &f);
 
-	if (fd < 0)
-		return errno == ENOENT && missing_ok ? 0 : -errno;
-	if (dir ? fsync(fd) : fdatasync(fd))
-		rc = -errno;
-	close(fd);
-	return rc;
+	if (rc || !f || !f->pMethods)
+		return rc == SQLITE_NOTFOUND ? SQLITE_OK : rc;
+	return f->pMethods->xSync(f, SQLITE_SYNC_NORMAL);
 }
 
 /*
  * The log first (commits are in it), then the file (a checkpoint may
- * have written it), then their directory (the log may be new since the
- * last sync: its name must last too).  Under the lock, so no
+ * have written it), each through SQLite's own handle: opening and
+ * closing a file of the database here would drop the locks SQLite holds
+ * on it (POSIX locks go with any close), and its sync also syncs the
+ * directory of a file new since its last.  Under the lock, so no
  * checkpoint starts the log over meanwhile.
  */
 static int sq_sync(void *impl, struct cmfs_err *err)
 {
 	struct sq *q = impl;
-	const char *db = sqlite3_db_filename(q->db, "main");
-	char path[PATH_MAX], *slash;
 	int rc;
 
-	if (!db || !*db || strlen(db) + 5 > sizeof(path))
-		return cmfs_err_set(err, -EIO, "catalog sync: no file name");
 	lock(q);
-	snprintf(path, sizeof(path), "%s-wal", db);
-	rc = sync_path(path, 0, 1);
+	rc = sync_file(q, SQLITE_FCNTL_JOURNAL_POINTER);
 	if (!rc)
-		rc = sync_path(db, 0, 0);
-	snprintf(path, sizeof(path), "%s", db);
-	slash = strrchr(path, '/');
-	if (!rc && slash) {
-		*(slash == path ? slash + 1 : slash) = '\0';
-		rc = sync_path(path, 1, 0);
-	}
+		rc = sync_file(q, SQLITE_FCNTL_FILE_POINTER);
+	rc = rc ? fail(q, rc, err) : 0;
 	unlock(q);
-	return rc ? cmfs_err_set(err, rc, "catalog sync: %s", strerror(-rc))
-		  : 0;
+	return rc;
 }
 
 static int sq_unsynced_add(void *impl, const char *sha256,
