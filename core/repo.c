@@ -378,8 +378,7 @@ static int sync_now(struct repo *r)
 	rc = catalog_unsynced_mark(r->cat, &mark, &err);
 	/* No blob came since the last sync: the catalog is all there is to
 	 * write.  A syncfs() would also write out the uploads in progress,
-	 * taking the disk and CPU from them (a label or a delete made the
-	 * next 256 MiB upload up to twice as slow). */
+	 * taking the disk and CPU from them. */
 	if (!rc && !mark)
 		rc = catalog_sync(r->cat, &err);
 	else if (!rc && (rc = store_sync(r->store)))
