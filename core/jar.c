@@ -2205,11 +2205,12 @@ static int prer_wants(const struct prer *p, const uint8_t *h, struct cdrec *r)
 }
 
 /*
- * Read the central directory: the classes prer_wants, by offset (f[]),
- * and of[].  What each class needs to be read goes into v[] only when its
+ * Read the central directory into cd: the classes prer_wants, by offset
+ * (f[]), and of[] (prer_start allocated them all, for as many classes as
+ * entries).  What each class needs to be read goes into v[] only when its
  * turn comes (prer_fill): touching fresh memory is dear, and the walk may
  * end long before.  0, or -1 when the directory cannot be walked as the
- * end record says, or on ENOMEM.
+ * end record says.
  */
 static int prer_index(struct prer *p)
 {
@@ -2218,10 +2219,7 @@ static int prer_index(struct prer *p)
 	const uint8_t *h;
 	struct cdrec r;
 
-	p->cd = malloc((size_t)p->cd_size);
-	p->f = malloc(n * sizeof(*p->f));
-	if (!p->cd || !p->f ||
-	    input_direct(p->rd.src, p->cd, (size_t)p->cd_size, p->cd_off,
+	if (input_direct(p->rd.src, p->cd, (size_t)p->cd_size, p->cd_off,
 			 &got) ||
 	    got != p->cd_size)
 		return -1;
@@ -2239,11 +2237,6 @@ static int prer_index(struct prer *p)
 	/* Directories list entries in file order, mostly. */
 	if (!sorted)
 		qsort(p->f, m, sizeof(*p->f), cmp_found);
-	p->v = calloc(m ? m : 1, sizeof(*p->v));
-	p->of = calloc(n, sizeof(*p->of));
-	p->state = calloc(m ? m : 1, sizeof(*p->state));
-	if (!p->v || !p->of || !p->state)
-		return -1;
 	for (k = 0; k < m; k++)
 		p->of[p->f[k].entry] = (uint32_t)k + 1;
 	p->n = m;
@@ -2389,6 +2382,7 @@ static void prer_start(struct insp *in)
 {
 	const struct jar_test *t = in->test;
 	struct prer *p;
+	size_t n;
 
 	if (t && (t->libzip_only || t->no_ahead || t->later || t->pre < 0))
 		return;
@@ -2399,21 +2393,32 @@ static void prer_start(struct insp *in)
 	    in->cd_off > in->src->size ||
 	    in->cd_size > in->src->size - in->cd_off)
 		return;
+	/* The caller's heap, not a new one the thread would start: the
+	 * memory the thread fills is then as cheap to touch as the walk's
+	 * (see one_shot_heap() in fs/main.c). */
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	n = (size_t)in->cd_count;
+	p->cd = malloc((size_t)in->cd_size);
+	p->f = malloc(n * sizeof(*p->f));
+	p->v = calloc(n, sizeof(*p->v));
+	p->of = calloc(n, sizeof(*p->of));
+	p->state = calloc(n, sizeof(*p->state));
+	if (!p->cd || !p->f || !p->v || !p->of || !p->state) {
+		prer_free(p);
+		return;
+	}
 	p->rd.src = in->src;
 	p->rd.cap = in->lim.max_entry_size;
 	p->cd_off = in->cd_off;
 	p->cd_size = in->cd_size;
 	p->count = in->cd_count;
 	p->budget = in->lim.max_inflated;
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cond, NULL);
 	if (pthread_create(&p->thread, NULL, prer_main, p)) {
-		pthread_cond_destroy(&p->cond);
-		pthread_mutex_destroy(&p->mu);
-		free(p);
+		prer_free(p);
 		return;
 	}
 	in->pre = p;
