@@ -21,7 +21,8 @@
  * returns once it is in the catalog, and a thread (struct syncer) makes
  * everything durable with one syncfs() of the store within SYNC_MS of the
  * first change, at fsync(2) and at unmount (with only the catalog's files
- * synced when no blob came since the last sync).  What a power loss can then
+ * synced when no blob came since the last sync, and only those and the new
+ * blobs when SYNC_FEW or fewer came).  What a power loss can then
  * leave is a catalog that refers to a blob whose bytes never reached the
  * disk, so each such blob is listed in the catalog (unsynced) in the
  * transaction that refers to it, until a sync has written it; the next
@@ -58,6 +59,7 @@
 #define LATER_MAX 512 /* lines that make the reader write them at once */
 #define SYNC_MS 250   /* sync = batch: the longest a change waits for disk */
 #define SYNC_RETRY_MS 5000 /* after a failed sync: not a log line per try */
+#define SYNC_FEW 8 /* blobs a sync writes one by one; more: syncfs() */
 
 /* Event lines of reads not yet in the catalog, oldest first. */
 struct later {
@@ -345,6 +347,46 @@ static void unlink_unused(struct repo *r, char (*shas)[STORE_SHA_HEX],
 	pthread_mutex_unlock(&r->gc_lock);
 }
 
+/* Up to SYNC_FEW + 1 unsynced blobs into a sync_few. */
+struct sync_few {
+	char shas[SYNC_FEW + 1][STORE_SHA_HEX];
+	size_t n;
+};
+
+static int few_add(void *arg, const char *const *row)
+{
+	struct sync_few *f = arg;
+
+	if (strlen(row[0]) != STORE_SHA_HEX - 1)
+		return 0;
+	memcpy(f->shas[f->n++], row[0], STORE_SHA_HEX);
+	return f->n > SYNC_FEW ? -E2BIG : 0; /* too many: stop */
+}
+
+/*
+ * The store's part of a sync, and the catalog's: the unsynced blobs one
+ * by one, then the catalog's files, when there are SYNC_FEW or fewer
+ * (after a big upload, a syncfs() would also write out the next one,
+ * being written: 60-100 ms of its time here); else one syncfs().
+ */
+static int sync_blobs(struct repo *r, struct cmfs_err *err)
+{
+	struct sync_few *f = calloc(1, sizeof(*f));
+	int rc;
+
+	if (f && !catalog_unsynced_list(r->cat, few_add, f, NULL)) {
+		if ((rc = store_blobs_sync(r->store, f->shas, f->n)))
+			cmfs_err_set(err, rc, "sync of blobs: %s",
+				     strerror(-rc));
+		else
+			rc = catalog_sync(r->cat, err);
+	} else if ((rc = store_sync(r->store))) {
+		cmfs_err_set(err, rc, "syncfs: %s", strerror(-rc));
+	}
+	free(f);
+	return rc;
+}
+
 /*
  * One sync: every change committed before it starts is on disk when it
  * returns 0.  Then the unsynced rows it covered go, and the blobs freed
@@ -381,8 +423,8 @@ static int sync_now(struct repo *r)
 	 * taking the disk and CPU from them. */
 	if (!rc && !mark)
 		rc = catalog_sync(r->cat, &err);
-	else if (!rc && (rc = store_sync(r->store)))
-		cmfs_err_set(&err, rc, "syncfs: %s", strerror(-rc));
+	else if (!rc)
+		rc = sync_blobs(r, &err);
 	if (!rc && mark && catalog_unsynced_clear(r->cat, mark, &err))
 		repo_log(r, LOG_WARNING, "sync: %s (checked again at the "
 			 "next mount)", cmfs_err_msg(&err));

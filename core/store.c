@@ -34,6 +34,8 @@ struct store {
 	int staging_fd;
 	int scratch_fd;
 	int no_tmpfile;		/* the file system refused O_TMPFILE */
+	int new_dir;		/* a blob directory made since the last
+				 * store_blobs_sync() (atomic) */
 };
 
 struct store_hash {
@@ -508,6 +510,7 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 		if ((rc = ensure_dir(s->blobs_fd, dir)))
 			return cmfs_err_set(err, rc, "blob directory %s: %s",
 					    dir, strerror(-rc));
+		__atomic_store_n(&s->new_dir, 1, __ATOMIC_RELEASE);
 		rc = linkat(AT_FDCWD, proc, s->blobs_fd, rel, AT_SYMLINK_FOLLOW)
 			     ? errno
 			     : 0;
@@ -541,6 +544,53 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 int store_sync(struct store *s)
 {
 	return syncfs(s->root_fd) ? -errno : 0;
+}
+
+/* fsync(2) of `name` under `dirfd`: 0, -errno, or 0 when it is missing. */
+static int sync_at(int dirfd, const char *name, int flags)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | flags), rc = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (fsync(fd))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int store_blobs_sync(struct store *s, char (*shas)[STORE_SHA_HEX], size_t n)
+{
+	unsigned char dirs[256 / 8] = { 0 };
+	char rel[80], dir[3];
+	unsigned d;
+	size_t i;
+	int rc = 0, e;
+
+	/* Directories go after their blobs: a blob is named once its bytes
+	 * are there. */
+	for (i = 0; i < n; i++) {
+		blob_rel(rel, sizeof(rel), shas[i]);
+		if ((e = sync_at(s->blobs_fd, rel, 0)) && !rc)
+			rc = e;
+	}
+	for (i = 0; i < n; i++) {
+		if (sscanf(shas[i], "%2x", &d) != 1 ||
+		    dirs[d / 8] & (1u << d % 8))
+			continue;
+		dirs[d / 8] |= (unsigned char)(1u << d % 8);
+		memcpy(dir, shas[i], 2);
+		dir[2] = '\0';
+		if ((e = sync_at(s->blobs_fd, dir, O_DIRECTORY)) && !rc)
+			rc = e;
+	}
+	if (__atomic_exchange_n(&s->new_dir, 0, __ATOMIC_ACQ_REL) &&
+	    fsync(s->blobs_fd)) {
+		__atomic_store_n(&s->new_dir, 1, __ATOMIC_RELEASE);
+		if (!rc)
+			rc = -errno;
+	}
+	return rc;
 }
 
 int store_blob_unlink(struct store *s, const char *sha)

@@ -108,6 +108,15 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
  */
 int store_sync(struct store *s);
 
+/*
+ * Write blobs shas[0..n) to disk with their names: each blob's bytes, its
+ * directory, and blobs/ when a directory was made since the last call;
+ * a blob missing now (freed since) is skipped.  Where a few blobs are new,
+ * this is store_sync() without the rest of the file system: an upload in
+ * progress keeps its bytes in the page cache.  0 or the first -errno.
+ */
+int store_blobs_sync(struct store *s, char (*shas)[STORE_SHA_HEX], size_t n);
+
 /* Open blob `sha` read-only.  -ENOENT when it is missing. */
 int store_blob_open(struct store *s, const char *sha, int *out,
 		    struct cmfs_err *err);

@@ -1635,21 +1635,32 @@ fail:
 	return -1;
 }
 
+/* Dirty pages of blob `sha` (-1: not counted). */
+static long blob_dirty(struct fixture *x, const char *sha)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/blobs/%.2s/%s", x->store, sha, sha);
+	return dirty_pages(p);
+}
+
 /*
- * A sync with no new blob since the last writes the catalog's files
- * alone: a file someone has in flight on the same file system (an
- * upload's staging file) keeps its dirty pages; one with a new blob
- * syncs the whole store (syncfs), and they are written.
+ * What a sync writes of the store: with no new blob since the last, the
+ * catalog's files alone; with a few (SYNC_FEW in repo.c), those blobs and
+ * the catalog; with more, the whole file system (syncfs).  A file someone
+ * has in flight on the same file system (an upload's staging file) keeps
+ * its dirty pages in the first two cases.
  */
 static void test_sync_catalog_only(void)
 {
 	struct fixture x;
 	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
 	static char junk[1 << 20];
-	char path[300];
+	char path[300], name[32];
 	int64_t mark = -1;
 	long d;
-	int fd;
+	int fd, i;
 
 	setup(&x);
 	T_INTEQ(mkenv(&x, "dev"), 0);
@@ -1674,12 +1685,25 @@ static void test_sync_catalog_only(void)
 		T_INTEQ(repo_sync(x.r), 0);
 		/* (The kernel's own writeback may take some meanwhile.) */
 		T_CHECK(dirty_pages(path) > 0);
-		/* A new blob: the whole store. */
-		T_INTEQ(ups(&x, "dev", "f.txt", "one"), 0);
+		/* A new blob: that blob. */
+		junk[0] = '1';
+		T_INTEQ(upload(&x, "dev", "f.txt", junk, 256 << 10, &v), 0);
+		T_CHECK(blob_dirty(&x, v.sha256) > 0);
+		T_INTEQ(repo_sync(x.r), 0);
+		T_INTEQ(blob_dirty(&x, v.sha256), 0);
+		T_CHECK(dirty_pages(path) > 0);
+		T_INTEQ(catalog_unsynced_mark(repo_catalog(x.r), &mark, &err),
+			0);
+		T_INTEQ(mark, 0);
+		/* Nine: the whole store. */
+		for (i = 0; i < 9; i++) {
+			snprintf(name, sizeof(name), "g%d.txt", i);
+			T_INTEQ(ups(&x, "dev", name, name), 0);
+		}
 		T_INTEQ(repo_sync(x.r), 0);
 		T_INTEQ(dirty_pages(path), 0);
+		T_INTEQ(artifacts_in_file(&x), 10);
 	}
-	T_INTEQ(artifacts_in_file(&x), 1);
 	unlink(path);
 	fixture_close(&x);
 }
