@@ -30,7 +30,15 @@
  * the versions of one that fails, with an events line (recover()).  A
  * deletion's blobs are unlinked only after the sync that made the
  * deletion durable.
+ *
+ * A freed blob leaves the store at once, renamed aside under gc_lock
+ * (store_blob_retire), and a thread of the lowest priority (struct reaper,
+ * SCHED_IDLE) unlinks it once no upload is being written, or after
+ * REAP_WAIT_MS: the unlink of a 256 MiB blob is ~90 ms of CPU that an
+ * upload beside it, or the rm that freed it, would otherwise share or
+ * wait for.
  */
+#define _GNU_SOURCE /* SCHED_IDLE, gettid() */
 #include "repo.h"
 
 #include <errno.h>
@@ -41,6 +49,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <syslog.h>
 #include <time.h>
@@ -59,7 +69,8 @@
 #define LATER_MAX 512 /* lines that make the reader write them at once */
 #define SYNC_MS 250   /* sync = batch: the longest a change waits for disk */
 #define SYNC_RETRY_MS 5000 /* after a failed sync: not a log line per try */
-#define SYNC_FEW 8 /* blobs a sync writes one by one; more: syncfs() */
+#define REAP_WAIT_MS 10000 /* the longest an unlink waits for uploads */
+#define SYNC_FEW 8	   /* blobs a sync writes one by one; more: syncfs() */
 
 /* Event lines of reads not yet in the catalog, oldest first. */
 struct later {
@@ -91,6 +102,17 @@ struct syncer {
 	size_t nfreed, afreed;
 };
 
+/* Retired blobs to unlink, on a thread that runs only when a CPU is idle. */
+struct reaper {
+	pthread_mutex_t lock; /* guards the fields below */
+	pthread_cond_t wake;
+	pthread_t thread;
+	int ready, running, stop;
+	char (*names)[STORE_RETIRED]; /* from store_blob_retire */
+	size_t n, a;
+	struct timespec since; /* when the first of names[] came */
+};
+
 /* A label of a scratch file, or a label change pending in an upload. */
 struct label {
 	struct label *next;
@@ -114,6 +136,8 @@ struct repo {
 	struct later later;
 	int batch;			/* [store] sync = batch, at open */
 	struct syncer sync;
+	struct reaper reaper;
+	unsigned staged; /* uploads being written (atomic) */
 };
 
 /* This thread's catalog transactions open through begin(). */
@@ -331,21 +355,167 @@ static void later_stop(struct repo *r)
 	pthread_mutex_destroy(&q->lock);
 }
 
-/* ---- sync = batch ---- */
+/* ---- the reaper ---- */
 
-/* Unlink the blobs in `shas` that no version refers to now. */
+/*
+ * Unlink what is queued, until asked to stop: once no upload is being
+ * written (unstage() wakes it), or once the oldest has waited
+ * REAP_WAIT_MS, uploads or not.
+ */
+static void *reaper_thread(void *arg)
+{
+	struct repo *r = arg;
+	struct reaper *q = &r->reaper;
+	struct sched_param idle = {0};
+	char(*names)[STORE_RETIRED];
+	struct timespec t;
+	size_t n, i;
+
+	/* Unprivileged threads may lower themselves; if not, nice 19. */
+	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle))
+		setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
+	pthread_mutex_lock(&q->lock);
+	while (!q->stop) {
+		if (!q->n) {
+			pthread_cond_wait(&q->wake, &q->lock);
+			continue;
+		}
+		if (__atomic_load_n(&r->staged, __ATOMIC_ACQUIRE)) {
+			t = q->since;
+			t.tv_sec += REAP_WAIT_MS / 1000;
+			if (pthread_cond_timedwait(&q->wake, &q->lock, &t) !=
+			    ETIMEDOUT)
+				continue;
+		}
+		names = q->names;
+		n = q->n;
+		q->names = NULL;
+		q->n = q->a = 0;
+		pthread_mutex_unlock(&q->lock);
+		for (i = 0; i < n; i++)
+			store_reap(r->store, names[i]);
+		free(names);
+		pthread_mutex_lock(&q->lock);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+static void reaper_init(struct repo *r)
+{
+	struct reaper *q = &r->reaper;
+
+	pthread_mutex_init(&q->lock, NULL);
+	cond_init(&q->wake);
+	q->ready = 1;
+}
+
+/* An upload's staging file is open: its bytes are being written. */
+static void staged(struct repo *r)
+{
+	__atomic_add_fetch(&r->staged, 1, __ATOMIC_RELEASE);
+}
+
+/* Close upload u's staging file; with the last one, wake the reaper. */
+static void unstage(struct repo_upload *u)
+{
+	struct reaper *q = &u->r->reaper;
+
+	close(u->fd);
+	u->fd = -1;
+	if (__atomic_sub_fetch(&u->r->staged, 1, __ATOMIC_ACQ_REL))
+		return;
+	pthread_mutex_lock(&q->lock);
+	if (q->n)
+		pthread_cond_signal(&q->wake);
+	pthread_mutex_unlock(&q->lock);
+}
+
+/*
+ * Queue retired blob `name` for the thread; where there is no thread (a
+ * command before the daemon forks, or none could start) or no memory,
+ * unlink it here.
+ */
+static void reap_later(struct repo *r, const char *name)
+{
+	struct reaper *q = &r->reaper;
+	int now = 1;
+
+	pthread_mutex_lock(&q->lock);
+	if (!q->running && !r->sync.quiet && !q->stop &&
+	    !spawn(&q->thread, reaper_thread, r))
+		q->running = 1;
+	if (q->running && q->n == q->a) {
+		size_t a = q->a ? 2 * q->a : 8;
+		char(*p)[STORE_RETIRED] = realloc(q->names, a * sizeof(*p));
+
+		if (p) {
+			q->names = p;
+			q->a = a;
+		}
+	}
+	if (q->running && q->n < q->a) {
+		if (!q->n)
+			clock_gettime(CLOCK_MONOTONIC, &q->since);
+		memcpy(q->names[q->n++], name, STORE_RETIRED);
+		pthread_cond_signal(&q->wake);
+		now = 0;
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (now)
+		store_reap(r->store, name);
+}
+
+/* Stop the thread and unlink what is left. */
+static void reaper_stop(struct repo *r)
+{
+	struct reaper *q = &r->reaper;
+	size_t i;
+
+	if (!q->ready)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->stop = 1;
+	pthread_cond_signal(&q->wake);
+	pthread_mutex_unlock(&q->lock);
+	if (q->running)
+		pthread_join(q->thread, NULL);
+	q->running = 0;
+	for (i = 0; i < q->n; i++)
+		store_reap(r->store, q->names[i]);
+	free(q->names);
+	pthread_cond_destroy(&q->wake);
+	pthread_mutex_destroy(&q->lock);
+}
+
+/*
+ * Free the blobs in `shas` that no version refers to now: out of the
+ * store under gc_lock, unlinked by the reaper.
+ */
 static void unlink_unused(struct repo *r, char (*shas)[STORE_SHA_HEX],
 			  size_t n)
 {
+	char(*names)[STORE_RETIRED] = calloc(n ? n : 1, sizeof(*names));
 	size_t i;
 	uint64_t refs;
 
 	pthread_mutex_lock(&r->gc_lock);
-	for (i = 0; i < n; i++)
-		if (!catalog_blob_refs(r->cat, shas[i], &refs, NULL) && !refs)
+	for (i = 0; i < n; i++) {
+		if (catalog_blob_refs(r->cat, shas[i], &refs, NULL) || refs)
+			continue;
+		if (names)
+			store_blob_retire(r->store, shas[i], names[i]);
+		else
 			store_blob_unlink(r->store, shas[i]);
+	}
 	pthread_mutex_unlock(&r->gc_lock);
+	for (i = 0; names && i < n; i++)
+		if (names[i][0])
+			reap_later(r, names[i]);
+	free(names);
 }
+
+/* ---- sync = batch ---- */
 
 /* Up to SYNC_FEW + 1 unsynced blobs into a sync_few. */
 struct sync_few {
@@ -735,6 +905,7 @@ int repo_open(struct repo **out, const struct config *cfg,
 	}
 	later_init(r);
 	sync_init(r);
+	reaper_init(r);
 	r->batch = cfg->sync == CONFIG_SYNC_BATCH;
 	if ((rc = catalog_open(&r->cat, db, err)) ||
 	    (rc = catalog_set_sync(r->cat, !r->batch, err)))
@@ -757,6 +928,7 @@ void repo_close(struct repo *r)
 		return;
 	later_stop(r);
 	sync_stop(r);
+	reaper_stop(r);
 	catalog_close(r->cat);
 	store_close(r->store);
 	resolve_cache_free(r->resolved);
@@ -1558,6 +1730,7 @@ static int stage(struct repo_upload *u)
 		u->fd = -1;
 		return rc;
 	}
+	staged(u->r);
 	return 0;
 }
 
@@ -1743,8 +1916,7 @@ int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 		return rc;
 	}
 	/* The staging file may now be the blob: never write it again. */
-	close(u->fd);
-	u->fd = -1;
+	unstage(u);
 	memcpy(u->base, sha, STORE_SHA_HEX);
 	u->hash_broken = 1;
 	u->dirty = 0;
@@ -1759,7 +1931,7 @@ void repo_upload_free(struct repo_upload *u)
 		return;
 	store_pipe_free(u->pipe);
 	if (u->fd >= 0)
-		close(u->fd);
+		unstage(u);
 	store_hash_free(u->hash);
 	label_free(u->pending);
 	free(u);

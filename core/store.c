@@ -4,7 +4,8 @@
  * Layout under the store directory:
  *   blobs/<first two hex digits>/<sha256>   immutable content
  *   staging/                                named staging files (fallback
- *                                           where O_TMPFILE is missing)
+ *                                           where O_TMPFILE is missing),
+ *                                           retired blobs not yet unlinked
  *   scratch/<env>/{a,t}/<name>              editors' and rsync's temp files
  * Every path is opened relative to a directory fd held from store_open(),
  * so a name is never re-resolved through the mount's own tree.
@@ -34,6 +35,7 @@ struct store {
 	int staging_fd;
 	int scratch_fd;
 	int no_tmpfile;		/* the file system refused O_TMPFILE */
+	unsigned long retired;	/* blobs retired: their names' counter */
 	int new_dir;		/* a blob directory made since the last
 				 * store_blobs_sync() (atomic) */
 };
@@ -561,7 +563,7 @@ static int sync_at(int dirfd, const char *name, int flags)
 
 int store_blobs_sync(struct store *s, char (*shas)[STORE_SHA_HEX], size_t n)
 {
-	unsigned char dirs[256 / 8] = { 0 };
+	unsigned char dirs[256 / 8] = {0};
 	char rel[80], dir[3];
 	unsigned d;
 	size_t i;
@@ -601,6 +603,26 @@ int store_blob_unlink(struct store *s, const char *sha)
 	if (unlinkat(s->blobs_fd, rel, 0) && errno != ENOENT)
 		return -errno;
 	return 0;
+}
+
+void store_blob_retire(struct store *s, const char *sha,
+		       char name[STORE_RETIRED])
+{
+	unsigned long n = __atomic_add_fetch(&s->retired, 1, __ATOMIC_RELAXED);
+	char rel[80];
+
+	blob_rel(rel, sizeof(rel), sha);
+	snprintf(name, STORE_RETIRED, "freed-%.64s-%lu", sha, n);
+	if (!renameat(s->blobs_fd, rel, s->staging_fd, name))
+		return;
+	if (errno != ENOENT)
+		unlinkat(s->blobs_fd, rel, 0);
+	name[0] = '\0';
+}
+
+void store_reap(struct store *s, const char *name)
+{
+	unlinkat(s->staging_fd, name, 0);
 }
 
 /* Open directory `name` under `dirfd` as a DIR stream. */

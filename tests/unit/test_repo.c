@@ -1808,6 +1808,88 @@ static void test_orphan_sweep(void)
 	fixture_close(&x);
 }
 
+/* Files in the store's staging/ whose names begin "freed-". */
+static int retired_files(struct fixture *x)
+{
+	char p[300];
+	DIR *d;
+	struct dirent *e;
+	int n = 0;
+
+	snprintf(p, sizeof(p), "%s/staging", x->store);
+	if (!(d = opendir(p)))
+		return -1;
+	while ((e = readdir(d)))
+		n += !strncmp(e->d_name, "freed-", 6);
+	closedir(d);
+	return n;
+}
+
+/* retired_files() once it is `want`, or after two seconds. */
+static int retired_become(struct fixture *x, int want)
+{
+	int i, n = retired_files(x);
+
+	for (i = 0; i < 200 && n != want; i++) {
+		usleep(10000);
+		n = retired_files(x);
+	}
+	return n;
+}
+
+/*
+ * A freed blob leaves blobs/ at the sync that makes its deletion durable,
+ * renamed aside; its unlink waits while an upload is being written, and
+ * comes once none is.  One left behind by a stop is swept at the next
+ * open.
+ */
+static void test_reaper(void)
+{
+	struct fixture x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct repo_upload *u = NULL;
+	char sha[STORE_SHA_HEX], p[300];
+	int fd;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(ups(&x, "dev", "gone.txt", "to be freed"), 0);
+	fixture_sha(sha, "to be freed", 11);
+	T_INTEQ(repo_sync(x.r), 0);
+
+	/* An upload being written: the unlink waits. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "busy.txt", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, "busy", 4, 0), 4);
+	T_INTEQ(repo_art_remove(x.r, &who, "dev", "gone.txt", NULL), 0);
+	T_CHECK(freed(&x, sha));
+	T_INTEQ(retired_files(&x), 1);
+	usleep(200000);
+	T_INTEQ(retired_files(&x), 1);
+	/* Its commit ends the wait. */
+	T_INTEQ(repo_upload_commit(u, &who, NULL, &err), 0);
+	T_INTEQ(retired_become(&x, 0), 0);
+	repo_upload_free(u);
+
+	/* No upload: at once (the thread, soon). */
+	T_INTEQ(repo_art_remove(x.r, &who, "dev", "busy.txt", NULL), 0);
+	fixture_sha(sha, "busy", 4);
+	T_CHECK(freed(&x, sha));
+	T_INTEQ(retired_become(&x, 0), 0);
+
+	/* A stop between the rename and the unlink: swept at the open. */
+	repo_close(x.r);
+	x.r = NULL;
+	snprintf(p, sizeof(p), "%s/staging/freed-%s-1", x.store, sha);
+	fd = open(p, O_CREAT | O_WRONLY, 0600);
+	T_CHECK(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	T_INTEQ(retired_files(&x), 1);
+	fixture_reopen(&x);
+	T_INTEQ(retired_files(&x), 0);
+	fixture_close(&x);
+}
+
 int main(void)
 {
 	T_RUN(test_env);
@@ -1827,5 +1909,6 @@ int main(void)
 	T_RUN(test_sync_catalog_only);
 	T_RUN(test_sync_close);
 	T_RUN(test_orphan_sweep);
+	T_RUN(test_reaper);
 	return T_DONE();
 }
