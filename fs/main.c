@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <limits.h>
 #include <malloc.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -43,6 +44,7 @@
 #include "export.h"
 #include "fsck.h"
 #include "jar.h"
+#include "loop.h"
 
 static const char usage[] =
 	"usage: cmfs [-c cmfs.ini] <mountpoint> [options]\n"
@@ -416,6 +418,53 @@ static void reload(struct cmfs *c)
 		 n->file, n->nscopes);
 }
 
+/* ---- the request loop (core/loop.h) over the FUSE session ---- */
+
+/* A request that runs this long hands the reading to another thread. */
+#define TAKEOVER_US 2000
+#define MAX_THREADS 10 /* libfuse's default; -o max_threads=N */
+
+static void *fbuf_new(void *arg)
+{
+	(void)arg;
+	return calloc(1, sizeof(struct fuse_buf));
+}
+
+static void fbuf_free(void *arg, void *buf)
+{
+	struct fuse_buf *b = buf;
+
+	(void)arg;
+	free(b->mem);
+	free(b);
+}
+
+static int se_receive(void *arg, void *buf)
+{
+	return fuse_session_receive_buf(arg, buf);
+}
+
+static int se_pending(void *arg)
+{
+	struct pollfd p = {fuse_session_fd(arg), POLLIN, 0};
+
+	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+static void se_process(void *arg, void *buf)
+{
+	fuse_session_process_buf(arg, buf);
+}
+
+static int se_exited(void *arg)
+{
+	return fuse_session_exited(arg);
+}
+
+static const struct loop_ops se_loop = {
+	fbuf_new, fbuf_free, se_receive, se_pending, se_process, se_exited,
+};
+
 /* The thread that waits for SIGHUP (blocked in every other thread). */
 static void *hup_thread(void *arg)
 {
@@ -643,8 +692,14 @@ int main(int argc, char **argv)
 		 cfg->store_path);
 	if (fo.singlethread)
 		rc = fuse_session_loop(c.se);
-	else
+	else if (fo.clone_fd)
 		rc = fuse_session_loop_mt(c.se, fo.clone_fd);
+	else
+		rc = loop_run(&se_loop, c.se,
+			      fo.max_threads && fo.max_threads <= 1000
+				      ? fo.max_threads
+				      : MAX_THREADS,
+			      TAKEOVER_US);
 	/* The loop returns the signal that stopped it (libfuse 3): SIGTERM
 	 * and SIGINT (systemctl stop, ^C) are a clean stop, as an unmount. */
 	rc = rc == 0 || rc == SIGTERM || rc == SIGINT ? 0 : 1;
