@@ -1,7 +1,7 @@
 /*
  * loop.c - the request loop of loop.h: a reader that keeps its requests
- * while they are quick and one at a time, and hands the reading on when
- * another is waiting or (by a watchdog) when one runs long.
+ * while they are quick, and a watchdog that hands the reading on when one
+ * is not, or when requests wait.
  *
  * State, all under loop.mu:
  *   reader    the worker that reads next (NULL: whoever comes first);
@@ -13,8 +13,9 @@
  *             no request has begun for IDLE_TICKS looks, and the first
  *             request after wakes it (one wake-up per quiet spell, not
  *             one per request)
- * A worker reads only while it is the reader, and the reader changes
- * only while it processes, so one thread at most is in receive().
+ * The reader changes only while it processes.  Besides it, a worker that
+ * lost the reading reads while requests wait (a backlog: clients in
+ * parallel), and waits in `standby` once none does.
  */
 #define _GNU_SOURCE /* sem_clockwait() */
 #include "loop.h"
@@ -85,7 +86,6 @@ static int start(pthread_t *t, void *(*fn)(void *), void *arg)
 }
 
 static void *work(void *arg);
-static void hand_on(struct loop *l);
 
 /* A new worker, with l->mu held; it claims the reading if free. */
 static int add_worker(struct loop *l)
@@ -117,13 +117,14 @@ static void *work(void *arg)
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
 	pthread_mutex_lock(&l->mu);
 	while (!l->stop) {
-		if (l->reader && l->reader != w) {
+		if (!l->reader)
+			l->reader = w;
+		if (l->reader != w && !l->ops->pending(l->arg)) {
 			l->idle++;
 			pthread_cond_wait(&l->standby, &l->mu);
 			l->idle--;
 			continue;
 		}
-		l->reader = w;
 		pthread_mutex_unlock(&l->mu);
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
 		rc = l->ops->receive(l->arg, w->buf);
@@ -141,9 +142,6 @@ static void *work(void *arg)
 			l->active = 1;
 			pthread_cond_signal(&l->watch);
 		}
-		/* Clients in parallel: another thread reads the next. */
-		if (l->ops->pending(l->arg))
-			hand_on(l);
 		pthread_mutex_unlock(&l->mu);
 		l->ops->process(l->arg, w->buf);
 		pthread_mutex_lock(&l->mu);
@@ -153,8 +151,8 @@ static void *work(void *arg)
 	return NULL;
 }
 
-/* The reader processes a request: free the reading for an idle worker,
- * or a new one (l->mu held). */
+/* The reader has processed one request for takeover_us, or requests
+ * wait: free the reading for an idle worker, or a new one (l->mu held). */
 static void hand_on(struct loop *l)
 {
 	l->reader = NULL;
@@ -186,7 +184,9 @@ static void *watchdog(void *arg)
 		if (l->stop)
 			break;
 		r = l->reader;
-		if (r && r->busy_since && now_ns() - r->busy_since >= 2 * tick)
+		if (r && r->busy_since &&
+		    (now_ns() - r->busy_since >= 2 * tick ||
+		     l->ops->pending(l->arg)))
 			hand_on(l);
 		if (l->started != seen) {
 			seen = l->started;

@@ -4,7 +4,7 @@
  *
  *   q  quick: nothing
  *   s  slow: sleeps SLOW_MS
- *   p  parallel: waits (up to two seconds) until another p has begun
+ *   p  waits (up to two seconds) until another p has begun
  */
 #define _GNU_SOURCE
 #include "t.h"
@@ -235,18 +235,40 @@ static void test_slow(void)
 	T_INTEQ(fake_end(&f), 0);
 }
 
-/* Requests waiting as one begins get a thread of their own at once. */
-static void test_parallel(void)
+/*
+ * A request that waits for the next one (as a FUSE request may wait for
+ * an interrupt): the next is read by another thread within takeover_us.
+ * Quick requests from parallel clients are otherwise served in turn.
+ */
+static void test_waits_for_next(void)
 {
 	static struct fake f;
 
-	/* A takeover far beyond the p's wait: only `pending` can help. */
-	fake_start(&f, 10, 10000000);
+	fake_start(&f, 10, 20000);
 	T_CHECK(write(f.wr, "pp", 2) == 2);
 	wait_ended(&f, 2);
 	T_INTEQ(f.ps, 2);
 	T_CHECK(f.done[1].begin < f.done[0].end);
 	T_CHECK(f.done[0].end - f.done[0].begin < 1000000000u);
+	T_CHECK(!pthread_equal(f.done[0].thread, f.done[1].thread));
+	T_INTEQ(fake_end(&f), 0);
+}
+
+/*
+ * Requests waiting while the reader processes one (clients in parallel)
+ * are read by another thread at the watchdog's next look (takeover_us /
+ * 2), before the request has run takeover_us.
+ */
+static void test_backlog(void)
+{
+	static struct fake f;
+
+	fake_start(&f, 10, 400000);
+	T_CHECK(write(f.wr, "pp", 2) == 2);
+	wait_ended(&f, 2);
+	T_INTEQ(f.ps, 2);
+	T_CHECK(f.done[1].begin < f.done[0].end);
+	T_CHECK(f.done[1].begin - f.done[0].begin < 380000000u);
 	T_INTEQ(fake_end(&f), 0);
 }
 
@@ -309,7 +331,8 @@ int main(void)
 {
 	T_RUN(test_one_thread);
 	T_RUN(test_slow);
-	T_RUN(test_parallel);
+	T_RUN(test_waits_for_next);
+	T_RUN(test_backlog);
 	T_RUN(test_max_threads);
 	T_RUN(test_error);
 	T_RUN(test_exited);
