@@ -321,6 +321,19 @@ static int spawn(pthread_t *t, void *(*fn)(void *), struct repo *r)
 	return rc ? -EAGAIN : 0;
 }
 
+/* Tell a helper thread (`running`, or none) to stop, and wait for it. */
+static void stop_thread(pthread_mutex_t *lock, pthread_cond_t *wake, int *stop,
+			int *running, pthread_t thread)
+{
+	pthread_mutex_lock(lock);
+	*stop = 1;
+	pthread_cond_signal(wake);
+	pthread_mutex_unlock(lock);
+	if (*running)
+		pthread_join(thread, NULL);
+	*running = 0;
+}
+
 /* Start the queue's thread, with q->lock held.  0 when it runs. */
 static int later_spawn(struct repo *r)
 {
@@ -341,13 +354,7 @@ static void later_stop(struct repo *r)
 
 	if (!q->tail)
 		return;
-	pthread_mutex_lock(&q->lock);
-	q->stop = 1;
-	pthread_cond_signal(&q->wake);
-	pthread_mutex_unlock(&q->lock);
-	if (q->running)
-		pthread_join(q->thread, NULL);
-	q->running = 0;
+	stop_thread(&q->lock, &q->wake, &q->stop, &q->running, q->thread);
 	if (r->cat)
 		repo_flush_events(r);
 	pthread_cond_destroy(&q->wake);
@@ -474,13 +481,7 @@ static void reaper_stop(struct repo *r)
 
 	if (!q->ready)
 		return;
-	pthread_mutex_lock(&q->lock);
-	q->stop = 1;
-	pthread_cond_signal(&q->wake);
-	pthread_mutex_unlock(&q->lock);
-	if (q->running)
-		pthread_join(q->thread, NULL);
-	q->running = 0;
+	stop_thread(&q->lock, &q->wake, &q->stop, &q->running, q->thread);
 	for (i = 0; i < q->n; i++)
 		store_reap(r->store, q->names[i]);
 	free(q->names);
@@ -690,13 +691,7 @@ static void sync_stop(struct repo *r)
 
 	if (!y->ready)
 		return;
-	pthread_mutex_lock(&y->lock);
-	y->stop = 1;
-	pthread_cond_signal(&y->wake);
-	pthread_mutex_unlock(&y->lock);
-	if (y->running)
-		pthread_join(y->thread, NULL);
-	y->running = 0;
+	stop_thread(&y->lock, &y->wake, &y->stop, &y->running, y->thread);
 	if (r->batch && r->cat && r->store)
 		sync_now(r);
 	free(y->freed);
