@@ -90,10 +90,11 @@ static void *work(void *arg);
 /* A new worker, with l->mu held; it claims the reading if free. */
 static int add_worker(struct loop *l)
 {
-	struct worker *w = &l->w[l->nthreads];
+	struct worker *w;
 
 	if (l->nthreads == l->max)
 		return -EAGAIN;
+	w = &l->w[l->nthreads];
 	w->l = l;
 	w->busy_since = 0;
 	if (!w->buf && !(w->buf = l->ops->buf_new(l->arg)))
@@ -105,8 +106,8 @@ static int add_worker(struct loop *l)
 }
 
 /*
- * A worker: read while it is the reader, process what it read, and wait
- * in standby while another reads.
+ * A worker: read while it is the reader, or while requests wait; process
+ * what it read; else wait in standby while another reads.
  */
 static void *work(void *arg)
 {
