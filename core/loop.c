@@ -19,11 +19,11 @@
  */
 #define _GNU_SOURCE /* sem_clockwait() */
 #include "loop.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
@@ -72,19 +72,6 @@ static void stop(struct loop *l, int error)
 	sem_post(&l->finish);
 }
 
-/* Start a thread of the loop with every signal blocked.  0 or -EAGAIN. */
-static int start(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	int rc;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(t, NULL, fn, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc ? -EAGAIN : 0;
-}
-
 static void *work(void *arg);
 
 /* A new worker, with l->mu held; it claims the reading if free. */
@@ -99,7 +86,7 @@ static int add_worker(struct loop *l)
 	w->busy_since = 0;
 	if (!w->buf && !(w->buf = l->ops->buf_new(l->arg)))
 		return -ENOMEM;
-	if (start(&w->thread, work, w))
+	if (thread_start(&w->thread, work, w))
 		return -EAGAIN;
 	l->nthreads++;
 	return 0;
@@ -168,7 +155,7 @@ static void *watchdog(void *arg)
 	struct loop *l = arg;
 	struct worker *r;
 	struct timespec t;
-	uint64_t seen = 0, tick = (uint64_t)l->takeover_us * 500u, ns;
+	uint64_t seen = 0, tick = (uint64_t)l->takeover_us * 500u;
 	unsigned quiet = 0;
 
 	pthread_mutex_lock(&l->mu);
@@ -178,9 +165,7 @@ static void *watchdog(void *arg)
 			quiet = 0;
 			continue;
 		}
-		ns = now_ns() + tick;
-		t.tv_sec = (time_t)(ns / 1000000000u);
-		t.tv_nsec = (long)(ns % 1000000000u);
+		thread_deadline(&t, tick);
 		pthread_cond_timedwait(&l->watch, &l->mu, &t);
 		if (l->stop)
 			break;
@@ -217,19 +202,12 @@ int loop_run(const struct loop_ops *ops, void *arg, unsigned max_threads,
 		return -ENOMEM;
 	pthread_mutex_init(&l.mu, NULL);
 	pthread_cond_init(&l.standby, NULL);
-	{
-		pthread_condattr_t ca;
-
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&l.watch, &ca);
-		pthread_condattr_destroy(&ca);
-	}
+	thread_cond_init(&l.watch);
 	sem_init(&l.finish, 0, 0);
 	pthread_mutex_lock(&l.mu);
 	rc = add_worker(&l);
 	if (!rc)
-		watching = !start(&dog, watchdog, &l);
+		watching = !thread_start(&dog, watchdog, &l);
 	pthread_mutex_unlock(&l.mu);
 	/* Here the signals that end a session arrive (the loop's threads
 	 * block them): EINTR, or a look every second. */

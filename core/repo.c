@@ -44,7 +44,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +61,7 @@
 #include "name.h"
 #include "resolve.h"
 #include "store.h"
-
+#include "thread.h"
 
 #define PIPE_FROM ((uint64_t)4 << 20) /* an upload this big hashes aside */
 #define LATER_MS 50   /* the longest a read's event line waits */
@@ -247,27 +246,6 @@ void repo_flush_events(struct repo *r)
 	pthread_mutex_unlock(&r->later.flush);
 }
 
-/* A condition variable whose timed waits run on CLOCK_MONOTONIC. */
-static void cond_init(pthread_cond_t *c)
-{
-	pthread_condattr_t ca;
-
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(c, &ca);
-	pthread_condattr_destroy(&ca);
-}
-
-/* *t = `ms` milliseconds from now, on CLOCK_MONOTONIC. */
-static void deadline(struct timespec *t, long ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, t);
-	t->tv_sec += ms / 1000;
-	t->tv_nsec += ms % 1000 * 1000000L;
-	t->tv_sec += t->tv_nsec / 1000000000L;
-	t->tv_nsec %= 1000000000L;
-}
-
 /* The thread that writes queued lines LATER_MS after the first came. */
 static void *later_thread(void *arg)
 {
@@ -281,7 +259,7 @@ static void *later_thread(void *arg)
 			pthread_cond_wait(&q->wake, &q->lock);
 			continue;
 		}
-		deadline(&t, LATER_MS);
+		thread_deadline(&t, LATER_MS * 1000000u);
 		while (!q->stop &&
 		       pthread_cond_timedwait(&q->wake, &q->lock, &t) == 0)
 			;
@@ -299,26 +277,8 @@ static void later_init(struct repo *r)
 
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_mutex_init(&q->flush, NULL);
-	cond_init(&q->wake);
+	thread_cond_init(&q->wake);
 	q->tail = &q->head;
-}
-
-/*
- * Start a helper thread of the repository.  Not at repo_open: the daemon
- * forks after it (fuse_daemonize), and a thread does not survive a fork.
- * Signals (SIGHUP: reload) are for the daemon's own threads.  0 when it
- * runs.
- */
-static int spawn(pthread_t *t, void *(*fn)(void *), struct repo *r)
-{
-	sigset_t all, old;
-	int rc;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(t, NULL, fn, r);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc ? -EAGAIN : 0;
 }
 
 /* Tell a helper thread (`running`, or none) to stop, and wait for it. */
@@ -334,14 +294,19 @@ static void stop_thread(pthread_mutex_t *lock, pthread_cond_t *wake, int *stop,
 	*running = 0;
 }
 
-/* Start the queue's thread, with q->lock held.  0 when it runs. */
+/*
+ * Start the queue's thread, with q->lock held.  0 when it runs.  Like the
+ * other helper threads, it starts when first needed, never in repo_open:
+ * the daemon forks after that (fuse_daemonize), and a thread does not
+ * survive a fork.
+ */
 static int later_spawn(struct repo *r)
 {
 	struct later *q = &r->later;
 
 	if (q->running || q->stop)
 		return q->running ? 0 : -EAGAIN;
-	if (spawn(&q->thread, later_thread, r))
+	if (thread_start(&q->thread, later_thread, r))
 		return -EAGAIN;
 	q->running = 1;
 	return 0;
@@ -413,7 +378,7 @@ static void reaper_init(struct repo *r)
 	struct reaper *q = &r->reaper;
 
 	pthread_mutex_init(&q->lock, NULL);
-	cond_init(&q->wake);
+	thread_cond_init(&q->wake);
 	q->ready = 1;
 }
 
@@ -450,7 +415,7 @@ static void reap_later(struct repo *r, const char *name)
 
 	pthread_mutex_lock(&q->lock);
 	if (!q->running && !r->sync.quiet && !q->stop &&
-	    !spawn(&q->thread, reaper_thread, r))
+	    !thread_start(&q->thread, reaper_thread, r))
 		q->running = 1;
 	if (q->running && q->n == q->a) {
 		size_t a = q->a ? 2 * q->a : 8;
@@ -637,7 +602,7 @@ static void *sync_thread(void *arg)
 			pthread_cond_wait(&y->wake, &y->lock);
 			continue;
 		}
-		deadline(&t, ms);
+		thread_deadline(&t, (uint64_t)ms * 1000000u);
 		while (!y->stop &&
 		       pthread_cond_timedwait(&y->wake, &y->lock, &t) == 0)
 			;
@@ -655,7 +620,7 @@ static void sync_init(struct repo *r)
 
 	pthread_mutex_init(&y->lock, NULL);
 	pthread_mutex_init(&y->run, NULL);
-	cond_init(&y->wake);
+	thread_cond_init(&y->wake);
 	y->quiet = 1;
 	y->ready = 1;
 }
@@ -672,7 +637,7 @@ static void sync_later(struct repo *r)
 	if (!y->dirty) {
 		y->dirty = 1;
 		if (!y->running && !y->quiet && !y->stop) {
-			if (spawn(&y->thread, sync_thread, r))
+			if (thread_start(&y->thread, sync_thread, r))
 				now = 1; /* no thread: sync here */
 			else
 				y->running = 1;
