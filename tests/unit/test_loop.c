@@ -236,21 +236,30 @@ static void test_slow(void)
 }
 
 /*
+ * Two p requests sent at once, the loop's takeover at `takeover_us`: each
+ * waits for the other to begin, so both end soon only if a second thread
+ * read the second while the first waited.
+ */
+static void two_waiting(struct fake *f, unsigned takeover_us)
+{
+	fake_start(f, 10, takeover_us);
+	T_CHECK(write(f->wr, "pp", 2) == 2);
+	wait_ended(f, 2);
+	T_INTEQ(f->ps, 2);
+	T_CHECK(f->done[1].begin < f->done[0].end);
+	T_CHECK(f->done[0].end - f->done[0].begin < 1000000000u);
+	T_CHECK(!pthread_equal(f->done[0].thread, f->done[1].thread));
+}
+
+/*
  * A request that waits for the next one (as a FUSE request may wait for
  * an interrupt): the next is read by another thread within takeover_us.
- * Quick requests from parallel clients are otherwise served in turn.
  */
 static void test_waits_for_next(void)
 {
 	static struct fake f;
 
-	fake_start(&f, 10, 20000);
-	T_CHECK(write(f.wr, "pp", 2) == 2);
-	wait_ended(&f, 2);
-	T_INTEQ(f.ps, 2);
-	T_CHECK(f.done[1].begin < f.done[0].end);
-	T_CHECK(f.done[0].end - f.done[0].begin < 1000000000u);
-	T_CHECK(!pthread_equal(f.done[0].thread, f.done[1].thread));
+	two_waiting(&f, 20000);
 	T_INTEQ(fake_end(&f), 0);
 }
 
@@ -263,11 +272,7 @@ static void test_backlog(void)
 {
 	static struct fake f;
 
-	fake_start(&f, 10, 400000);
-	T_CHECK(write(f.wr, "pp", 2) == 2);
-	wait_ended(&f, 2);
-	T_INTEQ(f.ps, 2);
-	T_CHECK(f.done[1].begin < f.done[0].end);
+	two_waiting(&f, 400000);
 	T_CHECK(f.done[1].begin - f.done[0].begin < 380000000u);
 	T_INTEQ(fake_end(&f), 0);
 }
@@ -320,8 +325,18 @@ static void test_exited(void)
 	pthread_join(f.loop, NULL);
 	T_INTEQ(f.rc, 0);
 	T_CHECK(now_ns() - t0 < 3000000000u);
-	/* nothing read after */
+	/* No thread of the loop is left to read: a request sent now stays
+	 * in the pipe. */
 	req(&f, 'q');
+	usleep(50000);
+	{
+		char c = 0;
+		struct pollfd p = {f.rd, POLLIN, 0};
+
+		T_INTEQ(poll(&p, 1, 0), 1);
+		T_INTEQ(read(f.rd, &c, 1), 1);
+		T_CHECK(c == 'q');
+	}
 	T_INTEQ(f.n, 1);
 	close(f.wr);
 	close(f.rd);
