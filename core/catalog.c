@@ -276,6 +276,31 @@ int catalog_sync(struct catalog *c, struct cmfs_err *err)
 	return c->be->sync(c->impl, err);
 }
 
+int catalog_inline_put(struct catalog *c, const char *sha256, const void *data,
+		       size_t len, struct cmfs_err *err)
+{
+	return c->be->inline_put(c->impl, sha256, data, len, err);
+}
+
+int catalog_inline_get(struct catalog *c, const char *sha256, void **out,
+		       size_t *len, struct cmfs_err *err)
+{
+	return c->be->inline_get(c->impl, sha256, out, len, err);
+}
+
+int catalog_inline_del(struct catalog *c, const char *sha256,
+		       struct cmfs_err *err)
+{
+	return c->be->inline_del(c->impl, sha256, err);
+}
+
+int catalog_inline_list(struct catalog *c,
+			int (*fn)(void *arg, const char *const *row), void *arg,
+			struct cmfs_err *err)
+{
+	return c->be->inline_list(c->impl, fn, arg, err);
+}
+
 int catalog_unsynced_add(struct catalog *c, const char *sha256,
 			 struct cmfs_err *err)
 {

@@ -197,6 +197,26 @@ int catalog_unsynced_list(struct catalog *c,
 			  int (*fn)(void *arg, const char *const *row),
 			  void *arg, struct cmfs_err *err);
 
+/*
+ * Inline blobs: the bytes of a small blob kept in the catalog itself, by
+ * sha256, instead of in a file of the store (repo.c says when and why).
+ * A row goes in the transaction that drops the last version referring to
+ * its blob.  put does nothing when the row is there; get gives a copy,
+ * *out the caller's to free (*len bytes), or -ENOENT when the blob is not
+ * inline; list gives each row's sha256 and size (as text) in row[0..1],
+ * by sha256.
+ */
+int catalog_inline_put(struct catalog *c, const char *sha256, const void *data,
+		       size_t len, struct cmfs_err *err);
+int catalog_inline_get(struct catalog *c, const char *sha256, void **out,
+		       size_t *len, struct cmfs_err *err);
+/* -ENOENT when there is no such row. */
+int catalog_inline_del(struct catalog *c, const char *sha256,
+		       struct cmfs_err *err);
+int catalog_inline_list(struct catalog *c,
+			int (*fn)(void *arg, const char *const *row), void *arg,
+			struct cmfs_err *err);
+
 /* Labels: key without the "user." prefix, value as bytes. */
 int catalog_label_set(struct catalog *c, int64_t art_id, const char *key,
 		      const char *value, struct cmfs_err *err);
@@ -391,6 +411,14 @@ struct catalog_backend {
 	int (*ver_by_sha)(void *impl, const char *sha256,
 			  int (*fn)(void *arg, const char *const *row),
 			  void *arg, struct cmfs_err *err);
+	int (*inline_put)(void *impl, const char *sha256, const void *data,
+			  size_t len, struct cmfs_err *err);
+	int (*inline_get)(void *impl, const char *sha256, void **out,
+			  size_t *len, struct cmfs_err *err);
+	int (*inline_del)(void *impl, const char *sha256, struct cmfs_err *err);
+	int (*inline_list)(void *impl,
+			   int (*fn)(void *arg, const char *const *row),
+			   void *arg, struct cmfs_err *err);
 	int (*label_set)(void *impl, int64_t art_id, const char *key,
 			 const char *value, struct cmfs_err *err);
 	int (*label_del)(void *impl, int64_t art_id, const char *key,

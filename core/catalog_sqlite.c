@@ -27,7 +27,7 @@
 #include "json.h"
 #include "walvfs.h"
 
-#define SCHEMA_VERSION 5
+#define SCHEMA_VERSION 6
 
 static const char *const schema_v1[] = {
 	"CREATE TABLE envs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
@@ -153,6 +153,21 @@ static const char *const schema_v5[] = {
 	NULL
 };
 
+/*
+ * Version 6: the bytes of small blobs live in the catalog (repo.c says
+ * why), a row of inline_blobs each, found by sha256.  A row goes in the
+ * transaction that drops the last version referring to its blob; deleting
+ * an artifact drops its versions by the cascade, which fires the trigger
+ * too.
+ */
+static const char *const schema_v6[] = {
+	"CREATE TABLE inline_blobs(id INTEGER PRIMARY KEY,"
+	" sha256 TEXT NOT NULL UNIQUE, bytes BLOB NOT NULL)",
+	"CREATE TRIGGER inline_free AFTER DELETE ON versions"
+	" WHEN NOT EXISTS (SELECT 1 FROM versions WHERE sha256 = OLD.sha256)"
+	" BEGIN DELETE FROM inline_blobs WHERE sha256 = OLD.sha256; END",
+	NULL};
+
 /* The prepared statements, by index into sql[]. */
 enum {
 	S_ENV_ADD,
@@ -201,6 +216,10 @@ enum {
 	S_UNSYNCED_CLEAR,
 	S_UNSYNCED_LIST,
 	S_VER_BY_SHA,
+	S_INLINE_PUT,
+	S_INLINE_GET,
+	S_INLINE_DEL,
+	S_INLINE_LIST,
 	S_BEGIN,
 	S_COMMIT,
 	S_ROLLBACK,
@@ -317,6 +336,12 @@ static const char *const sql[S_COUNT] = {
 			 " JOIN artifacts a ON a.id = v.artifact_id"
 			 " JOIN envs e ON e.id = a.env_id WHERE v.sha256 = ?"
 			 " ORDER BY e.name, a.name, v.n",
+	[S_INLINE_PUT] = "INSERT INTO inline_blobs(sha256, bytes) VALUES(?, ?)"
+			 " ON CONFLICT(sha256) DO NOTHING",
+	[S_INLINE_GET] = "SELECT bytes FROM inline_blobs WHERE sha256 = ?",
+	[S_INLINE_DEL] = "DELETE FROM inline_blobs WHERE sha256 = ?",
+	[S_INLINE_LIST] = "SELECT sha256, length(bytes) FROM inline_blobs"
+			  " ORDER BY sha256",
 	[S_BEGIN] = "BEGIN IMMEDIATE",
 	[S_COMMIT] = "COMMIT",
 	[S_ROLLBACK] = "ROLLBACK",
@@ -459,7 +484,10 @@ static int migrate(struct sq *q, struct cmfs_err *err)
 	for (i = 0; version < 5 && schema_v5[i]; i++)
 		if ((rc = sqlite3_exec(q->db, schema_v5[i], NULL, NULL, NULL)))
 			goto bad;
-	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 5", NULL, NULL,
+	for (i = 0; version < 6 && schema_v6[i]; i++)
+		if ((rc = sqlite3_exec(q->db, schema_v6[i], NULL, NULL, NULL)))
+			goto bad;
+	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 6", NULL, NULL,
 			       NULL)) ||
 	    (rc = sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL)))
 		goto bad;
@@ -1804,19 +1832,105 @@ static int walk_text(struct sq *q, sqlite3_stmt *s, int ncol,
 	return walk(q, s, rd_text, &t, call_text, NULL, err);
 }
 
+/* walk_text() over statement `id`, which takes no parameter, locked. */
+static int list_text(struct sq *q, int id, int ncol,
+		     int (*fn)(void *arg, const char *const *row), void *arg,
+		     struct cmfs_err *err)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if (!(rc = prep(q, id, &s, err)))
+		rc = walk_text(q, s, ncol, fn, arg, err);
+	unlock(q);
+	return rc;
+}
+
 static int sq_unsynced_list(void *impl,
 			    int (*fn)(void *arg, const char *const *row),
 			    void *arg, struct cmfs_err *err)
+{
+	return list_text(impl, S_UNSYNCED_LIST, 1, fn, arg, err);
+}
+
+static int sq_inline_put(void *impl, const char *sha256, const void *data,
+			 size_t len, struct cmfs_err *err)
 {
 	struct sq *q = impl;
 	sqlite3_stmt *s;
 	int rc;
 
 	lock(q);
-	if (!(rc = prep(q, S_UNSYNCED_LIST, &s, err)))
-		rc = walk_text(q, s, 1, fn, arg, err);
+	if (!(rc = prep(q, S_INLINE_PUT, &s, err))) {
+		sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+		sqlite3_bind_blob64(s, 2, len ? data : "", len, SQLITE_STATIC);
+		rc = exec_stmt(q, s, err);
+	}
 	unlock(q);
 	return rc;
+}
+
+static int sq_inline_get(void *impl, const char *sha256, void **out,
+			 size_t *len, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	*out = NULL;
+	*len = 0;
+	lock(q);
+	if ((rc = prep(q, S_INLINE_GET, &s, err)))
+		goto out;
+	sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		const void *b = sqlite3_column_blob(s, 0);
+		size_t n = (size_t)sqlite3_column_bytes(s, 0);
+
+		/* One byte more: an empty blob is not a NULL. */
+		if ((*out = malloc(n + 1))) {
+			if (n)
+				memcpy(*out, b, n);
+			*len = n;
+			rc = 0;
+		} else {
+			rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+		}
+	} else if (rc == SQLITE_DONE) {
+		rc = -ENOENT;
+	} else {
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	}
+	done(s);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_inline_del(void *impl, const char *sha256, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if (!(rc = prep(q, S_INLINE_DEL, &s, err))) {
+		sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+		rc = exec_stmt(q, s, err);
+		if (!rc && sqlite3_changes(q->db) == 0)
+			rc = -ENOENT;
+	}
+	unlock(q);
+	return rc;
+}
+
+static int sq_inline_list(void *impl,
+			  int (*fn)(void *arg, const char *const *row),
+			  void *arg, struct cmfs_err *err)
+{
+	return list_text(impl, S_INLINE_LIST, 2, fn, arg, err);
 }
 
 static int sq_ver_by_sha(void *impl, const char *sha256,
@@ -2114,6 +2228,10 @@ const struct catalog_backend catalog_sqlite_backend = {
 	.unsynced_clear = sq_unsynced_clear,
 	.unsynced_list = sq_unsynced_list,
 	.ver_by_sha = sq_ver_by_sha,
+	.inline_put = sq_inline_put,
+	.inline_get = sq_inline_get,
+	.inline_del = sq_inline_del,
+	.inline_list = sq_inline_list,
 	.blob_total = sq_blob_total,
 	.label_set = sq_label_set,
 	.label_del = sq_label_del,

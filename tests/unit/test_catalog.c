@@ -189,6 +189,12 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 
 /* ---- open and migrate ------------------------------------------------------ */
 
+/* A version-6 catalog made as version 5 had it (no inline blob yet). */
+#define V6_TO_V5                                                               \
+	"DROP TRIGGER inline_free;"                                            \
+	"DROP TABLE inline_blobs;"                                             \
+	"PRAGMA user_version = 5;"
+
 /* A version-5 catalog made as version 4 had it, rows and all. */
 #define V5_TO_V4                                                              \
 	"CREATE TABLE inspections_v4(sha256 TEXT PRIMARY KEY, error TEXT,"    \
@@ -228,7 +234,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 5);
+	T_INTEQ(pragma_int("user_version"), 6);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -243,7 +249,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 5);
+	T_INTEQ(pragma_int("user_version"), 6);
 	{
 		char mode[16];
 
@@ -279,7 +285,7 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V5_TO_V4 V4_TO_V3), 0);
+		T_INTEQ(exec_sql(V6_TO_V5 V5_TO_V4 V4_TO_V3), 0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
 				 "DROP TRIGGER tab_add; DROP TRIGGER tab_del;"
 				 "ALTER TABLE envs DROP COLUMN nart;"
@@ -287,7 +293,7 @@ static void test_open(void)
 				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 5);
+		T_INTEQ(pragma_int("user_version"), 6);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -308,12 +314,12 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V5_TO_V4 V4_TO_V3), 0);
+		T_INTEQ(exec_sql(V6_TO_V5 V5_TO_V4 V4_TO_V3), 0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 5);
+		T_INTEQ(pragma_int("user_version"), 6);
 		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
 		T_INTEQ(mark, 0);
 		catalog_close(c);
@@ -349,11 +355,11 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V5_TO_V4 V4_TO_V3), 0);
+		T_INTEQ(exec_sql(V6_TO_V5 V5_TO_V4 V4_TO_V3), 0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 5);
+		T_INTEQ(pragma_int("user_version"), 6);
 		T_INTEQ(exec_sql("SELECT * FROM factories"), 1);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
@@ -397,11 +403,11 @@ static void test_open(void)
 		k = c ? art(c, e.id, "k.jar", SHA_B, 3) : 0;
 		u = c ? art(c, e.id, "u.txt", SHA_C, 3) : 0;
 		catalog_close(c);
-		T_INTEQ(exec_sql(V5_TO_V4), 0);
+		T_INTEQ(exec_sql(V6_TO_V5 V5_TO_V4), 0);
 		T_INTEQ(pragma_int("user_version"), 4);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 5);
+		T_INTEQ(pragma_int("user_version"), 6);
 		/* Every version of an inspected blob names its row. */
 		T_INTEQ(query_int("SELECT count(*) FROM versions v"
 				  " WHERE v.insp IS NOT (SELECT id FROM"
@@ -430,7 +436,7 @@ static void test_open(void)
 	}
 
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 6"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 7"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
@@ -689,6 +695,68 @@ static void test_blob_refs(void)
 	T_INTEQ(n, 0);
 	T_INTEQ(catalog_blob_total(c, &n, &err), 0);
 	T_INTEQ(n, 10);
+	teardown(c);
+}
+
+static int cat_row2(void *arg, const char *const *row)
+{
+	return buf_printf(arg, "%.4s:%s,", row[0], row[1]);
+}
+
+/*
+ * Inline blobs: put (once per sha), get (a copy; -ENOENT when not
+ * inline), list, delete; a row goes with the last version that refers to
+ * its blob, by ver_del or by an artifact's cascade, and only then.
+ */
+static void test_inline(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf b = BUF_INIT(4096);
+	int64_t e = env(c, "prod"), a, a2;
+	void *data = NULL;
+	size_t len = 9;
+
+	T_ERRNO(catalog_inline_get(c, SHA_A, &data, &len, &err), ENOENT);
+	T_CHECK(data == NULL && len == 0);
+	T_INTEQ(catalog_inline_put(c, SHA_A, "bytes\0a", 7, &err), 0);
+	/* Again, other bytes: the row stays as it was (same sha, same
+	 * bytes, in use). */
+	T_INTEQ(catalog_inline_put(c, SHA_A, "other", 5, &err), 0);
+	T_INTEQ(catalog_inline_get(c, SHA_A, &data, &len, &err), 0);
+	T_INTEQ(len, 7);
+	T_CHECK(data && !memcmp(data, "bytes\0a", 7));
+	free(data);
+	/* An empty blob is a row too. */
+	T_INTEQ(catalog_inline_put(c, SHA_B, "", 0, &err), 0);
+	T_INTEQ(catalog_inline_get(c, SHA_B, &data, &len, &err), 0);
+	T_CHECK(data != NULL && len == 0);
+	free(data);
+	T_INTEQ(catalog_inline_list(c, cat_row2, &b, &err), 0);
+	T_CONTAINS(buf_str(&b), ":7,");
+	T_CONTAINS(buf_str(&b), ":0,");
+	T_INTEQ(catalog_inline_del(c, SHA_B, &err), 0);
+	T_ERRNO(catalog_inline_del(c, SHA_B, &err), ENOENT);
+
+	/* Two artifacts refer to SHA_A; the row goes with the last. */
+	a = art(c, e, "a.txt", SHA_A, 7);
+	a2 = art(c, e, "b.txt", SHA_A, 7);
+	T_INTEQ(catalog_ver_add(c, a, SHA_C, 3, 1, 0, NULL, &err), 0);
+	T_INTEQ(catalog_inline_put(c, SHA_C, "ccc", 3, &err), 0);
+	T_INTEQ(catalog_ver_del(c, a, 1, &err), 0);
+	T_INTEQ(query_int("SELECT count(*) FROM inline_blobs"), 2);
+	T_INTEQ(catalog_art_del(c, a2, &err), 0); /* the cascade */
+	T_ERRNO(catalog_inline_get(c, SHA_A, &data, &len, &err), ENOENT);
+	T_INTEQ(query_int("SELECT count(*) FROM inline_blobs"), 1);
+	/* Rolled back: the row is back with its version. */
+	T_INTEQ(catalog_begin(c, &err), 0);
+	T_INTEQ(catalog_art_del(c, a, &err), 0);
+	T_INTEQ(catalog_end(c, -EIO, NULL), -EIO);
+	T_INTEQ(catalog_inline_get(c, SHA_C, &data, &len, &err), 0);
+	free(data);
+	T_INTEQ(catalog_art_del(c, a, &err), 0);
+	T_INTEQ(query_int("SELECT count(*) FROM inline_blobs"), 0);
+	buf_release(&b);
 	teardown(c);
 }
 
@@ -1516,6 +1584,7 @@ int main(void)
 	T_RUN(test_env);
 	T_RUN(test_artifacts);
 	T_RUN(test_blob_refs);
+	T_RUN(test_inline);
 	T_RUN(test_unsynced);
 	T_RUN(test_checkpoint);
 	T_RUN(test_checkpoint_stream);
