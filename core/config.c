@@ -93,6 +93,7 @@ int config_defaults(struct config *c)
 	c->sql.builtin_connectors = strdup(DEFAULT_CONNECTORS);
 	c->sql.builtin_formats = strdup(DEFAULT_FORMATS);
 	c->sql.class_allowlist = strdup(DEFAULT_ALLOWLIST);
+	c->inline_max = 64 << 10;
 	c->mount.entry_timeout = 30;
 	c->mount.attr_timeout = 30;
 	c->mount.negative_timeout = 1;
@@ -116,6 +117,7 @@ static int copy_config(struct config *dst, const struct config *src)
 	dst->file = dup0(src->file);
 	dst->store_path = dup0(src->store_path);
 	dst->sync = src->sync;
+	dst->inline_max = src->inline_max;
 	dst->limits = src->limits;
 	dst->mount = src->mount;
 	dst->log_level = src->log_level;
@@ -509,6 +511,18 @@ static int handle(struct load *l, const char *section, const char *name,
 			else
 				return fail(l, "sync: '%s' is neither batch "
 					       "nor close", value);
+			return 1;
+		}
+		if (!strcmp(name, "inline_max")) {
+			uint64_t v;
+
+			if (config_parse_size(&v, value) ||
+			    v > CONFIG_INLINE_LIMIT)
+				return fail(l,
+					    "inline_max: '%s' is not a size "
+					    "up to 1M",
+					    value);
+			c->inline_max = v;
 			return 1;
 		}
 		return fail(l, "unknown key '%s' in [store]", name);

@@ -74,10 +74,14 @@ enum config_sync {
 	CONFIG_SYNC_CLOSE	/* before the close that commits returns */
 };
 
+/* [store] inline_max at most: blobs kept in the catalog (blob.h). */
+#define CONFIG_INLINE_LIMIT ((uint64_t)1 << 20)
+
 struct config {
 	char *file;			/* NULL for the embedded default */
 	char *store_path;
 	enum config_sync sync;
+	uint64_t inline_max; /* bytes: blobs this small are inline */
 	struct config_limits limits;
 	struct config_sql sql;
 	struct config_mount mount;

@@ -102,6 +102,7 @@ static void test_defaults(void)
 	T_CHECK(c.file == NULL);
 	T_STREQ(c.store_path, "./cmfs-data");
 	T_INTEQ(c.sync, CONFIG_SYNC_BATCH);
+	T_INTEQ(c.inline_max, 64 << 10);
 	T_INTEQ(c.mount.passthrough, 1);
 	T_CHECK(c.sql.builtin_connectors && *c.sql.builtin_connectors);
 	T_CHECK(c.sql.builtin_formats && *c.sql.builtin_formats);
@@ -173,6 +174,7 @@ static void test_load_all(void)
 		 "[store]\n"
 		 "path = %s\n"
 		 "sync = close\n"
+		 "inline_max = 0\n"
 		 "\n"
 		 "[limits]\n"
 		 "max_artifact_size = 10M\n"
@@ -214,6 +216,7 @@ static void test_load_all(void)
 	T_STREQ(c.file, path);
 	T_STREQ(c.store_path, store);
 	T_INTEQ(c.sync, CONFIG_SYNC_CLOSE);
+	T_INTEQ(c.inline_max, 0);
 	T_INTEQ(c.mount.passthrough, 0);
 	T_INTEQ(c.limits.artifact_size, 10ULL << 20);
 	T_INTEQ(c.limits.store_size, 1ULL << 30);
@@ -425,6 +428,9 @@ static void test_bad_lines(void)
 	BAD("[store]\npath =\n", 2, "path: empty");
 	BAD("[store]\nsync = always\n", 2,
 	    "sync: 'always' is neither batch nor close");
+	BAD("[store]\ninline_max = 2M\n", 2,
+	    "inline_max: '2M' is not a size up to 1M");
+	BAD("[store]\ninline_max = lots\n", 2, "inline_max: 'lots'");
 	BAD("[mount]\npassthrough = on\n", 2,
 	    "passthrough: 'on' is neither auto nor off");
 	/* Not a key = value line at all. */
