@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blob.h"
 #include "catalog.h"
 #include "ddl.h"
 #include "fsck.h"
@@ -1166,7 +1167,7 @@ static int dump_blob(struct dump *d, const struct catalog_version *v,
 	char hex[STORE_SHA_HEX];
 	int src, dst, rc;
 
-	rc = store_blob_open(d->store, v->sha256, &src, err);
+	rc = blob_open(d->store, d->cat, v->sha256, v->size, &src, err);
 	if (rc)
 		return rc;
 	dst = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blob.h"
 #include "catalog.h"
 #include "events.h"
 #include "jar.h"
@@ -40,10 +41,11 @@
 /* Lines of a failed integrity check that are reported one by one. */
 #define MAX_CHECK_LINES 10
 
-/* A blob as found in the store. */
+/* A blob as found in the store: a file, or a row of the catalog. */
 struct blob {
 	char sha[STORE_SHA_HEX];
 	uint64_t size;
+	int inline_;   /* an inline blob (blob.h): bytes in the catalog */
 	int corrupt;   /* its bytes do not hash to its name */
 	char why[128]; /* with corrupt: what they hash to, or why
 			* they could not be read */
@@ -201,6 +203,52 @@ static int check_insp_links(struct run *x, struct cmfs_err *err)
 	return 0;
 }
 
+static struct blob *new_blob(struct run *x, const char *sha, uint64_t size)
+{
+	struct blob *b;
+	size_t i;
+
+	/* Only names of 64 lower-case hex digits are blobs. */
+	for (i = 0; sha[i]; i++)
+		if (!strchr("0123456789abcdef", sha[i]))
+			return x->blobs; /* not NULL: not out of memory */
+	if (i != 64)
+		return x->blobs;
+	if (x->nblobs == x->ablobs) {
+		size_t a = x->ablobs ? 2 * x->ablobs : 64;
+
+		b = realloc(x->blobs, a * sizeof(*b));
+		if (!b)
+			return NULL;
+		x->blobs = b;
+		x->ablobs = a;
+	}
+	b = &x->blobs[x->nblobs++];
+	memset(b, 0, sizeof(*b));
+	memcpy(b->sha, sha, 65);
+	b->size = size;
+	return b;
+}
+
+static int add_blob(void *arg, const char *sha, uint64_t size)
+{
+	return new_blob(arg, sha, size) ? 0 : -ENOMEM;
+}
+
+/* An inline blob: row[0] its sha256, row[1] its size. */
+static int add_inline(void *arg, const char *const *row)
+{
+	struct run *x = arg;
+	size_t n = x->nblobs;
+	struct blob *b = new_blob(x, row[0], strtoull(row[1], NULL, 10));
+
+	if (!b)
+		return -ENOMEM;
+	if (x->nblobs > n)
+		x->blobs[n].inline_ = 1;
+	return 0;
+}
+
 static int count_row(void *arg, const char *const *row)
 {
 	(void)row;
@@ -238,6 +286,10 @@ static int gather_versions(struct run *x, struct cmfs_err *err)
 		if (!rc)
 			rc = check_counts(x, e, arts.n, err);
 	}
+	/* In the same snapshot: a mounted store's inline blobs come with
+	 * the versions that refer to them. */
+	if (!rc)
+		rc = catalog_inline_list(x->cat, add_inline, x, err);
 	x->r->nenvs = envs.n;
 	x->r->nversions = x->nvers;
 	catalog_end(x->cat, 0, NULL);
@@ -248,48 +300,41 @@ static int gather_versions(struct run *x, struct cmfs_err *err)
 	return rc;
 }
 
-static int add_blob(void *arg, const char *sha, uint64_t size)
-{
-	struct run *x = arg;
-	struct blob *b;
-	size_t i;
-
-	/* Only names of 64 lower-case hex digits are blobs. */
-	for (i = 0; sha[i]; i++)
-		if (!strchr("0123456789abcdef", sha[i]))
-			return 0;
-	if (i != 64)
-		return 0;
-	if (x->nblobs == x->ablobs) {
-		size_t a = x->ablobs ? 2 * x->ablobs : 64;
-
-		b = realloc(x->blobs, a * sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		x->blobs = b;
-		x->ablobs = a;
-	}
-	b = &x->blobs[x->nblobs++];
-	memset(b, 0, sizeof(*b));
-	memcpy(b->sha, sha, 65);
-	b->size = size;
-	return 0;
-}
-
 static int cmp_blob(const void *a, const void *b)
 {
 	return strcmp(((const struct blob *)a)->sha,
 		      ((const struct blob *)b)->sha);
 }
 
+/*
+ * The copy of blob `sha` that serves its versions.  A blob can have two:
+ * a file from before it was stored inline and the catalog's row.  Readers
+ * take the row; a corrupt one is passed over for an intact file (repair
+ * then deletes the row, judge_orphans()).
+ */
 static struct blob *find_blob(struct run *x, const char *sha)
 {
-	struct blob key;
+	struct blob key, *b, *end = x->blobs + x->nblobs, *pick = NULL;
 
 	snprintf(key.sha, sizeof(key.sha), "%s", sha);
-	if (!x->nblobs)
+	if (!x->nblobs || !(b = bsearch(&key, x->blobs, x->nblobs,
+					sizeof(*x->blobs), cmp_blob)))
 		return NULL;
-	return bsearch(&key, x->blobs, x->nblobs, sizeof(*x->blobs), cmp_blob);
+	while (b > x->blobs && !strcmp(b[-1].sha, sha))
+		b--;
+	for (; b < end && !strcmp(b->sha, sha); b++)
+		if (!pick || (pick->corrupt && !b->corrupt) ||
+		    (!b->corrupt && b->inline_))
+			pick = b;
+	return pick;
+}
+
+/* Another copy of blob `b` serves its versions. */
+static int other_serves(struct run *x, const struct blob *b)
+{
+	const struct blob *f = find_blob(x, b->sha);
+
+	return f && f != b && f->refs;
 }
 
 /*
@@ -354,6 +399,23 @@ static int open_catalog(struct run *x, const char *store, int rdonly,
 
 /* ---- judge -------------------------------------------------------------- */
 
+/* Blob copy `b` open for reading: its file, or a memory file of its row. */
+static int open_copy(struct run *x, const struct blob *b, int *fd,
+		     struct cmfs_err *err)
+{
+	void *data;
+	size_t len;
+	int rc;
+
+	if (!b->inline_)
+		return store_blob_open(x->store, b->sha, fd, err);
+	if ((rc = catalog_inline_get(x->cat, b->sha, &data, &len, err)))
+		return rc;
+	rc = blob_memfd(data, len, fd, err);
+	free(data);
+	return rc;
+}
+
 /* Hash blob `b`; mark it corrupt when its bytes are not its name. */
 static int hash_blob(struct run *x, struct blob *b)
 {
@@ -362,7 +424,7 @@ static int hash_blob(struct run *x, struct blob *b)
 	struct stat st;
 	int fd, rc;
 
-	rc = store_blob_open(x->store, b->sha, &fd, &e2);
+	rc = open_copy(x, b, &fd, &e2);
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc) {
@@ -466,6 +528,20 @@ static int judge_orphans(struct run *x)
 
 		if (b->refs)
 			continue;
+		if (other_serves(x, b)) {
+			/* A second copy: a corrupt row must go for the file
+			 * to serve; an intact one is only space. */
+			if (!(p = problem(x, b->corrupt ? FSCK_BLOB_CORRUPT
+							: FSCK_ORPHAN)))
+				return -ENOMEM;
+			memcpy(p->sha256, b->sha, sizeof(p->sha256));
+			snprintf(p->what, sizeof(p->what),
+				 "blob %.64s has a second copy in the %s%s%s",
+				 b->sha, b->inline_ ? "catalog" : "store",
+				 b->corrupt ? ", corrupt: " : "",
+				 b->corrupt ? b->why : "");
+			continue;
+		}
 		if (!(p = problem(x, FSCK_ORPHAN)))
 			return -ENOMEM;
 		memcpy(p->sha256, b->sha, sizeof(p->sha256));
@@ -578,6 +654,7 @@ static int reinspect(struct run *x, struct fsck_problem *p,
 	struct cmfs_err e2 = CMFS_ERR_INIT;
 	struct jar_report *rep = NULL;
 	struct jar_limits lim;
+	struct blob *b;
 	int fd, rc;
 
 	if (!catalog_insp_get(x->cat, p->sha256, &rep, NULL)) {
@@ -587,7 +664,10 @@ static int reinspect(struct run *x, struct fsck_problem *p,
 		snprintf(p->done, sizeof(p->done), "inspection recomputed");
 		return 0;
 	}
-	if ((rc = store_blob_open(x->store, p->sha256, &fd, err)))
+	if (!(b = find_blob(x, p->sha256)))
+		return cmfs_err_set(err, -ENOENT, "blob %.64s is missing",
+				    p->sha256);
+	if ((rc = open_copy(x, b, &fd, err)))
 		return rc;
 	jar_limits_default(&lim);
 	rc = jar_inspect_fd(&rep, fd, &lim, &e2);
@@ -616,19 +696,29 @@ static void free_blobs(struct run *x)
 	struct fsck_problem *p;
 	uint64_t refs;
 	size_t i, j;
+	int rc;
 
 	for (i = 0; i < x->nblobs; i++) {
 		struct blob *b = &x->blobs[i];
 
 		if (b->refs && !b->corrupt)
 			continue;
-		if (catalog_blob_refs(x->cat, b->sha, &refs, NULL) || refs)
+		/* A second copy goes whatever the catalog says; a blob, once
+		 * no version refers to it. */
+		if (!(!b->refs && other_serves(x, b)) &&
+		    (catalog_blob_refs(x->cat, b->sha, &refs, NULL) || refs))
 			continue;
-		if (store_blob_unlink(x->store, b->sha))
+		rc = b->inline_ ? catalog_inline_del(x->cat, b->sha, NULL)
+				: store_blob_unlink(x->store, b->sha);
+		/* A row may have gone with its last version already (the
+		 * catalog's trigger). */
+		if (rc && rc != -ENOENT)
 			continue;
 		for (j = 0; j < x->r->nproblems; j++) {
 			p = &x->r->problems[j];
-			if (p->kind != FSCK_ORPHAN || strcmp(p->sha256, b->sha))
+			if ((p->kind != FSCK_ORPHAN &&
+			     (p->kind != FSCK_BLOB_CORRUPT || p->version)) ||
+			    strcmp(p->sha256, b->sha))
 				continue;
 			p->fixed = 1;
 			snprintf(p->done, sizeof(p->done), "removed");

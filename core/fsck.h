@@ -5,7 +5,8 @@
  * What is checked, in this order:
  *   - the catalog: it opens, holds a cmfs schema, and passes SQLite's
  *     integrity check (catalog_check);
- *   - every blob: its bytes hash (SHA-256) to its name;
+ *   - every blob, a file of the store or a row of the catalog (an inline
+ *     blob, blob.h): its bytes hash (SHA-256) to its name;
  *   - every version: its blob is there, has the recorded size and is
  *     intact; a *.jar version's blob has its inspection recorded;
  *   - every blob: some version refers to it (else it is an orphan);
@@ -24,7 +25,8 @@
  *     saying which version is now the latest.  A good version is never
  *     deleted;
  *   - orphan blobs, and corrupt blobs that no version refers to any more,
- *     are removed;
+ *     are removed; so is the second copy of a blob kept both as a file
+ *     and inline (a corrupt row first, so that the intact file serves);
  *   - a missing inspection is recomputed from the blob;
  *   - wrong counts are set from the rows;
  *   - the list of blobs not yet synced (what a mount with sync = batch

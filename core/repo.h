@@ -64,6 +64,12 @@ const struct config *repo_config(const struct repo *r);
 struct catalog *repo_catalog(struct repo *r);
 /* The blob store, for scratch files (plain storage, no policy). */
 struct store *repo_store(struct repo *r);
+/*
+ * Version v's bytes open for reading in *out: its blob's file, or a
+ * sealed memory file with the bytes of an inline blob (blob.h).
+ */
+int repo_blob_open(struct repo *r, const struct catalog_version *v, int *out,
+		   struct cmfs_err *err);
 
 /* Write a line to the daemon's log. */
 void repo_log(struct repo *r, int level, const char *fmt, ...)

@@ -332,6 +332,16 @@ void store_pipe_free(struct store_pipe *p)
 	free(p);
 }
 
+void store_hash_mem(char hex[STORE_SHA_HEX], const void *data, size_t len)
+{
+	unsigned char md[32];
+	unsigned int i;
+
+	EVP_Digest(data, len, md, NULL, EVP_sha256(), NULL);
+	for (i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+}
+
 int store_hash_fd(char hex[STORE_SHA_HEX], int fd, uint64_t size,
 		  struct cmfs_err *err)
 {
@@ -439,23 +449,6 @@ int store_copy_fd(int src, int dst, uint64_t size, struct cmfs_err *err)
 						  : "file shrank");
 	}
 	return 0;
-}
-
-int store_blob_copy(struct store *s, const char *sha, int fd,
-		    struct cmfs_err *err)
-{
-	struct stat st;
-	int src, rc = store_blob_open(s, sha, &src, err);
-
-	if (rc)
-		return rc;
-	if (fstat(src, &st))
-		rc = cmfs_err_set(err, -errno, "blob %s: %s", sha,
-				  strerror(errno));
-	else
-		rc = store_copy_fd(src, fd, (uint64_t)st.st_size, err);
-	close(src);
-	return rc;
 }
 
 /* Copy `size` bytes of `fd` to a new file linked in blobs/ as `rel`. */

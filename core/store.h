@@ -69,6 +69,9 @@ int store_pipe_final(struct store_pipe *p, uint64_t upto,
 /* Stop the thread (at once, if it is still hashing) and free all. */
 void store_pipe_free(struct store_pipe *p);
 
+/* SHA-256 of `len` bytes at `data`. */
+void store_hash_mem(char hex[STORE_SHA_HEX], const void *data, size_t len);
+
 /* SHA-256 of the first `size` bytes of `fd`, read with pread. */
 int store_hash_fd(char hex[STORE_SHA_HEX], int fd, uint64_t size,
 		  struct cmfs_err *err);
@@ -81,13 +84,6 @@ int store_stage(struct store *s, int *out, struct cmfs_err *err);
 
 /* Copy the first `size` bytes of `src` to `dst` (copy_file_range). */
 int store_copy_fd(int src, int dst, uint64_t size, struct cmfs_err *err);
-
-/*
- * Copy the blob `sha` into the staging file `fd` (copy-on-write for an
- * upload that does not truncate).  Uses copy_file_range where it can.
- */
-int store_blob_copy(struct store *s, const char *sha, int fd,
-		    struct cmfs_err *err);
 
 /*
  * Make the first `size` bytes of staging file `fd` the blob `sha`: fsync,

@@ -1164,8 +1164,7 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 			rc = catalog_ver_get(repo_catalog(c->repo), a.id,
 					     n->ver, &v, NULL);
 		if (!rc)
-			rc = store_blob_open(repo_store(c->repo), v.sha256,
-					     &f->fd, &err);
+			rc = repo_blob_open(c->repo, &v, &f->fd, &err);
 		/* A version never changes: the kernel may read its blob
 		 * itself.  Not the latest: the kernel turns away any open
 		 * beside one with a backing file, uploads too (backing.c). */

@@ -4,6 +4,9 @@
 # or orphan blob is left, the catalog passes its integrity check.  Also a
 # 1 GiB upload end to end.
 . "$(dirname "$0")/lib.sh"
+# Blob files and their sync first (inline blobs, rows of the catalog, at
+# the end): no blob is inline.
+INI_EXTRA="inline_max = 0"
 mount_cmfs
 mkdir "$M/envs/prod"
 A=$M/envs/prod/artifacts
@@ -71,13 +74,30 @@ eq "a new upload gets the next number" "1.jar 2.jar 4.jar" \
 	"$(ls "$M/envs/prod/versions/lib.jar" | tr '\n' ' ' | sed 's/ $//')"
 
 # sync = close: nothing is ever listed; each close waited for the disk.
-INI_EXTRA="sync = close"
+INI_EXTRA="inline_max = 0
+sync = close"
 remount_cmfs
 cp "$DATA/plain-v1.jar" "$A/close.jar"
 eq "sync = close lists nothing" 0 "$(sql 'SELECT count(*) FROM unsynced')"
 check "and the upload reads back" cmp "$DATA/plain-v1.jar" "$A/close.jar"
+
+# Inline blobs (the default for small files) are written in the commit's
+# transaction: never listed as unsynced, and a kill -9 right after cp
+# loses nothing.
 INI_EXTRA=
 remount_cmfs
+cp "$DATA/mongodb-v2.jar" "$A/small.jar"
+eq "an inline blob is never listed unsynced" 0 "$(sql 'SELECT count(*) FROM unsynced')"
+kill -9 "$PID"
+wait "$PID" 2>/dev/null
+PID=
+fusermount3 -uz "$M" 2>/dev/null
+mount_cmfs
+check "kill -9 right after cp of a small file: it is there" \
+	cmp "$DATA/mongodb-v2.jar" "$A/small.jar"
+eq "its bytes are a row of the catalog, not a file" "1 0" \
+	"$(sql "SELECT count(*) FROM inline_blobs WHERE sha256 = '$sha'") $(find "$STORE/blobs" -name "$sha" | wc -l | tr -d ' ')"
+check_not "nothing was taken back" grep -q "action=recover artifact=small.jar" "$LOG"
 
 # A start on a dead mount point unmounts it first.
 kill -9 "$PID"

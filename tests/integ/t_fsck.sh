@@ -22,6 +22,9 @@ blob_of() {
 	printf '%s/blobs/%.2s/%s\n' "$STORE" "$s" "$s"
 }
 
+# Damage to blob files first: no blob is inline (rows of the catalog:
+# at the end).
+INI_EXTRA="inline_max = 0"
 mount_cmfs
 mkdir "$P"
 cp "$FIX/mongodb.jar" "$A/mongodb-connector.jar"
@@ -125,6 +128,30 @@ eq "and fsck did not write a schema" 0 "$(stat -c %s "$STORE/catalog.db")"
 cp "$T/catalog.bak" "$STORE/catalog.db"
 fsck "$STORE"
 eq "the catalog put back: clean" 0 "$RC"
+
+# Inline blobs (the default for small files): bytes in the catalog.
+INI_EXTRA=
+mount_cmfs
+printf 'inline\n' >"$A/small.txt"
+S=$(getfattr --absolute-names --only-values -n user.cmfs.sha256 "$A/small.txt")
+umount_cmfs
+fsck "$STORE"
+eq "inline blobs are checked: clean" 0 "$RC"
+sql "UPDATE inline_blobs SET bytes = 'INLINE' || char(10) WHERE sha256 = '$S'"
+fsck "$STORE"
+eq "a corrupt inline blob: exit 4" 4 "$RC"
+contains "names it" "env prod, artifact small.txt, version 1: blob $S is corrupt" "$OUT"
+fsck --repair "$STORE"
+eq "repaired: exit 1" 1 "$RC"
+eq "its row went with its version" 0 \
+	"$(sql "SELECT count(*) FROM inline_blobs WHERE sha256 = '$S'")"
+sql "INSERT INTO inline_blobs(sha256, bytes) VALUES('$S', 'x')"
+fsck --repair "$STORE"
+contains "an orphan row" "blob $S (1 bytes) is an orphan" "$OUT"
+eq "is removed" 0 "$(sql "SELECT count(*) FROM inline_blobs")"
+mount_cmfs
+check_not "small.txt is gone" test -e "$A/small.txt"
+umount_cmfs
 
 # Operational errors and usage.
 fsck "$T/nonesuch"

@@ -15,6 +15,8 @@ setfattr -n user.cmf.confluent.io/sql-artifact-identifier -v mongodb "$A/mongodb
 for i in 1 2 3 4 5 6 7 8; do
 	head -c $((1000 + i * 300)) /dev/urandom >"$T/data$i.a"
 	head -c $((2000 + i * 300)) /dev/urandom >"$T/data$i.b"
+	# Over inline_max (64K): a blob file, not a row of the catalog.
+	head -c $((70000 + i * 300)) /dev/urandom >"$T/data$i.c"
 done
 
 # worker I END: its own names; logs each success as "op name value".
@@ -26,7 +28,7 @@ worker() {
 	k=0
 	while [ "$(date +%s)" -lt "$end" ] && mountpoint -q "$M"; do
 		k=$((k + 1))
-		f=$T/data$i.$(if [ $((k % 2)) -eq 0 ]; then echo a; else echo b; fi)
+		f=$T/data$i.$(case $((k % 4)) in 0) echo a ;; 2) echo c ;; *) echo b ;; esac)
 		name=w$i-$((k % 3)).bin
 		if cp "$f" "$A/$name" 2>/dev/null; then
 			echo "upload $name $(sha256sum <"$f" | cut -d' ' -f1)" >>"$log"
@@ -103,18 +105,31 @@ eq "resolution only failed as expected" "" \
 	"$(cat "$T"/w*.err | grep -v -e 'Package not installed' -e 'No such file' || true)"
 eq "catalog integrity" ok "$(sql 'PRAGMA integrity_check')"
 
-# Blobs against the catalog: every version's blob exists with its hash.
+# Blobs against the catalog: every version's blob exists with its hash,
+# a row of the catalog (inline) or else a file.
 verify_blobs() {
 	bad=0
 	for s in $(sql 'SELECT DISTINCT sha256 FROM versions'); do
 		b=$STORE/blobs/$(printf %.2s "$s")/$s
+		rm -f "$T/row"
+		sql "SELECT writefile('$T/row', bytes) FROM inline_blobs
+			WHERE sha256 = '$s'" >/dev/null
+		if [ -f "$T/row" ]; then
+			b=$T/row
+		fi
 		if [ ! -f "$b" ] || [ "$(sha256sum <"$b" | cut -d' ' -f1)" != "$s" ]; then
 			bad=$((bad + 1))
 		fi
 	done
 	echo "$bad"
 }
+# Blobs in the store: files and rows.
+nblobs() {
+	echo $(($(find "$STORE/blobs" -type f | wc -l) + $(sql 'SELECT count(*) FROM inline_blobs')))
+}
 eq "every blob is whole" 0 "$(verify_blobs)"
+check "blobs of both kinds" test "$(sql 'SELECT count(*) FROM inline_blobs')" -gt 0 \
+	-a "$(find "$STORE/blobs" -type f | wc -l)" -gt 0
 
 # The kill -9 loop.
 round=1
@@ -131,7 +146,7 @@ while [ $round -le 3 ]; do
 	mount_cmfs
 	eq "kill $round: no orphan blob after the restart" \
 		"$(sql 'SELECT count(DISTINCT sha256) FROM versions')" \
-		"$(find "$STORE/blobs" -type f | wc -l | tr -d ' ')"
+		"$(nblobs)"
 	check "kill $round: the mount works" cmp "$FIX/mongodb.jar" "$A/mongodb.jar"
 	round=$((round + 1))
 done

@@ -6,11 +6,19 @@ mount_cmfs
 mkdir "$M/envs/prod"
 A=$M/envs/prod/artifacts
 V=$M/envs/prod/versions
-# Freed blobs go at the store's next sync (sync = batch): fsync(2) of a
-# file under the mount (sync FILE) makes it now.
-blobs() {
+# Blobs: files of the store, and rows of the catalog (inline blobs, up
+# to [store] inline_max, 64K by default).  A freed file goes at the
+# store's next sync (sync = batch): fsync(2) of a file under the mount
+# (sync FILE) makes it now; a row goes in the transaction that freed it.
+files() {
 	sync "$M/envs/prod/events"
 	find "$STORE/blobs" -type f | wc -l | tr -d ' '
+}
+rows() {
+	sql 'SELECT count(*) FROM inline_blobs'
+}
+blobs() {
+	echo $(($(files) + $(rows)))
 }
 
 printf 'one\n' >"$A/x.txt"
@@ -18,6 +26,7 @@ printf 'two\n' >"$A/x.txt"
 printf 'three\n' >"$A/x.txt"
 eq "three versions" "1.txt 2.txt 3.txt" "$(ls "$V/x.txt" | tr '\n' ' ' | sed 's/ $//')"
 eq "three blobs" 3 "$(blobs)"
+eq "small ones, in the catalog" "3 0" "$(rows) $(files)"
 eq "ls -l of a version shows its own size" 4 "$(stat -c %s "$V/x.txt/2.txt")"
 eq "version files are read-only" "-r--r--r--" "$(stat -c %A "$V/x.txt/1.txt")"
 errno_is "a version name that does not exist" ENOENT open "$V/x.txt/9.txt"
@@ -43,6 +52,17 @@ eq "y.txt reads" one "$(cat "$A/y.txt")"
 rm "$V/y.txt/1.txt"
 check_not "removing the last version removes the artifact" test -e "$A/y.txt"
 eq "no blob is left" 0 "$(blobs)"
+
+# A blob bigger than inline_max is a file; freed like the others.
+head -c 100000 /dev/urandom >"$T/big.bin"
+cp "$T/big.bin" "$A/big.bin"
+printf 'small\n' >"$A/big.bin"
+eq "a big blob is a file, a small one a row" "1 1" "$(files) $(rows)"
+check "the big version reads back" cmp "$T/big.bin" "$V/big.bin/1.bin"
+rm "$V/big.bin/1.bin"
+eq "its file is freed" "0 1" "$(files) $(rows)"
+rm "$A/big.bin"
+eq "and the row with the last version" "0 0" "$(files) $(rows)"
 errno_is "rm of a missing artifact" ENOENT unlink "$A/nothing.jar"
 
 # Rename of an artifact keeps its versions and labels.

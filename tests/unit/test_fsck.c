@@ -43,9 +43,12 @@
 
 static const struct repo_who who = {1000, 1000, 4242};
 
+/* A repo whose blobs are all files (the tests below damage files); the
+ * inline blobs of the catalog have test_inline. */
 static void setup(struct fixture *x)
 {
 	fixture_open(x, "fsck", NULL, FIXTURE_MNT, 0);
+	x->cfg.inline_max = 0;
 }
 
 /* Close the repo, so the store is offline. */
@@ -723,6 +726,122 @@ static void test_busy(void)
 	fixture_close(&x);
 }
 
+/* The n-th problem of `kind` (from 0), or NULL. */
+static const struct fsck_problem *find_nth(const struct fsck_report *r,
+					   enum fsck_kind kind, int n)
+{
+	size_t i;
+
+	for (i = 0; r && i < r->nproblems; i++)
+		if (r->problems[i].kind == kind && n-- == 0)
+			return &r->problems[i];
+	return NULL;
+}
+
+/*
+ * Inline blobs (rows of the catalog): hashed like files; a corrupt row
+ * takes its version; an orphan row goes; a blob kept twice (a file from
+ * before, and the row) keeps one copy, the intact one.
+ */
+static void test_inline(void)
+{
+	struct fixture x;
+	struct catalog_version a, b, c;
+	const struct fsck_problem *p;
+	struct fsck_report *r;
+	char q[512], path[256], dir[256], zed[STORE_SHA_HEX];
+	FILE *f;
+	int rc;
+
+	fixture_open(&x, "fsck", NULL, FIXTURE_MNT, 0);
+	T_INTEQ(repo_env_create(x.r, &who, "prod", NULL), 0);
+	T_INTEQ(ups(&x, "prod", "a.txt", "alpha\n", &a), 0);
+	T_INTEQ(ups(&x, "prod", "b.txt", "beta\n", &b), 0);
+	T_INTEQ(ups(&x, "prod", "c.txt", "gamma\n", &c), 0);
+	offline(&x);
+	T_INTEQ(sql_int(&x, "SELECT count(*) FROM inline_blobs"), 3);
+	r = run(&x, 0, &rc, NULL);
+	T_INTEQ(r ? (int)r->nproblems : -1, 0);
+	T_INTEQ(r ? r->nblobs : 0, 3);
+	T_INTEQ(r ? (long long)r->blob_bytes : 0, 17);
+	fsck_report_free(r);
+
+	/* Damage: a.txt's row has other bytes; a row nothing refers to; b's
+	 * blob also as a file (intact); c's as a file, its row corrupt. */
+	snprintf(q, sizeof(q),
+		 "UPDATE inline_blobs SET bytes = X'00' WHERE sha256 = '%s'",
+		 a.sha256);
+	sql(&x, q);
+	fixture_sha(zed, "zed", 3);
+	snprintf(q, sizeof(q),
+		 "INSERT INTO inline_blobs(sha256, bytes) VALUES('%s', 'zed')",
+		 zed);
+	sql(&x, q);
+	snprintf(q, sizeof(q),
+		 "UPDATE inline_blobs SET bytes = 'gamma?' WHERE sha256 = '%s'",
+		 c.sha256);
+	sql(&x, q);
+	snprintf(dir, sizeof(dir), "%s/blobs/%.2s", x.store, b.sha256);
+	mkdir(dir, 0700);
+	blob_path(path, sizeof(path), &x, b.sha256);
+	T_CHECK((f = fopen(path, "w")) && fputs("beta\n", f) >= 0);
+	if (f)
+		fclose(f);
+	snprintf(dir, sizeof(dir), "%s/blobs/%.2s", x.store, c.sha256);
+	mkdir(dir, 0700);
+	blob_path(path, sizeof(path), &x, c.sha256);
+	T_CHECK((f = fopen(path, "w")) && fputs("gamma\n", f) >= 0);
+	if (f)
+		fclose(f);
+
+	r = run(&x, 0, &rc, NULL);
+	p = find(r, FSCK_BLOB_CORRUPT);
+	T_CHECK(p != NULL);
+	T_STREQ(p ? p->artifact : NULL, "a.txt");
+	T_CONTAINS(p ? p->what : NULL, "is corrupt: its bytes hash to");
+	p = find_nth(r, FSCK_BLOB_CORRUPT, 1);
+	T_STREQ(p ? p->sha256 : NULL, c.sha256);
+	T_INTEQ(p ? (int)p->version : -1, 0);
+	T_CONTAINS(p ? p->what : NULL, "second copy in the catalog, corrupt");
+	p = find_nth(r, FSCK_ORPHAN, 0);
+	if (p && strcmp(p->sha256, b.sha256))
+		p = find_nth(r, FSCK_ORPHAN, 1);
+	T_STREQ(p ? p->sha256 : NULL, b.sha256);
+	T_CONTAINS(p ? p->what : NULL, "second copy in the store");
+	p = find_nth(r, FSCK_ORPHAN, 0);
+	if (p && strcmp(p->sha256, zed))
+		p = find_nth(r, FSCK_ORPHAN, 1);
+	T_STREQ(p ? p->sha256 : NULL, zed);
+	T_CONTAINS(p ? p->what : NULL, "(3 bytes) is an orphan");
+	T_INTEQ(r ? (int)r->nproblems : -1, 4);
+	fsck_report_free(r);
+
+	r = run(&x, 1, &rc, NULL);
+	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_CORRECTED);
+	fsck_report_free(r);
+	/* a.txt is gone with its row; zed's row is gone; b keeps its row
+	 * and loses the file; c keeps its file and loses the row. */
+	T_INTEQ(sql_int(&x, "SELECT count(*) FROM versions"), 2);
+	T_INTEQ(sql_int(&x, "SELECT count(*) FROM artifacts WHERE name ="
+			    " 'a.txt'"),
+		0);
+	snprintf(q, sizeof(q),
+		 "SELECT count(*) FROM inline_blobs WHERE sha256 IN"
+		 " ('%s', '%s', '%s')",
+		 a.sha256, zed, c.sha256);
+	T_INTEQ(sql_int(&x, q), 0);
+	snprintf(q, sizeof(q),
+		 "SELECT count(*) FROM inline_blobs WHERE sha256 = '%s'",
+		 b.sha256);
+	T_INTEQ(sql_int(&x, q), 1);
+	blob_path(path, sizeof(path), &x, b.sha256);
+	T_CHECK(!exists(path));
+	blob_path(path, sizeof(path), &x, c.sha256);
+	T_CHECK(exists(path));
+	T_INTEQ(exit_of(&x, 0), FSCK_EXIT_OK);
+	fixture_close(&x);
+}
+
 int main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
@@ -740,5 +859,6 @@ int main(void)
 	T_RUN(test_unsynced_list);
 	T_RUN(test_truncated_catalog);
 	T_RUN(test_busy);
+	T_RUN(test_inline);
 	return T_DONE();
 }

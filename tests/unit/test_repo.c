@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "blob.h"
 #include "buf.h"
 #include "catalog.h"
 #include "config.h"
@@ -51,6 +52,13 @@ static char last_msg[CMFS_ERR_MSG];	/* the message of the last call */
 static void setup(struct fixture *x)
 {
 	fixture_open(x, "repo", NULL, FIXTURE_MNT, 1 << 22);
+}
+
+/* setup() for a test of blob files: no blob is inline. */
+static void setup_files(struct fixture *x)
+{
+	setup(x);
+	x->cfg.inline_max = 0;
 }
 
 static void keep_msg(const struct cmfs_err *err)
@@ -95,13 +103,30 @@ static int event_lines(struct fixture *x, const char *env)
 	return n;
 }
 
-static int blob_exists(struct fixture *x, const char *sha)
+/* Blob `sha` is a file of the store. */
+static int blob_file(struct fixture *x, const char *sha)
 {
 	char p[256];
 	struct stat st;
 
 	snprintf(p, sizeof(p), "%s/blobs/%.2s/%s", x->store, sha, sha);
 	return stat(p, &st) == 0;
+}
+
+/* Blob `sha` is inline: a row of the catalog. */
+static int blob_inline(struct fixture *x, const char *sha)
+{
+	void *data = NULL;
+	size_t len;
+	int rc = catalog_inline_get(repo_catalog(x->r), sha, &data, &len, NULL);
+
+	free(data);
+	return rc == 0;
+}
+
+static int blob_exists(struct fixture *x, const char *sha)
+{
+	return blob_file(x, sha) || blob_inline(x, sha);
 }
 
 /*
@@ -121,11 +146,20 @@ static int count_one(void *arg, const char *sha, uint64_t size)
 	return 0;
 }
 
+static int count_row(void *arg, const char *const *row)
+{
+	(void)row;
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* Blobs in the store: files and inline rows. */
 static int count_blobs(struct fixture *x)
 {
 	int n = 0;
 
 	store_blob_walk(repo_store(x->r), count_one, &n);
+	catalog_inline_list(repo_catalog(x->r), count_row, &n, NULL);
 	return n;
 }
 
@@ -137,7 +171,8 @@ static int blob_is(struct fixture *x, const char *sha, const void *data,
 	int fd, ok;
 	ssize_t n;
 
-	if (!got || store_blob_open(repo_store(x->r), sha, &fd, NULL)) {
+	if (!got || blob_open(repo_store(x->r), repo_catalog(x->r), sha, len,
+			      &fd, NULL)) {
 		free(got);
 		return 0;
 	}
@@ -813,7 +848,7 @@ static void test_remove(void)
 	char one[STORE_SHA_HEX], two[STORE_SHA_HEX], three[STORE_SHA_HEX],
 		four[STORE_SHA_HEX];
 
-	setup(&x);
+	setup_files(&x);
 	T_INTEQ(mkenv(&x, "dev"), 0);
 	fixture_sha(one, "one", 3);
 	fixture_sha(two, "two", 3);
@@ -1520,7 +1555,7 @@ static void test_power_loss(void)
 	char db[256], p[300];
 	int64_t mark = -1;
 
-	setup(&x);
+	setup_files(&x);
 	T_INTEQ(x.cfg.sync, CONFIG_SYNC_BATCH);
 	T_INTEQ(mkenv(&x, "dev"), 0);
 	T_INTEQ(ups(&x, "dev", "f.txt", "one"), 0);
@@ -1662,7 +1697,7 @@ static void test_sync_catalog_only(void)
 	long d;
 	int fd, i;
 
-	setup(&x);
+	setup_files(&x);
 	T_INTEQ(mkenv(&x, "dev"), 0);
 	T_INTEQ(repo_sync(x.r), 0);
 	snprintf(path, sizeof(path), "%s/in-flight", x.store);
@@ -1851,7 +1886,7 @@ static void test_reaper(void)
 	char sha[STORE_SHA_HEX], p[300];
 	int fd;
 
-	setup(&x);
+	setup_files(&x);
 	T_INTEQ(mkenv(&x, "dev"), 0);
 	T_INTEQ(ups(&x, "dev", "gone.txt", "to be freed"), 0);
 	fixture_sha(sha, "to be freed", 11);
@@ -1890,6 +1925,183 @@ static void test_reaper(void)
 	fixture_close(&x);
 }
 
+/* ---- inline blobs
+ * ------------------------------------------------------------ */
+
+/* Version v's bytes through repo_blob_open(), as a reader gets them. */
+static int version_is(struct fixture *x, const struct catalog_version *v,
+		      const void *data, size_t len)
+{
+	char *got = malloc(len + 1);
+	int fd, ok = 0;
+
+	if (got && !repo_blob_open(x->r, v, &fd, NULL)) {
+		ok = pread(fd, got, len + 1, 0) == (ssize_t)len &&
+		     !memcmp(got, data, len);
+		close(fd);
+	}
+	free(got);
+	return ok;
+}
+
+/*
+ * Small uploads are held in memory and stored in the catalog: no staging
+ * file, no blob file; bigger ones (or ones that outgrow [store]
+ * inline_max while written) are files.  Readers get either.
+ */
+static void test_inline(void)
+{
+	struct fixture x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v, w;
+	struct repo_upload *u = NULL;
+	char sha[STORE_SHA_HEX], sha2[STORE_SHA_HEX];
+	static char big[100000];
+	int fd;
+	size_t i;
+
+	setup(&x);
+	T_INTEQ(x.cfg.inline_max, 64 << 10);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = (char)('a' + i % 26);
+
+	/* Small: a row, no file; read back through a sealed memory file. */
+	T_INTEQ(upload(&x, "dev", "s.txt", "small", 5, &v), 0);
+	T_CHECK(blob_inline(&x, v.sha256));
+	T_CHECK(!blob_file(&x, v.sha256));
+	T_INTEQ(count_blobs(&x), 1);
+	T_CHECK(version_is(&x, &v, "small", 5));
+	T_INTEQ(repo_blob_open(x.r, &v, &fd, &err), 0);
+	T_CHECK(pwrite(fd, "X", 1, 0) < 0 && errno == EPERM);
+	T_CHECK(ftruncate(fd, 1) < 0);
+	close(fd);
+
+	/* At inline_max: a row; one byte more: a file. */
+	x.cfg.inline_max = 16;
+	T_INTEQ(upload(&x, "dev", "b16", big, 16, &v), 0);
+	T_CHECK(blob_inline(&x, v.sha256) && !blob_file(&x, v.sha256));
+	T_INTEQ(upload(&x, "dev", "b17", big, 17, &v), 0);
+	T_CHECK(!blob_inline(&x, v.sha256) && blob_file(&x, v.sha256));
+	T_CHECK(version_is(&x, &v, big, 17));
+
+	/* Outgrowing inline_max while written: the bytes so far go to a
+	 * staging file, and the blob is a file. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "grow", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, big, 10, 0), 10);
+	T_INTEQ(repo_upload_write(u, big + 10, 20, 10), 20);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	repo_upload_free(u);
+	fixture_sha(sha, big, 30);
+	T_STREQ(v.sha256, sha);
+	T_CHECK(blob_file(&x, sha) && blob_is(&x, sha, big, 30));
+
+	/* Copy-on-write from an inline version: held in memory again... */
+	x.cfg.inline_max = 64 << 10;
+	T_INTEQ(ups(&x, "dev", "cow.txt", "hello world"), 0);
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "cow.txt", 0, &err), 0);
+	T_INTEQ(repo_upload_size(u), 11);
+	T_INTEQ(repo_upload_write(u, "J", 1, 0), 1);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	repo_upload_free(u);
+	fixture_sha(sha, "Jello world", 11);
+	T_STREQ(v.sha256, sha);
+	T_CHECK(blob_inline(&x, sha) && version_is(&x, &v, "Jello world", 11));
+	/* ...or, grown past inline_max, copied into a staging file. */
+	x.cfg.inline_max = 12;
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "cow.txt", 0, &err), 0);
+	T_INTEQ(repo_upload_write(u, "!!", 2, 11), 2);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	repo_upload_free(u);
+	fixture_sha(sha, "Jello world!!", 13);
+	T_STREQ(v.sha256, sha);
+	T_CHECK(blob_file(&x, sha) && version_is(&x, &v, "Jello world!!", 13));
+	x.cfg.inline_max = 64 << 10;
+	/* A read of the bytes being written, from memory. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "s.txt", 0, &err), 0);
+	{
+		char got[8] = "";
+
+		T_INTEQ(repo_upload_read(u, got, sizeof(got), 1), 4);
+		T_CHECK(!memcmp(got, "mall", 4));
+	}
+	repo_upload_free(u);
+
+	/* The same bytes in two artifacts: one row; it goes with the last
+	 * version that refers to it, in that transaction (no sync needed:
+	 * a power loss keeps both or neither). */
+	T_INTEQ(upload(&x, "dev", "one.txt", "shared", 6, &v), 0);
+	T_INTEQ(upload(&x, "dev", "two.txt", "shared", 6, &w), 0);
+	T_STREQ(v.sha256, w.sha256);
+	T_INTEQ(repo_art_remove(x.r, &who, "dev", "one.txt", &err), 0);
+	T_CHECK(blob_inline(&x, v.sha256));
+	T_INTEQ(upload(&x, "dev", "two.txt", "other", 5, NULL), 0);
+	T_INTEQ(repo_ver_remove(x.r, &who, "dev", "two.txt", 1, &err), 0);
+	T_CHECK(!blob_inline(&x, v.sha256));
+	fixture_sha(sha2, "other", 5);
+	T_CHECK(blob_inline(&x, sha2));
+	T_INTEQ(repo_art_remove(x.r, &who, "dev", "two.txt", &err), 0);
+	T_CHECK(!blob_inline(&x, sha2));
+
+	/* A scratch file renamed into place: copied into memory, inline. */
+	T_INTEQ(scratch_file(&x, "dev", ".up.tmp", "scratched", 9), 0);
+	T_INTEQ(repo_scratch_commit(x.r, &who, "dev", ".up.tmp", "up.txt", &v,
+				    &err),
+		0);
+	fixture_sha(sha, "scratched", 9);
+	T_STREQ(v.sha256, sha);
+	T_CHECK(blob_inline(&x, sha) && version_is(&x, &v, "scratched", 9));
+
+	/* What is inline stays so across a reopen, and an unsynced row for
+	 * it (which no commit writes) finds it intact. */
+	T_INTEQ(catalog_unsynced_add(repo_catalog(x.r), sha, &err), 0);
+	fixture_reopen(&x);
+	T_STREQ(versions(&x, "dev", "up.txt"), "1,");
+	T_CHECK(version_is(&x, &v, "scratched", 9));
+	T_CHECK(strstr(fixture_events(&x, "dev"), "action=recover") == NULL);
+	fixture_close(&x);
+}
+
+/*
+ * Uploads held in memory together stay under HELD_MAX (16 MiB): past it,
+ * an upload is written to a staging file, and commits as a file.
+ */
+static void test_inline_budget(void)
+{
+	enum { N = 20, SZ = 1 << 20 };
+	struct fixture x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct repo_upload *u[N];
+	struct catalog_version v;
+	char name[32], sha[STORE_SHA_HEX];
+	char *data = malloc(SZ);
+	int i, files = 0, rows = 0;
+
+	setup(&x);
+	x.cfg.inline_max = SZ;
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	for (i = 0; data && i < N; i++) {
+		memset(data, 'a' + i, SZ);
+		snprintf(name, sizeof(name), "f%02d", i);
+		T_INTEQ(repo_upload_begin(&u[i], x.r, "dev", name, 1, &err), 0);
+		T_INTEQ(repo_upload_write(u[i], data, SZ, 0), SZ);
+	}
+	for (i = 0; data && i < N; i++) {
+		T_INTEQ(repo_upload_commit(u[i], &who, &v, &err), 0);
+		repo_upload_free(u[i]);
+		memset(data, 'a' + i, SZ);
+		fixture_sha(sha, data, SZ);
+		T_STREQ(v.sha256, sha);
+		T_CHECK(version_is(&x, &v, data, SZ));
+		files += blob_file(&x, sha);
+		rows += blob_inline(&x, sha);
+	}
+	T_INTEQ(rows, 16);
+	T_INTEQ(files, 4);
+	free(data);
+	fixture_close(&x);
+}
+
 int main(void)
 {
 	T_RUN(test_env);
@@ -1910,5 +2122,7 @@ int main(void)
 	T_RUN(test_sync_close);
 	T_RUN(test_orphan_sweep);
 	T_RUN(test_reaper);
+	T_RUN(test_inline);
+	T_RUN(test_inline_budget);
 	return T_DONE();
 }

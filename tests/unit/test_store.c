@@ -352,11 +352,13 @@ static void test_copy_unlink(void)
 	T_INTEQ(put_blob(s, data, sizeof(data), hex), 0);
 	/* Copy-on-write into a new staging file. */
 	T_INTEQ(store_stage(s, &fd, &err), 0);
-	T_INTEQ(store_blob_copy(s, hex, fd, &err), 0);
+	T_INTEQ(store_blob_open(s, hex, &bfd, &err), 0);
+	T_INTEQ(store_copy_fd(bfd, fd, sizeof(data), &err), 0);
+	close(bfd);
 	T_INTEQ(read_all(fd, got, sizeof(got)), (ssize_t)sizeof(data));
 	T_CHECK(memcmp(got, data, sizeof(data)) == 0);
-	/* Copying a missing blob. */
-	T_ERRNO(store_blob_copy(s, SHA_ABC, fd, &err), ENOENT);
+	/* Opening a missing blob. */
+	T_ERRNO(store_blob_open(s, SHA_ABC, &bfd, &err), ENOENT);
 	cmfs_err_clear(&err);
 	/* store_copy_fd copies a prefix. */
 	T_INTEQ(store_stage(s, &fd2, &err), 0);

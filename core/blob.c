@@ -1,0 +1,118 @@
+/*
+ * blob.c - a blob's bytes, wherever the store keeps them (blob.h).
+ *
+ * An inline blob is handed out as a memfd so that everything that reads
+ * a blob through a file descriptor (reads through the mount, the kernel's
+ * passthrough of versions/, fsck's hashing, export) needs no second path;
+ * it is sealed against every change, as a blob's file is never written.
+ */
+#define _GNU_SOURCE /* memfd_create, F_ADD_SEALS */
+#include "blob.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int blob_memfd(const void *data, size_t len, int *out, struct cmfs_err *err)
+{
+	const char *p = data;
+	size_t done = 0;
+	ssize_t n;
+	int fd = memfd_create("cmfs-blob", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	if (fd < 0)
+		return cmfs_err_set(err, -errno, "memory file: %s",
+				    strerror(errno));
+	while (done < len) {
+		n = pwrite(fd, p + done, len - done, (off_t)done);
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+
+			close(fd);
+			return cmfs_err_set(err, -e, "memory file: %s",
+					    strerror(e));
+		}
+		done += (size_t)n;
+	}
+	if (fcntl(fd, F_ADD_SEALS,
+		  F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL)) {
+		int e = errno;
+
+		close(fd);
+		return cmfs_err_set(err, -e, "memory file: %s", strerror(e));
+	}
+	*out = fd;
+	return 0;
+}
+
+/* Inline blob `sha`, if it is one: 0, -ENOENT, or another -errno. */
+static int inline_get(struct catalog *c, const char *sha, uint64_t size,
+		      void **data, size_t *len, struct cmfs_err *err)
+{
+	int rc;
+
+	if (size > BLOB_INLINE_LIMIT)
+		return -ENOENT;
+	rc = catalog_inline_get(c, sha, data, len, err);
+	if (!rc && *len != size) {
+		free(*data);
+		*data = NULL;
+		rc = cmfs_err_set(err, -EIO,
+				  "blob %s: %zu bytes in the catalog, %llu "
+				  "expected",
+				  sha, *len, (unsigned long long)size);
+	}
+	return rc;
+}
+
+int blob_open(struct store *s, struct catalog *c, const char *sha,
+	      uint64_t size, int *out, struct cmfs_err *err)
+{
+	void *data;
+	size_t len;
+	int rc = inline_get(c, sha, size, &data, &len, err);
+
+	if (rc == -ENOENT)
+		return store_blob_open(s, sha, out, err);
+	if (rc)
+		return rc;
+	rc = blob_memfd(data, len, out, err);
+	free(data);
+	return rc;
+}
+
+int blob_read(struct store *s, struct catalog *c, const char *sha,
+	      uint64_t size, void *buf, struct cmfs_err *err)
+{
+	uint64_t done = 0;
+	ssize_t n;
+	void *data;
+	size_t len;
+	int fd, rc = inline_get(c, sha, size, &data, &len, err);
+
+	if (!rc) {
+		memcpy(buf, data, len);
+		free(data);
+		return 0;
+	}
+	if (rc != -ENOENT || (rc = store_blob_open(s, sha, &fd, err)))
+		return rc;
+	while (done < size) {
+		n = pread(fd, (char *)buf + done, (size_t)(size - done),
+			  (off_t)done);
+		if (n <= 0) {
+			rc = cmfs_err_set(err, n < 0 ? -errno : -EIO,
+					  "blob %s: %s", sha,
+					  n < 0 ? strerror(errno)
+						: "shorter than the catalog "
+						  "says");
+			break;
+		}
+		done += (uint64_t)n;
+	}
+	close(fd);
+	return rc;
+}
