@@ -155,7 +155,7 @@ eq "a write in place over it (copy-on-write)" thxee-3 "$(cat "$A/kc.txt")"
 # (Each stat below holds a copy of fd 8, and its close commits: the
 # second write is version 2.)
 exec 8>"$A/ka.txt"
-eq "a created file, before its first write" 0:1048576 \
+eq "a created file, before its first write" 0:262144 \
 	"$(stat -L -c %s:%o /proc/self/fd/8)"
 printf 'hello' >&8
 eq "after it" 5 "$(stat -L -c %s /proc/self/fd/8)"
