@@ -760,6 +760,56 @@ static void test_inline(void)
 	teardown(c);
 }
 
+/*
+ * The filter of artifact names (catalog_sqlite.c, struct names): a name
+ * that is not there is -ENOENT without a statement, and every name that
+ * is there is found: past the filter's first size (8,192 names), after a
+ * rename, after a rolled-back insert, in another environment with the
+ * same name; a read-only connection opened beside sees what the writer
+ * adds after it opened.
+ */
+static void test_names(void)
+{
+	struct catalog *c = setup(), *ro = NULL;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_artifact a;
+	int64_t e = env(c, "prod"), e2 = env(c, "dev"), id;
+	char name[32];
+	int i, found = 0, absent = 0;
+
+	T_ERRNO(catalog_art_get(c, e, "none.jar", &a, &err), ENOENT);
+	T_INTEQ(catalog_open_existing(&ro, dbpath, 1, &err), 0);
+	T_INTEQ(catalog_begin(c, &err), 0);
+	for (i = 0; i < 10000; i++) {
+		snprintf(name, sizeof(name), "a%05d.jar", i);
+		id = art(c, e, name, SHA_A, 1);
+	}
+	T_INTEQ(catalog_end(c, 0, &err), 0);
+	for (i = 0; i < 10000; i++) {
+		snprintf(name, sizeof(name), "a%05d.jar", i);
+		found += catalog_art_get(c, e, name, &a, NULL) != -ENOENT;
+		absent += catalog_art_get(c, e2, name, &a, NULL) == -ENOENT;
+	}
+	T_INTEQ(found, 10000);
+	T_INTEQ(absent, 10000);
+	T_INTEQ(catalog_art_rename(c, id, "renamed.jar", &err), 0);
+	T_ERRNO(catalog_art_get(c, e, "a09999.jar", &a, &err), ENOENT);
+	T_INTEQ(catalog_art_get(c, e, "renamed.jar", &a, &err), 0);
+	T_INTEQ(a.id, id);
+	T_INTEQ(catalog_begin(c, &err), 0);
+	art(c, e2, "gone.jar", SHA_A, 1);
+	T_INTEQ(catalog_end(c, -EIO, NULL), -EIO);
+	T_ERRNO(catalog_art_get(c, e2, "gone.jar", &a, &err), ENOENT);
+	id = art(c, e2, "a00001.jar", SHA_A, 1);
+	T_INTEQ(catalog_art_get(c, e2, "a00001.jar", &a, &err), 0);
+	T_INTEQ(a.id, id);
+	/* The read-only connection opened before the names came. */
+	T_INTEQ(ro ? catalog_art_get(ro, e, "a00042.jar", &a, &err) : -1, 0);
+	T_INTEQ(ro ? catalog_art_get(ro, e2, "a00001.jar", &a, &err) : -1, 0);
+	catalog_close(ro);
+	teardown(c);
+}
+
 /* Collect row[0..ncol) of each row as "a/b/c,". */
 static int cat_row1(void *arg, const char *const *row)
 {
@@ -1585,6 +1635,7 @@ int main(void)
 	T_RUN(test_artifacts);
 	T_RUN(test_blob_refs);
 	T_RUN(test_inline);
+	T_RUN(test_names);
 	T_RUN(test_unsynced);
 	T_RUN(test_checkpoint);
 	T_RUN(test_checkpoint_stream);
