@@ -16,11 +16,13 @@
 #include "catalog.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "jar.h"
@@ -383,6 +385,7 @@ struct sq {
 	int depth;		/* catalog_begin() nesting of the owner */
 	int full;		/* commits wait for the disk (synchronous=FULL) */
 	struct names names;
+	int sync_fd[2];		/* the log and the file, for sq_sync(): -1 */
 };
 
 /* Map a SQLite result code to an errno and record the message. */
@@ -531,6 +534,10 @@ static void sq_close(void *impl)
 	for (i = 0; i < S_COUNT; i++)
 		sqlite3_finalize(q->stmts[i]);
 	sqlite3_close(q->db);
+	/* Only now: a close drops the process's POSIX locks on the file. */
+	for (i = 0; i < 2; i++)
+		if (q->sync_fd[i] >= 0)
+			close(q->sync_fd[i]);
 	pthread_mutex_destroy(&q->lock);
 	free(q->names.bits);
 	free(q);
@@ -557,6 +564,7 @@ static int sq_open(void **impl, const char *uri, struct cmfs_err *err)
 	if (!q)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
 	q->full = 1;
+	q->sync_fd[0] = q->sync_fd[1] = -1;
 	pthread_mutexattr_init(&a);
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&q->lock, &a);
@@ -1860,24 +1868,52 @@ static int sync_file(struct sq *q, int op)
 	return f->pMethods->xSync(f, SQLITE_SYNC_NORMAL);
 }
 
+/* Descriptors of our own for the log and the file, kept open (a close
+ * would drop the locks SQLite holds on them: POSIX locks go with any
+ * close of the file in the process). */
+static void open_sync_fds(struct sq *q)
+{
+	const char *db = sqlite3_db_filename(q->db, "main");
+	char wal[4096];
+
+	if (!db || !*db ||
+	    (size_t)snprintf(wal, sizeof(wal), "%s-wal", db) >= sizeof(wal))
+		return;
+	q->sync_fd[0] = open(wal, O_RDONLY | O_CLOEXEC);
+	q->sync_fd[1] = open(db, O_RDONLY | O_CLOEXEC);
+}
+
 /*
  * The log first (commits are in it), then the file (a checkpoint may
- * have written it), each through SQLite's own handle: opening and
- * closing a file of the database here would drop the locks SQLite holds
- * on it (POSIX locks go with any close), and its sync also syncs the
- * directory of a file new since its last.  Under the lock, so no
- * checkpoint starts the log over meanwhile.
+ * have written it).  The first time through SQLite's own handles, under
+ * the connection's lock: that sync also syncs the directory of a file new
+ * since its last.  After it, with descriptors of our own and without the
+ * lock: the two fdatasyncs take tens of milliseconds here, every request
+ * that needs the catalog waited for them (a quarter of the time of 10,000
+ * small uploads with their labels), and nothing the lock guards is
+ * touched.  Without it a commit can append to the log meanwhile (its sync
+ * may or may not take those in: they came after this sync began), but no
+ * checkpoint can run (this thread runs them, after the sync), so no commit
+ * made before it moves out of the log unsynced.
  */
 static int sq_sync(void *impl, struct cmfs_err *err)
 {
 	struct sq *q = impl;
 	int rc;
 
+	if (q->sync_fd[0] >= 0 && q->sync_fd[1] >= 0) {
+		if (fdatasync(q->sync_fd[0]) || fdatasync(q->sync_fd[1]))
+			return cmfs_err_set(err, -errno, "catalog: sync: %s",
+					    strerror(errno));
+		return 0;
+	}
 	lock(q);
 	rc = sync_file(q, SQLITE_FCNTL_JOURNAL_POINTER);
 	if (!rc)
 		rc = sync_file(q, SQLITE_FCNTL_FILE_POINTER);
 	rc = rc ? fail(q, rc, err) : 0;
+	if (!rc && q->sync_fd[0] < 0 && q->sync_fd[1] < 0)
+		open_sync_fds(q);
 	unlock(q);
 	return rc;
 }
@@ -2153,6 +2189,7 @@ static int sq_open_existing(void **impl, const char *uri, int rdonly,
 	if (!q)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
 	q->full = 1;
+	q->sync_fd[0] = q->sync_fd[1] = -1;
 	/* Not the store's writer: a mount may add artifacts beside it. */
 	q->names.off = 1;
 	pthread_mutexattr_init(&a);
