@@ -1524,8 +1524,10 @@ static int apply_labels(struct repo *r, int64_t art_id,
 }
 
 /*
- * The inspection of blob `sha`, held at `mem` (size bytes) or staged in
- * `fd`: cached or made now.
+ * The inspection of blob `sha`, staged in `fd`: the catalog's, or made
+ * now (*fresh).  Held at `mem` (size bytes, a small JAR): always made now,
+ * which costs less than asking the catalog first (a read transaction of
+ * its own); the commit puts it over a row there may be.
  */
 static int inspect(struct repo *r, const char *name, const char *sha, int fd,
 		   const void *mem, uint64_t size, struct jar_report **out,
@@ -1536,7 +1538,7 @@ static int inspect(struct repo *r, const char *name, const char *sha, int fd,
 	int rc;
 
 	*fresh = 0;
-	if (!catalog_insp_get(r->cat, sha, out, NULL))
+	if (!mem && !catalog_insp_get(r->cat, sha, out, NULL))
 		return 0;
 	jar_limits_default(&lim);
 	rc = mem ? jar_inspect_mem(out, mem, (size_t)size, &lim, &e2)
