@@ -1692,7 +1692,7 @@ static void test_sync_catalog_only(void)
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct catalog_version v;
 	static char junk[1 << 20];
-	char path[300], name[32];
+	char path[300], wal[300], name[32];
 	int64_t mark = -1;
 	long d;
 	int fd, i;
@@ -1720,6 +1720,14 @@ static void test_sync_catalog_only(void)
 		T_INTEQ(repo_sync(x.r), 0);
 		/* (The kernel's own writeback may take some meanwhile.) */
 		T_CHECK(dirty_pages(path) > 0);
+		/* The catalog's log is written, by a sync that is not the
+		 * first (those sync descriptors of their own). */
+		snprintf(wal, sizeof(wal), "%s/catalog.db-wal", x.store);
+		T_INTEQ(dirty_pages(wal), 0);
+		T_INTEQ(mkenv(&x, "qa2"), 0);
+		T_CHECK(dirty_pages(wal) > 0);
+		T_INTEQ(repo_sync(x.r), 0);
+		T_INTEQ(dirty_pages(wal), 0);
 		/* A new blob: that blob. */
 		junk[0] = '1';
 		T_INTEQ(upload(&x, "dev", "f.txt", junk, 256 << 10, &v), 0);
