@@ -380,14 +380,14 @@ struct names {
 
 struct sq {
 	sqlite3 *db;
-	pthread_mutex_t lock;	/* guards db, stmts, depth and names */
+	pthread_mutex_t lock; /* guards db, stmts, depth and names */
 	sqlite3_stmt *stmts[S_COUNT];
-	int depth;		/* catalog_begin() nesting of the owner */
-	int full;		/* commits wait for the disk (synchronous=FULL) */
+	int depth; /* catalog_begin() nesting of the owner */
+	int full;  /* commits wait for the disk (synchronous=FULL) */
 	struct names names;
-	int sync_fd[2];		/* the log and the file, for sq_sync(): -1 */
-	sqlite3 *ckpt;		/* sq_checkpoint()'s own connection, or NULL */
-	int ckpt_off;		/* it could not be opened: none */
+	int sync_fd[2]; /* the log and the file, for sq_sync(): -1 */
+	sqlite3 *ckpt;	/* sq_checkpoint()'s own connection, or NULL */
+	int ckpt_off;	/* it could not be opened: none */
 };
 
 /* Map a SQLite result code to an errno and record the message. */
@@ -1882,9 +1882,8 @@ static int sq_checkpoint(void *impl, struct cmfs_err *err)
 	/* Busy (another process checkpoints) or failed: the second pass
 	 * does it all. */
 	if (q->ckpt)
-		sqlite3_wal_checkpoint_v2(q->ckpt, NULL,
-					  SQLITE_CHECKPOINT_PASSIVE, NULL,
-					  NULL);
+		sqlite3_wal_checkpoint_v2(
+			q->ckpt, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 	lock(q);
 	rc = sqlite3_wal_checkpoint_v2(q->db, NULL, SQLITE_CHECKPOINT_PASSIVE,
 				       NULL, NULL);
@@ -1955,20 +1954,28 @@ static int sq_sync(void *impl, struct cmfs_err *err)
 	return rc;
 }
 
-static int sq_unsynced_add(void *impl, const char *sha256,
-			   struct cmfs_err *err)
+/* Run statement `id` with one text parameter, a sha256, locked; *changes
+ * gets the rows it changed (may be NULL). */
+static int exec_sha(struct sq *q, int id, const char *sha256, int *changes,
+		    struct cmfs_err *err)
 {
-	struct sq *q = impl;
 	sqlite3_stmt *s;
 	int rc;
 
 	lock(q);
-	if (!(rc = prep(q, S_UNSYNCED_ADD, &s, err))) {
+	if (!(rc = prep(q, id, &s, err))) {
 		sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
 		rc = exec_stmt(q, s, err);
+		if (!rc && changes)
+			*changes = sqlite3_changes(q->db);
 	}
 	unlock(q);
 	return rc;
+}
+
+static int sq_unsynced_add(void *impl, const char *sha256, struct cmfs_err *err)
+{
+	return exec_sha(impl, S_UNSYNCED_ADD, sha256, NULL, err);
 }
 
 static int sq_unsynced_mark(void *impl, int64_t *out, struct cmfs_err *err)
@@ -2115,19 +2122,9 @@ out:
 
 static int sq_inline_del(void *impl, const char *sha256, struct cmfs_err *err)
 {
-	struct sq *q = impl;
-	sqlite3_stmt *s;
-	int rc;
+	int n = 0, rc = exec_sha(impl, S_INLINE_DEL, sha256, &n, err);
 
-	lock(q);
-	if (!(rc = prep(q, S_INLINE_DEL, &s, err))) {
-		sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
-		rc = exec_stmt(q, s, err);
-		if (!rc && sqlite3_changes(q->db) == 0)
-			rc = -ENOENT;
-	}
-	unlock(q);
-	return rc;
+	return !rc && !n ? -ENOENT : rc;
 }
 
 static int sq_inline_list(void *impl,
