@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int blob_memfd(const void *data, size_t len, int *out, struct cmfs_err *err)
@@ -68,6 +69,15 @@ static int inline_get(struct catalog *c, const char *sha, uint64_t size,
 	return rc;
 }
 
+/* Bytes `data` (len, malloc'd, freed here) as a sealed memory file. */
+static int memfd_of(void *data, size_t len, int *out, struct cmfs_err *err)
+{
+	int rc = blob_memfd(data, len, out, err);
+
+	free(data);
+	return rc;
+}
+
 int blob_open(struct store *s, struct catalog *c, const char *sha,
 	      uint64_t size, int *out, struct cmfs_err *err)
 {
@@ -77,17 +87,46 @@ int blob_open(struct store *s, struct catalog *c, const char *sha,
 
 	if (rc == -ENOENT)
 		return store_blob_open(s, sha, out, err);
-	if (rc)
-		return rc;
-	rc = blob_memfd(data, len, out, err);
-	free(data);
+	return rc ? rc : memfd_of(data, len, out, err);
+}
+
+int blob_open_inline(struct catalog *c, const char *sha, int *out,
+		     struct cmfs_err *err)
+{
+	void *data;
+	size_t len;
+	int rc = catalog_inline_get(c, sha, &data, &len, err);
+
+	return rc ? rc : memfd_of(data, len, out, err);
+}
+
+int blob_intact(struct store *s, struct catalog *c, const char *sha)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char hex[STORE_SHA_HEX];
+	struct stat st;
+	void *data;
+	size_t len;
+	int fd, rc = catalog_inline_get(c, sha, &data, &len, &err);
+
+	if (!rc) {
+		store_hash_mem(hex, data, len);
+		free(data);
+	} else if (rc == -ENOENT &&
+		   !(rc = store_blob_open(s, sha, &fd, &err))) {
+		rc = fstat(fd, &st) ? -errno
+				    : store_hash_fd(hex, fd,
+						    (uint64_t)st.st_size, &err);
+		close(fd);
+	}
+	if (!rc && strcmp(hex, sha))
+		rc = -EBADMSG;
 	return rc;
 }
 
 int blob_read(struct store *s, struct catalog *c, const char *sha,
 	      uint64_t size, void *buf, struct cmfs_err *err)
 {
-	uint64_t done = 0;
 	ssize_t n;
 	void *data;
 	size_t len;
@@ -100,19 +139,14 @@ int blob_read(struct store *s, struct catalog *c, const char *sha,
 	}
 	if (rc != -ENOENT || (rc = store_blob_open(s, sha, &fd, err)))
 		return rc;
-	while (done < size) {
-		n = pread(fd, (char *)buf + done, (size_t)(size - done),
-			  (off_t)done);
-		if (n <= 0) {
-			rc = cmfs_err_set(err, n < 0 ? -errno : -EIO,
-					  "blob %s: %s", sha,
-					  n < 0 ? strerror(errno)
-						: "shorter than the catalog "
-						  "says");
-			break;
-		}
-		done += (uint64_t)n;
-	}
+	n = store_pread_full(fd, buf, (size_t)size, 0);
+	if (n < 0)
+		rc = cmfs_err_set(err, (int)n, "blob %s: %s", sha,
+				  strerror((int)-n));
+	else if ((uint64_t)n < size)
+		rc = cmfs_err_set(err, -EIO,
+				  "blob %s: shorter than the catalog says",
+				  sha);
 	close(fd);
 	return rc;
 }

@@ -29,6 +29,17 @@
 int blob_open(struct store *s, struct catalog *c, const char *sha,
 	      uint64_t size, int *out, struct cmfs_err *err);
 
+/* Inline blob `sha` as a sealed memory file in *out; -ENOENT: no row. */
+int blob_open_inline(struct catalog *c, const char *sha, int *out,
+		     struct cmfs_err *err);
+
+/*
+ * 0 when blob `sha`, wherever it is, holds the bytes of that hash;
+ * -EBADMSG when it holds others, -ENOENT when it is nowhere, or another
+ * -errno when it cannot be read.
+ */
+int blob_intact(struct store *s, struct catalog *c, const char *sha);
+
 /*
  * The `size` bytes of blob `sha` into buf (which holds `size`).  0 or
  * -errno (-EIO when the blob is not `size` bytes long).

@@ -203,7 +203,8 @@ static int check_insp_links(struct run *x, struct cmfs_err *err)
 	return 0;
 }
 
-static struct blob *new_blob(struct run *x, const char *sha, uint64_t size)
+/* A copy of blob `sha` found in the store: a file, or (inline_) a row. */
+static int add_copy(struct run *x, const char *sha, uint64_t size, int inline_)
 {
 	struct blob *b;
 	size_t i;
@@ -211,15 +212,15 @@ static struct blob *new_blob(struct run *x, const char *sha, uint64_t size)
 	/* Only names of 64 lower-case hex digits are blobs. */
 	for (i = 0; sha[i]; i++)
 		if (!strchr("0123456789abcdef", sha[i]))
-			return x->blobs; /* not NULL: not out of memory */
+			return 0;
 	if (i != 64)
-		return x->blobs;
+		return 0;
 	if (x->nblobs == x->ablobs) {
 		size_t a = x->ablobs ? 2 * x->ablobs : 64;
 
 		b = realloc(x->blobs, a * sizeof(*b));
 		if (!b)
-			return NULL;
+			return -ENOMEM;
 		x->blobs = b;
 		x->ablobs = a;
 	}
@@ -227,26 +228,19 @@ static struct blob *new_blob(struct run *x, const char *sha, uint64_t size)
 	memset(b, 0, sizeof(*b));
 	memcpy(b->sha, sha, 65);
 	b->size = size;
-	return b;
+	b->inline_ = inline_;
+	return 0;
 }
 
 static int add_blob(void *arg, const char *sha, uint64_t size)
 {
-	return new_blob(arg, sha, size) ? 0 : -ENOMEM;
+	return add_copy(arg, sha, size, 0);
 }
 
 /* An inline blob: row[0] its sha256, row[1] its size. */
 static int add_inline(void *arg, const char *const *row)
 {
-	struct run *x = arg;
-	size_t n = x->nblobs;
-	struct blob *b = new_blob(x, row[0], strtoull(row[1], NULL, 10));
-
-	if (!b)
-		return -ENOMEM;
-	if (x->nblobs > n)
-		x->blobs[n].inline_ = 1;
-	return 0;
+	return add_copy(arg, row[0], strtoull(row[1], NULL, 10), 1);
 }
 
 static int count_row(void *arg, const char *const *row)
@@ -403,17 +397,8 @@ static int open_catalog(struct run *x, const char *store, int rdonly,
 static int open_copy(struct run *x, const struct blob *b, int *fd,
 		     struct cmfs_err *err)
 {
-	void *data;
-	size_t len;
-	int rc;
-
-	if (!b->inline_)
-		return store_blob_open(x->store, b->sha, fd, err);
-	if ((rc = catalog_inline_get(x->cat, b->sha, &data, &len, err)))
-		return rc;
-	rc = blob_memfd(data, len, fd, err);
-	free(data);
-	return rc;
+	return b->inline_ ? blob_open_inline(x->cat, b->sha, fd, err)
+			  : store_blob_open(x->store, b->sha, fd, err);
 }
 
 /* Hash blob `b`; mark it corrupt when its bytes are not its name. */

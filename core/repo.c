@@ -1183,32 +1183,6 @@ static int keep_ver(void *arg, const char *const *row)
 	return 0;
 }
 
-/* 0: blob `sha` holds the bytes of that hash; -ENOENT, -EBADMSG: not. */
-static int blob_intact(struct repo *r, const char *sha)
-{
-	struct cmfs_err err = CMFS_ERR_INIT;
-	char hex[STORE_SHA_HEX];
-	struct stat st;
-	void *data;
-	size_t len;
-	int fd, rc = catalog_inline_get(r->cat, sha, &data, &len, &err);
-
-	/* Inline, it came in the transaction of its version. */
-	if (!rc) {
-		store_hash_mem(hex, data, len);
-		free(data);
-		return strcmp(hex, sha) ? -EBADMSG : 0;
-	}
-	if (rc != -ENOENT || (rc = store_blob_open(r->store, sha, &fd, &err)))
-		return rc;
-	rc = fstat(fd, &st) ? -errno
-			    : store_hash_fd(hex, fd, (uint64_t)st.st_size, &err);
-	close(fd);
-	if (!rc && strcmp(hex, sha))
-		rc = -EBADMSG;
-	return rc;
-}
-
 /*
  * Check each blob still listed as unsynced (what a power loss before the
  * sync can leave torn or missing) and take back every version of one
@@ -1234,7 +1208,7 @@ static void recover(struct repo *r)
 	for (i = 0; i < shas.n; i++) {
 		const char *sha = shas.sha[i];
 
-		rc = blob_intact(r, sha);
+		rc = blob_intact(r->store, r->cat, sha);
 		if (!rc)
 			continue;
 		if (rc != -ENOENT && rc != -EBADMSG) {
@@ -1714,6 +1688,12 @@ int repo_upload_begin(struct repo_upload **out, struct repo *r,
 	return 0;
 }
 
+/* A blob of `size` bytes is to be inline ([store] inline_max; 0: none). */
+static int fits_inline(const struct repo *r, uint64_t size)
+{
+	return r->cfg->inline_max && size <= r->cfg->inline_max;
+}
+
 /* Give back the memory an upload held its bytes in. */
 static void let_go(struct repo_upload *u)
 {
@@ -2064,25 +2044,6 @@ static int scratch_pending(struct repo *r, const char *env, const char *file,
 	return rc;
 }
 
-/* Up to *len bytes of `fd` from its start into buf; *len gets how many. */
-static int read_all(int fd, void *buf, size_t *len, struct cmfs_err *err)
-{
-	size_t done = 0;
-	ssize_t n;
-
-	while (done < *len) {
-		n = pread(fd, (char *)buf + done, *len - done, (off_t)done);
-		if (n < 0)
-			return cmfs_err_set(err, -errno, "reading: %s",
-					    strerror(errno));
-		if (n == 0)
-			break; /* shrank since its size was taken */
-		done += (size_t)n;
-	}
-	*len = done;
-	return 0;
-}
-
 int repo_scratch_commit(struct repo *r, const struct repo_who *who,
 			const char *env, const char *scratch,
 			const char *name, struct catalog_version *out,
@@ -2105,17 +2066,23 @@ int repo_scratch_commit(struct repo *r, const struct repo_who *who,
 	}
 	/* Copy (into memory, for an inline blob), so that a writer still
 	 * holding the scratch file open can never change the blob. */
-	if ((uint64_t)st.st_size <= r->cfg->inline_max) {
+	if (fits_inline(r, (uint64_t)st.st_size)) {
 		size_t len = (size_t)st.st_size;
+
+		ssize_t n;
 
 		if (!(mem = malloc(len ? len : 1))) {
 			rc = cmfs_err_set(err, -ENOMEM, "out of memory");
 			goto out;
 		}
-		if ((rc = read_all(src, mem, &len, err)))
+		/* Short only if it shrank since its size was taken. */
+		if ((n = store_pread_full(src, mem, len, 0)) < 0) {
+			rc = cmfs_err_set(err, (int)n, "%s: %s", scratch,
+					  strerror((int)-n));
 			goto out;
-		st.st_size = (off_t)len;
-		store_hash_mem(sha, mem, len);
+		}
+		st.st_size = (off_t)n;
+		store_hash_mem(sha, mem, (size_t)n);
 	} else if ((rc = store_stage(r->store, &fd, err)) ||
 		   (rc = store_copy_fd(src, fd, (uint64_t)st.st_size, err)) ||
 		   (rc = store_hash_fd(sha, fd, (uint64_t)st.st_size, err))) {

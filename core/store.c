@@ -332,6 +332,23 @@ void store_pipe_free(struct store_pipe *p)
 	free(p);
 }
 
+ssize_t store_pread_full(int fd, void *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pread(fd, (char *)buf + done, len - done,
+			  off + (off_t)done);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
 void store_hash_mem(char hex[STORE_SHA_HEX], const void *data, size_t len)
 {
 	unsigned char md[32];

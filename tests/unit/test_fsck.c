@@ -738,6 +738,22 @@ static const struct fsck_problem *find_nth(const struct fsck_report *r,
 	return NULL;
 }
 
+/* Blob `sha` as a file of the store holding `text`: 0 or -1. */
+static int put_file(const struct fixture *x, const char *sha, const char *text)
+{
+	char dir[256], path[256];
+	FILE *f;
+	int ok;
+
+	snprintf(dir, sizeof(dir), "%s/blobs/%.2s", x->store, sha);
+	mkdir(dir, 0700);
+	blob_path(path, sizeof(path), x, sha);
+	if (!(f = fopen(path, "w")))
+		return -1;
+	ok = fputs(text, f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
 /*
  * Inline blobs (rows of the catalog): hashed like files; a corrupt row
  * takes its version; an orphan row goes; a blob kept twice (a file from
@@ -749,8 +765,7 @@ static void test_inline(void)
 	struct catalog_version a, b, c;
 	const struct fsck_problem *p;
 	struct fsck_report *r;
-	char q[512], path[256], dir[256], zed[STORE_SHA_HEX];
-	FILE *f;
+	char q[512], path[256], zed[STORE_SHA_HEX];
 	int rc;
 
 	fixture_open(&x, "fsck", NULL, FIXTURE_MNT, 0);
@@ -781,18 +796,8 @@ static void test_inline(void)
 		 "UPDATE inline_blobs SET bytes = 'gamma?' WHERE sha256 = '%s'",
 		 c.sha256);
 	sql(&x, q);
-	snprintf(dir, sizeof(dir), "%s/blobs/%.2s", x.store, b.sha256);
-	mkdir(dir, 0700);
-	blob_path(path, sizeof(path), &x, b.sha256);
-	T_CHECK((f = fopen(path, "w")) && fputs("beta\n", f) >= 0);
-	if (f)
-		fclose(f);
-	snprintf(dir, sizeof(dir), "%s/blobs/%.2s", x.store, c.sha256);
-	mkdir(dir, 0700);
-	blob_path(path, sizeof(path), &x, c.sha256);
-	T_CHECK((f = fopen(path, "w")) && fputs("gamma\n", f) >= 0);
-	if (f)
-		fclose(f);
+	T_INTEQ(put_file(&x, b.sha256, "beta\n"), 0);
+	T_INTEQ(put_file(&x, c.sha256, "gamma\n"), 0);
 
 	r = run(&x, 0, &rc, NULL);
 	p = find(r, FSCK_BLOB_CORRUPT);

@@ -360,6 +360,13 @@ static void test_copy_unlink(void)
 	/* Opening a missing blob. */
 	T_ERRNO(store_blob_open(s, SHA_ABC, &bfd, &err), ENOENT);
 	cmfs_err_clear(&err);
+	/* store_pread_full reads at an offset, and short only at the end. */
+	memset(got, 0, sizeof(got));
+	T_INTEQ(store_pread_full(fd, got, 100, 50), 100);
+	T_CHECK(memcmp(got, data + 50, 100) == 0);
+	T_INTEQ(store_pread_full(fd, got, sizeof(got), 2900),
+		(ssize_t)sizeof(data) - 2900);
+	T_INTEQ(store_pread_full(-1, got, 1, 0), -EBADF);
 	/* store_copy_fd copies a prefix. */
 	T_INTEQ(store_stage(s, &fd2, &err), 0);
 	T_INTEQ(store_copy_fd(fd, fd2, 100, &err), 0);
