@@ -1718,7 +1718,7 @@ static int hold(struct repo_upload *u, uint64_t need)
 
 	if (need <= u->cap && u->mem)
 		return 0;
-	if (need > max)
+	if (!fits_inline(u->r, need))
 		return -ENOSPC;
 	/* Whole pages, doubling, never past inline_max. */
 	cap = u->cap ? 2 * u->cap : 4096;
@@ -1746,6 +1746,7 @@ static int hold(struct repo_upload *u, uint64_t need)
 static int stage(struct repo_upload *u)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
+	ssize_t n;
 	int src, rc;
 
 	if (u->fd >= 0)
@@ -1759,10 +1760,10 @@ static int stage(struct repo_upload *u)
 			close(src);
 		}
 	} else if (!rc && u->size &&
-		   pwrite(u->fd, u->mem, u->size, 0) != (ssize_t)u->size) {
-		rc = cmfs_err_set(&err, errno ? -errno : -EIO,
-				  "staging file: %s",
-				  strerror(errno ? errno : EIO));
+		   (n = pwrite(u->fd, u->mem, u->size, 0)) !=
+			   (ssize_t)u->size) {
+		rc = n < 0 ? -errno : -EIO;
+		cmfs_err_set(&err, rc, "staging file: %s", strerror(-rc));
 	}
 	if (rc) {
 		repo_log(u->r, LOG_ERR, "upload of %s: %s", u->name,

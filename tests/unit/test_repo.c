@@ -1992,6 +1992,12 @@ static void test_inline(void)
 	T_INTEQ(upload(&x, "dev", "b17", big, 17, &v), 0);
 	T_CHECK(!blob_inline(&x, v.sha256) && blob_file(&x, v.sha256));
 	T_CHECK(version_is(&x, &v, big, 17));
+	/* 0: every blob a file, an empty one too. */
+	x.cfg.inline_max = 0;
+	T_INTEQ(upload(&x, "dev", "empty", "", 0, &v), 0);
+	T_STREQ(v.sha256, SHA_EMPTY);
+	T_CHECK(!blob_inline(&x, SHA_EMPTY) && blob_file(&x, SHA_EMPTY));
+	x.cfg.inline_max = 16;
 
 	/* Outgrowing inline_max while written: the bytes so far go to a
 	 * staging file, and the blob is a file. */
