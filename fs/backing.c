@@ -20,6 +20,11 @@
  *     before by backing_reply_open()) gets FOPEN_PASSTHROUGH and the id.
  * Everything else is read and written unchanged.
  *
+ * The same hooks ask, at INIT, for FUSE_DIRECT_IO_ALLOW_MMAP (Linux 6.6,
+ * protocol 7.39) when the kernel offers it: a file opened with direct
+ * I/O may then be mapped MAP_SHARED too, which lets uploads skip FUSE's
+ * page cache (ops.c) without refusing mmap to a writer.
+ *
  * The kernel takes one backing file per inode, and beside it no open of
  * that inode that does not name the same file (such an open fails with
  * EIO, whatever its flags).  So a node registers its blob once
@@ -54,6 +59,7 @@ enum {
 	K_FUSE_INIT = 26,
 	K_FUSE_INIT_EXT = 1 << 30,
 	K_FUSE_PASSTHROUGH_HI = 1 << (37 - 32), /* in flags2 */
+	K_FUSE_DIO_MMAP_HI = 1 << (36 - 32),	/* DIRECT_IO_ALLOW_MMAP */
 	K_FOPEN_PASSTHROUGH = 1 << 7,
 	K_MAX_STACK_DEPTH = 2, /* FILESYSTEM_MAX_STACK_DEPTH */
 };
@@ -142,22 +148,33 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 		b->init_unique = h->unique;
 		b->offered = (in->flags & K_FUSE_INIT_EXT) &&
 			     (in->flags2 & K_FUSE_PASSTHROUGH_HI);
-		decide(c, b->offered
-				  ? NULL
-				  : "the kernel does not offer it (Linux "
-				    "6.9 or later, CONFIG_FUSE_PASSTHROUGH)");
+		b->dio_mmap_offered = (in->flags & K_FUSE_INIT_EXT) &&
+				      (in->flags2 & K_FUSE_DIO_MMAP_HI);
+		if (b->want)
+			decide(c, b->offered ? NULL
+					     : "the kernel does not offer it "
+					       "(Linux 6.9 or later, "
+					       "CONFIG_FUSE_PASSTHROUGH)");
 		__atomic_store_n(&b->init_seen, 1, __ATOMIC_RELEASE);
 	}
 	return n;
 }
 
-/* The reply to INIT: ask for passthrough. */
+/* The reply to INIT: ask for what was offered and is wanted. */
 static void ask(struct backing *b, struct k_init_out *o)
 {
-	o->flags |= K_FUSE_INIT_EXT;
-	o->flags2 |= K_FUSE_PASSTHROUGH_HI;
-	o->max_stack_depth = b->depth;
-	__atomic_store_n(&b->on, 1, __ATOMIC_RELEASE);
+	if (b->dio_mmap_offered) {
+		o->flags |= K_FUSE_INIT_EXT;
+		o->flags2 |= K_FUSE_DIO_MMAP_HI;
+		__atomic_store_n(&b->dio_mmap, 1, __ATOMIC_RELEASE);
+	}
+	if (b->want && b->offered) {
+		o->flags |= K_FUSE_INIT_EXT;
+		o->flags2 |= K_FUSE_PASSTHROUGH_HI;
+		o->max_stack_depth = b->depth;
+		__atomic_store_n(&b->on, 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&b->init_answered, 1, __ATOMIC_RELEASE);
 }
 
 static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -174,9 +191,10 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 				o->open_flags |= K_FOPEN_PASSTHROUGH;
 				o->backing_id = pending.id;
 			}
-		} else if (!__atomic_load_n(&b->on, __ATOMIC_RELAXED) &&
+		} else if (!__atomic_load_n(&b->init_answered,
+					    __ATOMIC_RELAXED) &&
 			   __atomic_load_n(&b->init_seen, __ATOMIC_ACQUIRE) &&
-			   h->unique == b->init_unique && b->offered &&
+			   h->unique == b->init_unique &&
 			   iov[1].iov_len == sizeof(struct k_init_out)) {
 			ask(b, iov[1].iov_base);
 		}
@@ -208,11 +226,9 @@ void backing_attach(struct cmfs *c, int want)
 	/* Registering a backing file takes CAP_SYS_ADMIN: without it,
 	 * asking would only deepen the mount's stack for nothing. */
 	b->want = want && geteuid() == 0;
-	if (!b->want) {
+	if (!b->want)
 		decide(c, !want ? "[mount] passthrough = off"
 				: "the daemon does not run as root");
-		return;
-	}
 	/* The kernel refuses a backing file as deep as the depth asked
 	 * for: a store on overlayfs (a container) needs 2, which leaves no
 	 * room to stack on cmfs; anything else 1. */
@@ -222,8 +238,15 @@ void backing_attach(struct cmfs *c, int want)
 			: 1;
 	/* Without the hooks the session reads and writes as it would. */
 	rc = fuse_session_custom_io(c->se, &io, b->fd);
-	if (rc < 0)
+	if (rc < 0 && b->want) {
+		b->want = 0;
 		decide(c, strerror(-rc));
+	}
+}
+
+int backing_dio_mmap(const struct cmfs *c)
+{
+	return __atomic_load_n(&c->backing.dio_mmap, __ATOMIC_ACQUIRE);
 }
 
 int32_t backing_get(struct cmfs *c, struct node *n, int fd, int *counted)

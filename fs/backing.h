@@ -1,6 +1,7 @@
 /*
  * backing.h - reads of committed versions handed to the kernel
- * (FUSE passthrough, Linux 6.9 and later).  See backing.c.
+ * (FUSE passthrough, Linux 6.9 and later), and what else INIT asks of the
+ * kernel beyond libfuse 3.14.  See backing.c.
  */
 #ifndef CMFS_FS_BACKING_H
 #define CMFS_FS_BACKING_H
@@ -19,19 +20,28 @@ struct backing {
 	uint32_t depth;	      /* the stack depth asked for at INIT */
 	int fd;		      /* the session's /dev/fuse */
 	int init_seen;	      /* INIT was read (atomic) */
+	int init_answered;    /* its reply went through ask() (atomic) */
 	uint64_t init_unique; /* its unique */
 	int offered;	      /* the kernel offered passthrough at INIT */
 	int on;		      /* INIT's reply asked for it (atomic) */
 	int refused;	      /* the kernel refused a backing file (atomic) */
+	int dio_mmap_offered; /* ... offered FUSE_DIRECT_IO_ALLOW_MMAP */
+	int dio_mmap;	      /* INIT's reply asked for it (atomic) */
 };
 
 /*
- * After fuse_session_mount(): unless `want` is 0 or the daemon is not
- * root, route the session's device I/O through backing.c, so that INIT
- * asks for passthrough when the kernel offers it.  Says which in the
- * daemon log; the mount works either way.
+ * After fuse_session_mount(): route the session's device I/O through
+ * backing.c, so that INIT asks for what the kernel offers and libfuse
+ * 3.14 cannot ask for: passthrough, unless `want` is 0 or the daemon is
+ * not root (the daemon log says which), and shared mmap of direct-I/O
+ * files.  The mount works without either.
  */
 void backing_attach(struct cmfs *c, int want);
+
+/* INIT's reply asked for shared mmap of direct-I/O files (Linux 6.6 and
+ * later): an upload can be written with direct I/O and still be mapped
+ * MAP_SHARED.  0 before INIT's reply. */
+int backing_dio_mmap(const struct cmfs *c);
 
 /*
  * A reader opens node `n` (a version), whose blob is open as `fd`: the

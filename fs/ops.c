@@ -1150,6 +1150,15 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 							 &err);
 			if (!rc)
 				fh_writer(c, f);
+			/*
+			 * The bytes go to the daemon, not through FUSE's page
+			 * cache: no copy into its small pages, and no
+			 * security.capability look-up before each write
+			 * (a GETXATTR request; direct writes leave the
+			 * privileges to us, and an artifact has none).  Only
+			 * when a writer can still map the file shared.
+			 */
+			fi->direct_io = backing_dio_mmap(c);
 			break;
 		}
 		/* A read of the latest version. */
