@@ -29,7 +29,7 @@
 #include "json.h"
 #include "walvfs.h"
 
-#define SCHEMA_VERSION 6
+#define SCHEMA_VERSION 7
 
 static const char *const schema_v1[] = {
 	"CREATE TABLE envs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
@@ -168,6 +168,23 @@ static const char *const schema_v6[] = {
 	"CREATE TRIGGER inline_free AFTER DELETE ON versions"
 	" WHEN NOT EXISTS (SELECT 1 FROM versions WHERE sha256 = OLD.sha256)"
 	" BEGIN DELETE FROM inline_blobs WHERE sha256 = OLD.sha256; END",
+	NULL};
+
+/*
+ * Version 7: an environment's events are keyed by (env, off) themselves,
+ * in one B-tree.  As a rowid table with a unique index on (env, off),
+ * every line was written to two: every change's commit wrote two more
+ * pages than it needed (a label's, four pages: two of them for its line).
+ * Lines are read by that key only.
+ */
+static const char *const schema_v7[] = {
+	"CREATE TABLE events_v7(env TEXT NOT NULL, off INTEGER NOT NULL,"
+	" len INTEGER NOT NULL, line BLOB NOT NULL, PRIMARY KEY(env, off))"
+	" WITHOUT ROWID",
+	"INSERT INTO events_v7 SELECT env, off, len, line FROM events"
+	" ORDER BY env, off",
+	"DROP TABLE events",
+	"ALTER TABLE events_v7 RENAME TO events",
 	NULL};
 
 /* The prepared statements, by index into sql[]. */
@@ -515,7 +532,10 @@ static int migrate(struct sq *q, struct cmfs_err *err)
 	for (i = 0; version < 6 && schema_v6[i]; i++)
 		if ((rc = sqlite3_exec(q->db, schema_v6[i], NULL, NULL, NULL)))
 			goto bad;
-	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 6", NULL, NULL,
+	for (i = 0; version < 7 && schema_v7[i]; i++)
+		if ((rc = sqlite3_exec(q->db, schema_v7[i], NULL, NULL, NULL)))
+			goto bad;
+	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 7", NULL, NULL,
 			       NULL)) ||
 	    (rc = sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL)))
 		goto bad;
