@@ -139,6 +139,15 @@ int repo_upload_label_get(const struct repo_upload *u, const char *key,
  */
 int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 		       struct catalog_version *out, struct cmfs_err *err);
+/*
+ * After a write has been answered: when the bytes are held in memory and
+ * end like a whole zip archive, inspect them now, for the commit to take
+ * (the next write or truncation drops what this found).  Cheap when they
+ * do not; a JAR this cannot inspect is left to the commit, which refuses
+ * it and says why.  1 when an inspection of the bytes as they are is
+ * held, else 0.
+ */
+int repo_upload_inspect_early(struct repo_upload *u);
 void repo_upload_free(struct repo_upload *u);
 
 /*

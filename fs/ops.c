@@ -1477,11 +1477,15 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
 	default:
 		break;
 	}
-	pthread_mutex_unlock(&f->lock);
 	if (n < 0)
 		fuse_reply_err(req, (int)-n);
 	else
 		fuse_reply_write(req, (size_t)n);
+	/* Answered: the client goes on to its close while this inspects
+	 * (the close's commit waits for the lock, and takes the result). */
+	if (n > 0 && f->kind == FH_UPLOAD)
+		(void)repo_upload_inspect_early(f->up);
+	pthread_mutex_unlock(&f->lock);
 }
 
 /*

@@ -1957,6 +1957,100 @@ static int version_is(struct fixture *x, const struct catalog_version *v,
  * file, no blob file; bigger ones (or ones that outgrow [store]
  * inline_max while written) are files.  Readers get either.
  */
+/*
+ * An inspection made right after a write (repo_upload_inspect_early) is
+ * the commit's only while the bytes stay as they were.
+ */
+static void test_inspect_early(void)
+{
+	struct fixture x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct repo_upload *u = NULL;
+	struct buf b = BUF_INIT(1 << 16);
+	size_t len, clen, nlen;
+	char *jar = fixture_jar("mongodb.jar", &len, "early inspection");
+	char *com = fixture_jar("comment.jar", &clen, "early inspection");
+	char *nz = fixture_jar("not-zip.jar", &nlen, "early inspection");
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	if (!jar || !com || !nz)
+		goto out;
+
+	/* Whole: inspected now; the commit records what that found. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "m.jar", 1, &err), 0);
+	T_INTEQ(repo_upload_inspect_early(u), 0); /* no bytes yet */
+	T_INTEQ(repo_upload_write(u, jar, len / 2, 0), (ssize_t)(len / 2));
+	T_INTEQ(repo_upload_inspect_early(u), 0); /* half a zip */
+	T_INTEQ(repo_upload_write(u, jar + len / 2, len - len / 2,
+				  (off_t)(len / 2)),
+		(ssize_t)(len - len / 2));
+	T_INTEQ(repo_upload_inspect_early(u), 1);
+	T_INTEQ(repo_upload_inspect_early(u), 1); /* kept, not redone */
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	repo_upload_free(u);
+	T_INTEQ(repo_computed(x.r, "dev", "m.jar", 0, "factories", &b, &err),
+		0);
+	T_STREQ(buf_str(&b), "connector mongodb "
+			     "com.example.mongodb.MongoDynamicTableFactory\n");
+
+	/* Bytes changed after it: never used.  A write that breaks the
+	 * archive, then a truncation that cuts it: both refused. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "s.jar", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, jar, len, 0), (ssize_t)len);
+	T_INTEQ(repo_upload_inspect_early(u), 1);
+	T_INTEQ(repo_upload_write(u, "XXXX", 4, 0), 4);
+	T_ERRNO(repo_upload_commit(u, &who, &v, &err), EINVAL);
+	T_CONTAINS(err.msg, "not a valid JAR");
+	cmfs_err_clear(&err);
+	T_INTEQ(repo_upload_write(u, jar, 4, 0), 4);
+	T_INTEQ(repo_upload_inspect_early(u), 1);
+	T_INTEQ(repo_upload_truncate(u, (off_t)(len - 1)), 0);
+	T_INTEQ(repo_upload_inspect_early(u), 0);
+	T_ERRNO(repo_upload_commit(u, &who, &v, &err), EINVAL);
+	cmfs_err_clear(&err);
+	repo_upload_free(u);
+	{
+		struct catalog_artifact a;
+
+		T_ERRNO(art(&x, "dev", "s.jar", &a), ENOENT);
+	}
+
+	/* A comment after the directory: still the end of a zip. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "c.jar", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, com, clen, 0), (ssize_t)clen);
+	T_INTEQ(repo_upload_inspect_early(u), 1);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	repo_upload_free(u);
+
+	/* Not a JAR's name, or not a zip: left to the commit. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "m.zip", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, jar, len, 0), (ssize_t)len);
+	T_INTEQ(repo_upload_inspect_early(u), 0);
+	repo_upload_free(u);
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "n.jar", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, nz, nlen, 0), (ssize_t)nlen);
+	T_INTEQ(repo_upload_inspect_early(u), 0);
+	T_ERRNO(repo_upload_commit(u, &who, &v, &err), EINVAL);
+	cmfs_err_clear(&err);
+	repo_upload_free(u);
+
+	/* Held in a staging file (over inline_max): not inspected early. */
+	x.cfg.inline_max = 16;
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "f.jar", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, jar, len, 0), (ssize_t)len);
+	T_INTEQ(repo_upload_inspect_early(u), 0);
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	repo_upload_free(u);
+out:
+	buf_release(&b);
+	free(jar);
+	free(com);
+	free(nz);
+	fixture_close(&x);
+}
+
 static void test_inline(void)
 {
 	struct fixture x;
@@ -2137,6 +2231,7 @@ int main(void)
 	T_RUN(test_orphan_sweep);
 	T_RUN(test_reaper);
 	T_RUN(test_inline);
+	T_RUN(test_inspect_early);
 	T_RUN(test_inline_budget);
 	return T_DONE();
 }
