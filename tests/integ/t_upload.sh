@@ -49,6 +49,14 @@ eq "an overwrite in the middle keeps the rest" "hXllo more" \
 truncate -s 2 "$A/notes.txt"
 eq "truncate(2) by name is an upload" hX "$(cat "$A/notes.txt")"
 
+# Written through a shared, writable mapping (uploads may bypass FUSE's
+# page cache: that must not cost a writer mmap).
+eq "mmap MAP_SHARED of a new upload" OK "$("$SYSC" mmapw "$A/mapped.jar" "$V1")"
+check "its bytes are version 1" cmp "$V1" "$V/mapped.jar/1.jar"
+eq "one version" "1.jar" "$(ls "$V/mapped.jar")"
+eq "a mapped rewrite of other bytes" OK "$("$SYSC" mmapw "$A/mapped.jar" "$V2")"
+check "is version 2" cmp "$V2" "$V/mapped.jar/2.jar"
+
 # rsync -X: a dot-temp file renamed into place.
 mkdir "$T/src"
 cp "$V1" "$T/src/r.jar"

@@ -10,6 +10,9 @@
  *   sysc read PATH                     read all (prints OK or the errno)
  *   sysc mmap PATH OUT                 map PATH shared, read-only, and copy
  *                                      the mapping's bytes to file OUT
+ *   sysc mmapw PATH IN                 create PATH, size it as file IN, map
+ *                                      it shared and writable, copy IN's
+ *                                      bytes into the mapping, unmap, close
  *   sysc mkdir|rmdir|unlink PATH
  *   sysc rename FROM TO
  *   sysc link|symlink FROM TO
@@ -106,6 +109,35 @@ static int do_mmap(const char *path, const char *out)
 	return rc;
 }
 
+/* Write file `in`'s bytes to `path` through a shared, writable mapping. */
+static int do_mmapw(const char *path, const char *in)
+{
+	struct stat st;
+	void *p = MAP_FAILED;
+	int ifd = open(in, O_RDONLY), fd = -1, rc = 0;
+
+	if (ifd < 0 || fstat(ifd, &st))
+		rc = errno;
+	else if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644)) < 0)
+		rc = errno;
+	else if (!st.st_size)
+		rc = 0;
+	else if (ftruncate(fd, st.st_size))
+		rc = errno;
+	else if ((p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, fd, 0)) == MAP_FAILED)
+		rc = errno;
+	else if (read(ifd, p, st.st_size) != st.st_size)
+		rc = errno ? errno : EIO;
+	if (p != MAP_FAILED)
+		munmap(p, st.st_size);
+	if (fd >= 0 && close(fd) && !rc)
+		rc = errno;
+	if (ifd >= 0)
+		close(ifd);
+	return rc;
+}
+
 static int do_write(const char *path, const char *data, int flags)
 {
 	int fd = open(path, flags, 0644), rc = 0;
@@ -156,6 +188,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(op, "mmap") && argc == 4)
 		return report(do_mmap(argv[2], argv[3]));
+	if (!strcmp(op, "mmapw") && argc == 4)
+		return report(do_mmapw(argv[2], argv[3]));
 	if (!strcmp(op, "mkdir"))
 		return report(mkdir(argv[2], 0755) ? errno : 0);
 	if (!strcmp(op, "rmdir"))
