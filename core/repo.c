@@ -175,6 +175,7 @@ struct repo_upload {
 	size_t cap;		/* bytes allocated at mem (counted in held) */
 	struct jar_report *early; /* the inspection of mem as it is, or NULL
 				   * (repo_upload_inspect_early) */
+	uint64_t wrote_from, wrote_to; /* the last write's bytes */
 };
 
 int64_t repo_now(void)
@@ -1825,16 +1826,24 @@ static void drop_early(struct repo_upload *u)
 
 /*
  * 1 when `len` bytes at `p` end as a zip archive does: an end of central
- * directory record whose comment runs exactly to the end.  Only a hint:
- * the inspection judges.
+ * directory record whose comment runs exactly to the end, and that the
+ * last write, bytes [from, to), wrote part of (a file written a few bytes
+ * at a time is searched a few bytes at a time).  Only a hint: the
+ * inspection judges.
  */
-static int ends_like_zip(const unsigned char *p, uint64_t len)
+static int ends_like_zip(const unsigned char *p, uint64_t len, uint64_t from,
+			 uint64_t to)
 {
 	uint64_t i, lo = len > 22 + 0xffff ? len - 22 - 0xffff : 0;
+	uint64_t hi = len - 22; /* the last place a record can start */
 
-	if (len < 22)
+	if (len < 22 || !to)
 		return 0;
-	for (i = len - 22 + 1; i-- > lo;)
+	if (from > 21 && from - 21 > lo)
+		lo = from - 21;
+	if (to - 1 < hi)
+		hi = to - 1;
+	for (i = hi + 1; i-- > lo;)
 		if (p[i] == 'P' && p[i + 1] == 'K' && p[i + 2] == 5 &&
 		    p[i + 3] == 6 &&
 		    (uint64_t)(p[i + 20] | p[i + 21] << 8) == len - i - 22)
@@ -1856,7 +1865,8 @@ int repo_upload_inspect_early(struct repo_upload *u)
 	struct cmfs_err e2 = CMFS_ERR_INIT;
 
 	if (u->early || !u->mem || u->fd >= 0 || u->failed || !u->dirty ||
-	    !name_is_jar(u->name) || !ends_like_zip(u->mem, u->size))
+	    !name_is_jar(u->name) ||
+	    !ends_like_zip(u->mem, u->size, u->wrote_from, u->wrote_to))
 		return u->early != NULL;
 	jar_limits_default(&lim);
 	if (!jar_inspect_mem(&rep, u->mem, (size_t)u->size, &lim, &e2))
@@ -1877,6 +1887,7 @@ ssize_t repo_upload_write(struct repo_upload *u, const void *data,
 	if (off < 0)
 		return -EINVAL;
 	drop_early(u);
+	u->wrote_from = u->wrote_to = 0;
 	if (end > u->r->cfg->limits.artifact_size)
 		return u->failed = -EFBIG;
 	if ((rc = ready(u, end)))
@@ -1911,6 +1922,8 @@ ssize_t repo_upload_write(struct repo_upload *u, const void *data,
 	}
 	if ((uint64_t)off + (uint64_t)n > u->size)
 		u->size = (uint64_t)off + (uint64_t)n;
+	u->wrote_from = (uint64_t)off;
+	u->wrote_to = (uint64_t)off + (uint64_t)n;
 	u->dirty = 1;
 	return n;
 }

@@ -2005,6 +2005,8 @@ static void test_inspect_early(void)
 	T_CONTAINS(err.msg, "not a valid JAR");
 	cmfs_err_clear(&err);
 	T_INTEQ(repo_upload_write(u, jar, 4, 0), 4);
+	T_INTEQ(repo_upload_inspect_early(u), 0); /* the end not written */
+	T_INTEQ(repo_upload_write(u, jar, len, 0), (ssize_t)len);
 	T_INTEQ(repo_upload_inspect_early(u), 1);
 	T_INTEQ(repo_upload_truncate(u, (off_t)(len - 1)), 0);
 	T_INTEQ(repo_upload_inspect_early(u), 0);
@@ -2016,6 +2018,24 @@ static void test_inspect_early(void)
 
 		T_ERRNO(art(&x, "dev", "s.jar", &a), ENOENT);
 	}
+
+	/* Written a few bytes at a time (dd bs=7): found at the last. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "d.jar", 1, &err), 0);
+	{
+		size_t at, k, early = 0, short_writes = 0;
+
+		for (at = 0; at < len; at += k) {
+			k = len - at < 7 ? len - at : 7;
+			if (repo_upload_write(u, jar + at, k, (off_t)at) !=
+			    (ssize_t)k)
+				short_writes++;
+			early += (size_t)repo_upload_inspect_early(u);
+		}
+		T_INTEQ(short_writes, 0);
+		T_INTEQ(early, 1);
+	}
+	T_INTEQ(repo_upload_commit(u, &who, &v, &err), 0);
+	repo_upload_free(u);
 
 	/* A comment after the directory: still the end of a zip. */
 	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "c.jar", 1, &err), 0);
