@@ -124,8 +124,8 @@ static int do_mmapw(const char *path, const char *in)
 		rc = 0;
 	else if (ftruncate(fd, st.st_size))
 		rc = errno;
-	else if ((p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE,
-			   MAP_SHARED, fd, 0)) == MAP_FAILED)
+	else if ((p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   fd, 0)) == MAP_FAILED)
 		rc = errno;
 	else if (read(ifd, p, st.st_size) != st.st_size)
 		rc = errno ? errno : EIO;

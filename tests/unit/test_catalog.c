@@ -454,9 +454,11 @@ static void test_open(void)
 
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(c ? catalog_event_add(c, "prod", "one\n", &err) : -1, 0);
+		T_INTEQ(c ? catalog_event_add(c, "prod", "one\n", &err) : -1,
+			0);
 		T_INTEQ(c ? catalog_event_add(c, "dev", "x\n", &err) : -1, 0);
-		T_INTEQ(c ? catalog_event_add(c, "prod", "two\n", &err) : -1, 0);
+		T_INTEQ(c ? catalog_event_add(c, "prod", "two\n", &err) : -1,
+			0);
 		catalog_close(c);
 		T_INTEQ(exec_sql(V7_TO_V6), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
@@ -479,8 +481,8 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_read(c, "prod", 0, 100, &b, &err)
 			  : -1,
 			0);
-		T_CHECK(b.len >= 14 && !strcmp(buf_str(&b) + b.len - 14,
-					       "one\ntwo\nthree\n"));
+		T_CHECK(b.len >= 14 &&
+			!strcmp(buf_str(&b) + b.len - 14, "one\ntwo\nthree\n"));
 		catalog_close(c);
 		buf_release(&b);
 	}
