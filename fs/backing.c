@@ -161,7 +161,7 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 }
 
 /* The reply to INIT: ask for what was offered and is wanted. */
-static void ask(struct backing *b, struct k_init_out *o)
+static void ask(struct cmfs *c, struct backing *b, struct k_init_out *o)
 {
 	if (b->dio_mmap_offered) {
 		o->flags |= K_FUSE_INIT_EXT;
@@ -175,6 +175,12 @@ static void ask(struct backing *b, struct k_init_out *o)
 		__atomic_store_n(&b->on, 1, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&b->init_answered, 1, __ATOMIC_RELEASE);
+	repo_log(c->repo, LOG_INFO, "uploads: %s",
+		 b->dio_mmap_offered
+			 ? "direct I/O: written to cmfs, not through FUSE's "
+			   "page cache"
+			 : "through FUSE's page cache (direct I/O with a "
+			   "shared mmap needs Linux 6.6 or later)");
 }
 
 static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
@@ -196,7 +202,7 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 			   __atomic_load_n(&b->init_seen, __ATOMIC_ACQUIRE) &&
 			   h->unique == b->init_unique &&
 			   iov[1].iov_len == sizeof(struct k_init_out)) {
-			ask(b, iov[1].iov_base);
+			ask(c, b, iov[1].iov_base);
 		}
 	}
 	return writev(fd, iov, count);

@@ -50,7 +50,9 @@ truncate -s 2 "$A/notes.txt"
 eq "truncate(2) by name is an upload" hX "$(cat "$A/notes.txt")"
 
 # Written through a shared, writable mapping (uploads may bypass FUSE's
-# page cache: that must not cost a writer mmap).
+# page cache: that must not cost a writer mmap).  The log says which.
+eq "the daemon log says how uploads are written" 1 \
+	"$(grep -c -E 'uploads: (direct I/O|through FUSE)' "$LOG")"
 eq "mmap MAP_SHARED of a new upload" OK "$("$SYSC" mmapw "$A/mapped.jar" "$V1")"
 check "its bytes are version 1" cmp "$V1" "$V/mapped.jar/1.jar"
 eq "one version" "1.jar" "$(ls "$V/mapped.jar")"
