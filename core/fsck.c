@@ -108,20 +108,29 @@ static struct fsck_problem *ver_problem(struct run *x, enum fsck_kind kind,
 
 /* ---- gather ------------------------------------------------------------- */
 
+/* Array `arr` (*alloc elements of `size` bytes) with room for element
+ * n: itself, or grown by doubling when full; NULL when out of memory
+ * (`arr` is left as it was). */
+static void *room(void *arr, size_t *alloc, size_t n, size_t size)
+{
+	size_t a = *alloc ? 2 * *alloc : 64;
+	void *p;
+
+	if (n < *alloc)
+		return arr;
+	if ((p = realloc(arr, a * size)))
+		*alloc = a;
+	return p;
+}
+
 static int add_version(void *arg, const struct catalog_version *v)
 {
 	struct run *x = arg;
 	struct ver *n;
 
-	if (x->nvers == x->avers) {
-		size_t a = x->avers ? 2 * x->avers : 64;
-
-		n = realloc(x->vers, a * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		x->vers = n;
-		x->avers = a;
-	}
+	if (!(n = room(x->vers, &x->avers, x->nvers, sizeof(*n))))
+		return -ENOMEM;
+	x->vers = n;
 	n = &x->vers[x->nvers++];
 	memset(n, 0, sizeof(*n));
 	snprintf(n->env, sizeof(n->env), "%s", x->env);
@@ -215,15 +224,9 @@ static int add_copy(struct run *x, const char *sha, uint64_t size, int inline_)
 			return 0;
 	if (i != 64)
 		return 0;
-	if (x->nblobs == x->ablobs) {
-		size_t a = x->ablobs ? 2 * x->ablobs : 64;
-
-		b = realloc(x->blobs, a * sizeof(*b));
-		if (!b)
-			return -ENOMEM;
-		x->blobs = b;
-		x->ablobs = a;
-	}
+	if (!(b = room(x->blobs, &x->ablobs, x->nblobs, sizeof(*b))))
+		return -ENOMEM;
+	x->blobs = b;
 	b = &x->blobs[x->nblobs++];
 	memset(b, 0, sizeof(*b));
 	memcpy(b->sha, sha, 65);

@@ -40,6 +40,7 @@
 #include "jar.h"
 
 #include "classfile.h"
+#include "store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -548,21 +549,11 @@ struct input {
 /* pread n bytes at off, fewer only at the end of the file: 0 or -EIO. */
 static int pread_full(int fd, void *buf, size_t n, uint64_t off, size_t *got)
 {
-	size_t done = 0;
+	ssize_t r = store_pread_full(fd, buf, n, (off_t)off);
 
-	while (done < n) {
-		ssize_t r = pread(fd, (char *)buf + done, n - done,
-				  (off_t)(off + done));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -EIO;
-		if (r == 0)
-			break;
-		done += (size_t)r;
-	}
-	*got = done;
+	if (r < 0)
+		return -EIO;
+	*got = (size_t)r;
 	return 0;
 }
 

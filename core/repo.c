@@ -1887,7 +1887,6 @@ ssize_t repo_upload_write(struct repo_upload *u, const void *data,
 	if (off < 0)
 		return -EINVAL;
 	drop_early(u);
-	u->wrote_from = u->wrote_to = 0;
 	if (end > u->r->cfg->limits.artifact_size)
 		return u->failed = -EFBIG;
 	if ((rc = ready(u, end)))
@@ -2145,7 +2144,6 @@ int repo_scratch_commit(struct repo *r, const struct repo_who *who,
 	 * holding the scratch file open can never change the blob. */
 	if (fits_inline(r, (uint64_t)st.st_size)) {
 		size_t len = (size_t)st.st_size;
-
 		ssize_t n;
 
 		if (!(mem = malloc(len ? len : 1))) {

@@ -340,6 +340,8 @@ ssize_t store_pread_full(int fd, void *buf, size_t len, off_t off)
 	while (done < len) {
 		n = pread(fd, (char *)buf + done, len - done,
 			  off + (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0)
 			return -errno;
 		if (n == 0)

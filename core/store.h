@@ -69,8 +69,8 @@ int store_pipe_final(struct store_pipe *p, uint64_t upto,
 /* Stop the thread (at once, if it is still hashing) and free all. */
 void store_pipe_free(struct store_pipe *p);
 
-/* Up to `len` bytes of `fd` at `off` into buf, short only at its end:
- * how many, or -errno. */
+/* Up to `len` bytes of `fd` at `off` into buf, short only at its end
+ * (EINTR is retried): how many, or -errno. */
 ssize_t store_pread_full(int fd, void *buf, size_t len, off_t off);
 
 /* SHA-256 of `len` bytes at `data`. */

@@ -1953,11 +1953,6 @@ static int version_is(struct fixture *x, const struct catalog_version *v,
 }
 
 /*
- * Small uploads are held in memory and stored in the catalog: no staging
- * file, no blob file; bigger ones (or ones that outgrow [store]
- * inline_max while written) are files.  Readers get either.
- */
-/*
  * An inspection made right after a write (repo_upload_inspect_early) is
  * the commit's only while the bytes stay as they were.
  */
@@ -2071,6 +2066,11 @@ out:
 	fixture_close(&x);
 }
 
+/*
+ * Small uploads are held in memory and stored in the catalog: no staging
+ * file, no blob file; bigger ones (or ones that outgrow [store]
+ * inline_max while written) are files.  Readers get either.
+ */
 static void test_inline(void)
 {
 	struct fixture x;
