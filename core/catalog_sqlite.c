@@ -269,7 +269,8 @@ static const char *const sql[S_COUNT] = {
 	[S_ART_ADD] = "INSERT INTO artifacts(env_id, name) VALUES(?, ?)",
 	[S_ART_NAMES] = "SELECT env_id, name FROM artifacts",
 	[S_ART_DEL] = "DELETE FROM artifacts WHERE id = ?",
-	[S_ART_RENAME] = "UPDATE artifacts SET name = ? WHERE id = ?",
+	[S_ART_RENAME] = "UPDATE artifacts SET name = ? WHERE id = ?"
+			 " RETURNING env_id",
 	[S_ART_COUNT] = "SELECT COALESCE((SELECT nart FROM envs"
 			" WHERE id = ?), 0)",
 	[S_ART_LIST] = "SELECT " ART_COLS " FROM artifacts a" ART_LATEST
@@ -1085,10 +1086,16 @@ static int sq_art_rename(void *impl, int64_t art_id, const char *name,
 		goto out;
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, art_id);
-	rc = exec_stmt(q, s, err);
-	/* The new name, wherever it is: a rename is rare, build again. */
-	if (!rc && q->names.nbits && !q->names.off)
-		names_build(q, q->names.n + 1);
+	/* The row's environment comes back: the new name joins the filter
+	 * (the old one stays in it, as a deleted name does: a look-up of
+	 * it asks SQLite, which says no). */
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		names_add(q, sqlite3_column_int64(s, 0), name);
+	done(s);
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE
+		     ? 0
+		     : fail(q, sqlite3_extended_errcode(q->db), err);
 out:
 	unlock(q);
 	return rc;
