@@ -1529,6 +1529,7 @@ struct load {
 	struct store *store;
 	struct catalog *cat;
 	struct export_stats st;
+	uint64_t inline_max;	      /* blobs this small: in the catalog */
 	char (*blobs)[STORE_SHA_HEX]; /* blobs linked by this load */
 	size_t nblobs;
 };
@@ -1598,10 +1599,28 @@ static int note_blob(struct load *L, const char *sha)
 	return 0;
 }
 
+/* Put the `size` bytes staged in `fd` into the catalog as blob `hex`:
+ * they commit (or roll back) with the load's transaction. */
+static int load_inline(struct load *L, int fd, const char *hex, uint64_t size,
+		       struct cmfs_err *err)
+{
+	char *mem = malloc(size ? (size_t)size : 1);
+	int rc;
+
+	if (!mem)
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	if (store_pread_full(fd, mem, (size_t)size, 0) != (ssize_t)size)
+		rc = cmfs_err_set(err, -EIO, "cannot read a staged blob back");
+	else
+		rc = catalog_inline_put(L->cat, hex, mem, (size_t)size, err);
+	free(mem);
+	return rc;
+}
+
 /*
  * Stage the bytes in `path`, check them against `a` (filling size and
- * sha256 where artifact.json has no status), inspect a *.jar, and link
- * the blob into the store.
+ * sha256 where artifact.json has no status), inspect a *.jar, and put
+ * the blob into the catalog (inline_max) or link it into the store.
  */
 static int load_bytes(struct load *L, const char *path,
 		      struct export_artifact *a, struct cmfs_err *err)
@@ -1653,9 +1672,13 @@ static int load_bytes(struct load *L, const char *path,
 		if (rc)
 			goto out;
 	}
-	rc = store_blob_commit(L->store, fd, hex, a->size, 1, err);
-	if (!rc && note_blob(L, hex))
-		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+	if (L->inline_max && a->size <= L->inline_max) {
+		rc = load_inline(L, fd, hex, a->size, err);
+	} else {
+		rc = store_blob_commit(L->store, fd, hex, a->size, 1, err);
+		if (!rc && note_blob(L, hex))
+			rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+	}
 	if (!rc)
 		L->st.bytes += a->size;
 out:
@@ -2149,8 +2172,8 @@ static int load_marker(struct load *L, struct jnode **out,
 	return rc;
 }
 
-int export_load(const char *dir, const char *store, struct export_stats *out,
-		struct cmfs_err *err)
+int export_load(const char *dir, const char *store, uint64_t inline_max,
+		struct export_stats *out, struct cmfs_err *err)
 {
 	const struct jnode *envs = NULL;
 	struct jnode *marker = NULL;
@@ -2164,6 +2187,7 @@ int export_load(const char *dir, const char *store, struct export_stats *out,
 
 	memset(&L, 0, sizeof(L));
 	L.dir = dir;
+	L.inline_max = inline_max;
 	if ((rc = load_marker(&L, &marker, &envs, err)))
 		goto out;
 	busy = fsck_store_busy(store);

@@ -110,9 +110,11 @@ int export_dump(const char *store, const char *dir, struct export_stats *out,
  * the environments may exist there already: -EEXIST.  Everything is
  * checked before anything is committed, in one catalog transaction: on
  * failure the store is as it was.  -EINVAL (with file:line:col) for a
- * directory that is not a valid export.
+ * directory that is not a valid export.  Blobs of at most `inline_max`
+ * bytes go into the catalog, as an upload's would ([store] inline_max;
+ * 0: every blob is a file).
  */
-int export_load(const char *dir, const char *store, struct export_stats *out,
-		struct cmfs_err *err);
+int export_load(const char *dir, const char *store, uint64_t inline_max,
+		struct export_stats *out, struct cmfs_err *err);
 
 #endif

@@ -230,19 +230,21 @@ static int cmd_inspect(int argc, char **argv)
 }
 
 /* The store directory of configuration file `ini` into *out (malloc'd). */
-static int store_of(const char *ini, char **out)
+static int store_of(const char *ini, char **out, uint64_t *inline_max)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct config cfg;
 
-	if (config_defaults(&cfg) || config_load(&cfg, ini, &err)) {
+	if (config_defaults(&cfg) || (ini && config_load(&cfg, ini, &err))) {
 		fprintf(stderr, "cmfs: %s\n", cmfs_err_msg(&err));
 		config_release(&cfg);
 		return -1;
 	}
-	*out = strdup(cfg.store_path);
+	if (inline_max)
+		*inline_max = cfg.inline_max;
+	*out = ini ? strdup(cfg.store_path) : NULL;
 	config_release(&cfg);
-	return *out ? 0 : -1;
+	return ini && !*out ? -1 : 0;
 }
 
 /*
@@ -272,7 +274,7 @@ static int cmd_fsck(int argc, char **argv)
 		fputs(usage, stderr);
 		return FSCK_EXIT_USAGE;
 	}
-	if (ini && store_of(ini, &from_ini))
+	if (ini && store_of(ini, &from_ini, NULL))
 		return FSCK_EXIT_ERROR;
 	if (ini)
 		store = from_ini;
@@ -301,6 +303,7 @@ static int cmd_transfer(int argc, char **argv, int import)
 	struct export_stats st;
 	const char *pos[2] = { NULL, NULL }, *ini = NULL, *store, *dir;
 	char *from_ini = NULL;
+	uint64_t inline_max;
 	int n = 0, i, rc;
 
 	for (i = 1; i < argc; i++) {
@@ -315,12 +318,14 @@ static int cmd_transfer(int argc, char **argv, int import)
 		fputs(usage, stderr);
 		return 2;
 	}
-	if (ini && store_of(ini, &from_ini))
+	/* Without -c, the defaults: an import puts small blobs in the
+	 * catalog as a mount with no ini would. */
+	if (store_of(ini, &from_ini, &inline_max))
 		return 1;
 	store = ini ? from_ini : pos[import ? 1 : 0];
 	dir = pos[import || ini ? 0 : 1];
 	memset(&st, 0, sizeof(st));
-	rc = import ? export_load(dir, store, &st, &err)
+	rc = import ? export_load(dir, store, inline_max, &st, &err)
 		    : export_dump(store, dir, &st, &err);
 	if (rc)
 		fprintf(stderr, "cmfs %s: %s\n", import ? "import" : "export",

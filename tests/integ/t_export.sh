@@ -87,7 +87,11 @@ contains "it says what it read" "imported 3 environments, 4 artifacts (6 version
 out=$("$CMFS" fsck "$STORE" 2>&1)
 eq "fsck of the new store: clean" 0 "$?"
 contains "with everything there" "3 environments, 4 artifacts, 6 versions" "$out"
+eq "small blobs went into the catalog, as uploads put them" "" \
+	"$(find "$STORE/blobs" -type f 2>/dev/null)"
 mount_cmfs
+check "and read back as they were" cmp "$DATA/mongodb-v2.jar" \
+	"$P/versions/mongodb-connector.jar/2.jar"
 snapshot new
 for part in events ls xattr computed tables; do
 	if cmp -s "$T/old.$part" "$T/new.$part"; then

@@ -32,6 +32,7 @@
 #include "config.h"
 #include "err.h"
 #include "export.h"
+#include "fsck.h"
 #include "repo.h"
 #include "store.h"
 
@@ -155,6 +156,59 @@ static char *dump_rows(const char *store)
 	}
 	sqlite3_close(h);
 	return buf_take(&b, NULL);
+}
+
+/*
+ * The blobs in the catalog of `store`: how many rows, and how many whose
+ * bytes do not hash to their name (or are not `size` bytes, as some version
+ * says).  -1 without a catalog.
+ */
+static int inline_rows(const char *store, int *bad)
+{
+	char db[256], hex[STORE_SHA_HEX];
+	sqlite3 *h = NULL;
+	sqlite3_stmt *s;
+	int n = 0;
+
+	*bad = 0;
+	snprintf(db, sizeof(db), "%s/catalog.db", store);
+	if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) ||
+	    sqlite3_prepare_v2(h,
+			       "SELECT sha256, bytes, (SELECT max(size) FROM"
+			       " versions v WHERE v.sha256 = i.sha256)"
+			       " FROM inline_blobs i",
+			       -1, &s, NULL)) {
+		sqlite3_close(h);
+		return -1;
+	}
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		size_t len = (size_t)sqlite3_column_bytes(s, 1);
+
+		store_hash_mem(hex, sqlite3_column_blob(s, 1), len);
+		*bad += strcmp(hex, (const char *)sqlite3_column_text(s, 0)) ||
+			(sqlite3_int64)len != sqlite3_column_int64(s, 2);
+		n++;
+	}
+	sqlite3_finalize(s);
+	sqlite3_close(h);
+	return n;
+}
+
+/* Files under <store>/blobs. */
+static int blob_files(const char *store)
+{
+	char cmd[512];
+	FILE *p;
+	int n = -1;
+
+	snprintf(cmd, sizeof(cmd), "find %s/blobs -type f 2>/dev/null | wc -l",
+		 store);
+	if ((p = popen(cmd, "r"))) {
+		if (fscanf(p, "%d", &n) != 1)
+			n = -1;
+		pclose(p);
+	}
+	return n;
 }
 
 /* A store with two environments, labelled JARs, versions, tables, LIKE. */
@@ -368,8 +422,10 @@ static void test_roundtrip(void)
 	struct ctx x;
 	struct export_stats st;
 	struct cmfs_err err = CMFS_ERR_INIT;
-	char *a, *b, path[256], *text;
+	struct fsck_report *fr = NULL;
+	char *a, *b, path[256], store3[160], *text;
 	struct stat sb;
+	int bad;
 
 	setup(&x);
 	populate(&x);
@@ -415,7 +471,7 @@ static void test_roundtrip(void)
 	T_INTEQ(stat(path, &sb), 0);
 
 	memset(&st, 0, sizeof(st));
-	T_INTEQ(export_load(x.dir, x.store2, &st, &err), 0);
+	T_INTEQ(export_load(x.dir, x.store2, 0, &st, &err), 0);
 	T_STREQ(cmfs_err_msg(&err), "");
 	T_INTEQ(st.versions, 6);
 	a = dump_rows(x.f.store);
@@ -424,12 +480,32 @@ static void test_roundtrip(void)
 	T_STREQ(b, a);
 	T_CONTAINS(a, "ver|");
 	T_CONTAINS(a, "|notes.txt|4|");
-	free(a);
 	free(b);
+	/* inline_max 0: every blob a file, none in the catalog. */
+	T_INTEQ(inline_rows(x.store2, &bad), 0);
+	T_CHECK(blob_files(x.store2) >= 5);
+
+	/* With the default inline_max, as an upload: the small blobs go
+	 * into the catalog, no file each; the same rows, and fsck finds
+	 * every one where its version says. */
+	snprintf(store3, sizeof(store3), "%s/store3", x.f.tmp);
+	memset(&st, 0, sizeof(st));
+	T_INTEQ(export_load(x.dir, store3, 64 << 10, &st, &err), 0);
+	T_INTEQ(st.versions, 6);
+	b = dump_rows(store3);
+	T_STREQ(b, a);
+	free(b);
+	T_INTEQ(inline_rows(store3, &bad), blob_files(x.store2));
+	T_INTEQ(bad, 0);
+	T_INTEQ(blob_files(store3), 0);
+	T_INTEQ(fsck_run(&fr, store3, 0, &err), 0);
+	T_INTEQ(fr ? fsck_exit_code(fr) : -1, 0);
+	fsck_report_free(fr);
+	free(a);
 
 	/* Loading again: the environments exist now. */
 	cmfs_err_clear(&err);
-	T_ERRNO(export_load(x.dir, x.store2, NULL, &err), EEXIST);
+	T_ERRNO(export_load(x.dir, x.store2, 0, NULL, &err), EEXIST);
 	T_CONTAINS(cmfs_err_msg(&err), "exists in store");
 	/* Exporting into a directory that is not empty. */
 	cmfs_err_clear(&err);
@@ -440,27 +516,36 @@ static void test_roundtrip(void)
 	teardown(&x);
 }
 
-/* Load a tampered copy: refused with the file named; target unchanged. */
+/* Load a tampered copy, with every blob a file and with small ones in
+ * the catalog: refused with the file named; target unchanged. */
 static void load_refused(struct ctx *x, const char *words)
 {
+	static const uint64_t inline_max[] = {0, 64 << 10};
 	struct cmfs_err err = CMFS_ERR_INIT;
-	char *before = dump_rows(x->store2), *after;
+	char *before, *after;
 	char blobs[512];
-	int rc = export_load(x->dir, x->store2, NULL, &err);
+	int i, bad;
 
-	T_CHECK(rc < 0);
-	T_CONTAINS(cmfs_err_msg(&err), words);
-	after = dump_rows(x->store2);
-	/* (no catalog before the first load: the same as an empty one) */
-	T_STREQ(after ? after : "", before ? before : "");
-	free(before);
-	free(after);
-	/* No blob is left behind. */
-	snprintf(blobs, sizeof(blobs),
-		 "rmdir %s/blobs/* 2>/dev/null; "
-		 "test -z \"$(ls -A %s/blobs)\"",
-		 x->store2, x->store2);
-	T_INTEQ(system(blobs), 0);
+	for (i = 0; i < 2; i++) {
+		before = dump_rows(x->store2);
+		cmfs_err_clear(&err);
+		T_CHECK(export_load(x->dir, x->store2, inline_max[i], NULL,
+				    &err) < 0);
+		T_CONTAINS(cmfs_err_msg(&err), words);
+		after = dump_rows(x->store2);
+		/* (no catalog before the first load: the same as an empty
+		 * one) */
+		T_STREQ(after ? after : "", before ? before : "");
+		free(before);
+		free(after);
+		/* No blob is left behind, in a file or the catalog. */
+		snprintf(blobs, sizeof(blobs),
+			 "rmdir %s/blobs/* 2>/dev/null; "
+			 "test -z \"$(ls -A %s/blobs)\"",
+			 x->store2, x->store2);
+		T_INTEQ(system(blobs), 0);
+		T_CHECK(inline_rows(x->store2, &bad) <= 0);
+	}
 }
 
 static void test_load_refusals(void)
@@ -543,7 +628,7 @@ static void test_load_refusals(void)
 			struct cmfs_err e2 = CMFS_ERR_INIT;
 
 			/* The child loads; the parent holds the file. */
-			_exit(export_load(x.dir, x.store2, NULL, &e2) ==
+			_exit(export_load(x.dir, x.store2, 0, NULL, &e2) ==
 						      -EBUSY &&
 					      strstr(cmfs_err_msg(&e2),
 						     "in use by pid")
@@ -557,7 +642,7 @@ static void test_load_refusals(void)
 
 	/* After all that, the untouched export still loads. */
 	cmfs_err_clear(&err);
-	T_INTEQ(export_load(x.dir, x.store2, NULL, &err), 0);
+	T_INTEQ(export_load(x.dir, x.store2, 0, NULL, &err), 0);
 	T_STREQ(cmfs_err_msg(&err), "");
 	teardown(&x);
 }
