@@ -1599,26 +1599,42 @@ static int note_blob(struct load *L, const char *sha)
 	return 0;
 }
 
-/* Put the `size` bytes staged in `fd` into the catalog as blob `hex`:
- * they commit (or roll back) with the load's transaction. */
-static int load_inline(struct load *L, int fd, const char *hex, uint64_t size,
-		       struct cmfs_err *err)
+/*
+ * The bytes in `path` as the load keeps them: a blob of at most
+ * inline_max bytes into *mem (malloc'd; it goes into the catalog, as an
+ * upload's would), any other into a staging file *fd.  Their size and
+ * SHA-256 into *size and hex.
+ */
+static int load_read(struct load *L, const char *path, int src, void **mem,
+		     int *fd, uint64_t *size, char *hex, struct cmfs_err *err)
 {
-	char *mem = malloc(size ? (size_t)size : 1);
+	struct stat st;
+	ssize_t n;
 	int rc;
 
-	if (!mem)
+	if (fstat(src, &st))
+		return cmfs_err_set(err, -errno, "%s: %s", path,
+				    strerror(errno));
+	*size = (uint64_t)st.st_size;
+	if (!L->inline_max || *size > L->inline_max) {
+		if ((rc = store_stage(L->store, fd, err)) ||
+		    (rc = store_copy_fd(src, *fd, *size, err)))
+			return rc;
+		return store_hash_fd(hex, *fd, *size, err);
+	}
+	if (!(*mem = malloc(*size ? (size_t)*size : 1)))
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
-	if (store_pread_full(fd, mem, (size_t)size, 0) != (ssize_t)size)
-		rc = cmfs_err_set(err, -EIO, "cannot read a staged blob back");
-	else
-		rc = catalog_inline_put(L->cat, hex, mem, (size_t)size, err);
-	free(mem);
-	return rc;
+	/* Short only if it shrank since its size was taken. */
+	if ((n = store_pread_full(src, *mem, (size_t)*size, 0)) < 0)
+		return cmfs_err_set(err, (int)n, "%s: %s", path,
+				    strerror((int)-n));
+	*size = (uint64_t)n;
+	store_hash_mem(hex, *mem, (size_t)n);
+	return 0;
 }
 
 /*
- * Stage the bytes in `path`, check them against `a` (filling size and
+ * Read the bytes in `path`, check them against `a` (filling size and
  * sha256 where artifact.json has no status), inspect a *.jar, and put
  * the blob into the catalog (inline_max) or link it into the store.
  */
@@ -1629,36 +1645,32 @@ static int load_bytes(struct load *L, const char *path,
 	struct jar_report *rep = NULL;
 	struct jar_limits lim;
 	char hex[STORE_SHA_HEX];
-	struct stat st;
+	uint64_t size = 0;
+	void *mem = NULL;
 	int src, fd = -1, rc;
 
 	src = open(path, O_RDONLY | O_CLOEXEC);
 	if (src < 0)
 		return cmfs_err_set(err, -errno, "%s: %s", path,
 				    strerror(errno));
-	if (fstat(src, &st)) {
-		rc = cmfs_err_set(err, -errno, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	if ((rc = store_stage(L->store, &fd, err)) ||
-	    (rc = store_copy_fd(src, fd, (uint64_t)st.st_size, err)) ||
-	    (rc = store_hash_fd(hex, fd, (uint64_t)st.st_size, err)))
+	if ((rc = load_read(L, path, src, &mem, &fd, &size, hex, err)))
 		goto out;
 	if (a->version && a->sha256[0] &&
-	    (strcmp(hex, a->sha256) || a->size != (uint64_t)st.st_size)) {
+	    (strcmp(hex, a->sha256) || a->size != size)) {
 		rc = cmfs_err_set(err, -EINVAL,
 				  "%s: %llu bytes with SHA-256 %s, but "
 				  "artifact.json says %llu bytes, %s",
-				  path, (unsigned long long)st.st_size, hex,
+				  path, (unsigned long long)size, hex,
 				  (unsigned long long)a->size, a->sha256);
 		goto out;
 	}
 	memcpy(a->sha256, hex, sizeof(hex));
-	a->size = (uint64_t)st.st_size;
+	a->size = size;
 	if (name_is_jar(a->name) &&
 	    catalog_insp_get(L->cat, hex, &rep, NULL) == -ENOENT) {
 		jar_limits_default(&lim);
-		rc = jar_inspect_fd(&rep, fd, &lim, &e2);
+		rc = mem ? jar_inspect_mem(&rep, mem, (size_t)size, &lim, &e2)
+			 : jar_inspect_fd(&rep, fd, &lim, &e2);
 		if (rc == -EINVAL)
 			rc = cmfs_err_set(err, rc,
 					  "%s: not a valid JAR (zip "
@@ -1672,17 +1684,19 @@ static int load_bytes(struct load *L, const char *path,
 		if (rc)
 			goto out;
 	}
-	if (L->inline_max && a->size <= L->inline_max) {
-		rc = load_inline(L, fd, hex, a->size, err);
+	if (mem) {
+		/* Committed, or rolled back, with the load's transaction. */
+		rc = catalog_inline_put(L->cat, hex, mem, (size_t)size, err);
 	} else {
-		rc = store_blob_commit(L->store, fd, hex, a->size, 1, err);
+		rc = store_blob_commit(L->store, fd, hex, size, 1, err);
 		if (!rc && note_blob(L, hex))
 			rc = cmfs_err_set(err, -ENOMEM, "out of memory");
 	}
 	if (!rc)
-		L->st.bytes += a->size;
+		L->st.bytes += size;
 out:
 	jar_report_free(rep);
+	free(mem);
 	if (fd >= 0)
 		close(fd);
 	close(src);

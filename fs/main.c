@@ -229,7 +229,9 @@ static int cmd_inspect(int argc, char **argv)
 	return rc ? 1 : 0;
 }
 
-/* The store directory of configuration file `ini` into *out (malloc'd). */
+/* The store directory of configuration file `ini` into *out (malloc'd;
+ * NULL without an ini) and its inline_max, or the default's, into
+ * *inline_max (when not NULL). */
 static int store_of(const char *ini, char **out, uint64_t *inline_max)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;

@@ -87,8 +87,9 @@ contains "it says what it read" "imported 3 environments, 4 artifacts (6 version
 out=$("$CMFS" fsck "$STORE" 2>&1)
 eq "fsck of the new store: clean" 0 "$?"
 contains "with everything there" "3 environments, 4 artifacts, 6 versions" "$out"
+check "the new store has a blob directory" test -d "$STORE/blobs"
 eq "small blobs went into the catalog, as uploads put them" "" \
-	"$(find "$STORE/blobs" -type f 2>/dev/null)"
+	"$(find "$STORE/blobs" -type f)"
 mount_cmfs
 check "and read back as they were" cmp "$DATA/mongodb-v2.jar" \
 	"$P/versions/mongodb-connector.jar/2.jar"
