@@ -710,6 +710,14 @@ struct jclass {
 	int named;	/* refs[] hold struct name *s now (ref_name) */
 };
 
+/*
+ * Entries that lie side by side are read as one run: an entry joins the
+ * run before it when it starts at most RUN_GAP bytes after that run's end
+ * and the run stays within RUN_MAX bytes (ahead_runs, prer_read).
+ */
+#define RUN_MAX (64u << 10)
+#define RUN_GAP (4u << 10)
+
 /* What a thread needs to read entries itself (fast_read). */
 struct reader {
 	const struct input *src; /* the archive, read-only */
@@ -720,6 +728,7 @@ struct reader {
 	size_t rcap;   /* bytes run holds */
 	uint64_t roff; /* the file offset of run[0] */
 	size_t rlen;   /* bytes of run read; 0 = none */
+	size_t most;   /* the longest run read (jar_test.run_most) */
 	uint8_t *out;  /* a class inflated (ahead_read) */
 	size_t ocap;   /* bytes out holds */
 	struct classfile *cf; /* and parsed: its arrays are kept */
@@ -1082,6 +1091,32 @@ static int run_get(const struct reader *rd, uint64_t pos, size_t want,
 	*p = rd->run + (pos - rd->roff);
 	*got = end - pos < want ? (size_t)(end - pos) : want;
 	return 0;
+}
+
+/*
+ * Read the `len` bytes at `off` into rd's run, for run_get: a run of
+ * neighbours, one pread instead of one per entry.  Not one of none, nor
+ * one longer than RUN_MAX: its entries then overlap, as only a forged
+ * directory makes them (ahead_runs, prer_read join an entry only within
+ * RUN_MAX), and each is read by itself.  Nothing held when the read fails.
+ */
+static void run_read(struct reader *rd, uint64_t off, uint64_t len)
+{
+	rd->rlen = 0;
+	rd->roff = off;
+	if (!len || len > RUN_MAX)
+		return;
+	if (len > rd->rcap) {
+		free(rd->run);
+		rd->rcap = 0;
+		if (!(rd->run = malloc((size_t)len)))
+			return;
+		rd->rcap = (size_t)len;
+	}
+	if (len > rd->most)
+		rd->most = (size_t)len;
+	if (input_direct(rd->src, rd->run, (size_t)len, off, &rd->rlen))
+		rd->rlen = 0;
 }
 
 /*
@@ -1589,6 +1624,7 @@ static int open_error(struct insp *in, zip_error_t *ze, const uint8_t *head)
 }
 
 static void prer_start(struct insp *in);
+static int prer_busy(const struct insp *in);
 
 /*
  * Open the archive with libzip's consistency checks and map its entries.
@@ -1615,6 +1651,10 @@ static int open_archive(struct insp *in)
 	if (rc)
 		return rc;
 	prer_start(in);
+	/* A test's pre-reader reads all it will before libzip opens the
+	 * archive (and refuses it, maybe) and so before the walk. */
+	while (in->test && in->test->pre > 1 && prer_busy(in))
+		sched_yield();
 	/* Our source, so both inputs read the same way; libzip owns it
 	 * once the open succeeds and frees it in zip_discard(). */
 	zip_error_init(&ze);
@@ -1876,17 +1916,7 @@ static void ahead_take(struct helper *h, struct reader *rd)
 	       in->nruns) {
 		const struct run *r = &in->runs[i];
 
-		rd->rlen = 0;
-		if (r->len > rd->rcap) {
-			free(rd->run);
-			rd->rcap = 0;
-			if ((rd->run = malloc(r->len)))
-				rd->rcap = r->len;
-		}
-		if (r->len && r->len <= rd->rcap &&
-		    input_direct(in->src, rd->run, r->len, r->off, &rd->rlen))
-			rd->rlen = 0;
-		rd->roff = r->off;
+		run_read(rd, r->off, r->len);
 		for (k = 0; k < r->n; k++)
 			ahead_read(rd, &in->ahead[in->order[r->first + k]]);
 		rd->rlen = 0;
@@ -1914,8 +1944,6 @@ static void *helper_main(void *arg)
 	pthread_mutex_unlock(&h->mu);
 	return NULL;
 }
-
-static int prer_busy(const struct insp *in);
 
 /* A helper for this inspection, or NULL: then the walk reads alone. */
 static struct helper *helper_get(struct insp *in)
@@ -1945,6 +1973,13 @@ static struct helper *helper_get(struct insp *in)
 	return in->helper = h;
 }
 
+/* Tell the test knobs, if any, how long a run rd read. */
+static void run_note(const struct insp *in, const struct reader *rd)
+{
+	if (in->test && rd->most > in->test->run_most)
+		in->test->run_most = rd->most;
+}
+
 static void helper_stop(struct insp *in)
 {
 	struct helper *h = in->helper;
@@ -1958,6 +1993,7 @@ static void helper_stop(struct insp *in)
 	pthread_join(h->thread, NULL);
 	pthread_cond_destroy(&h->cond);
 	pthread_mutex_destroy(&h->mu);
+	run_note(in, &h->rd);
 	reader_release(&h->rd);
 	free(h);
 	in->helper = NULL;
@@ -2004,9 +2040,6 @@ static int cmp_extent(const void *a, const void *b)
  * side by side: its 20,000 preads become a few hundred.  Entries outside
  * the index are runs of their own.  0 or -ENOMEM.
  */
-#define RUN_MAX (64u << 10)
-#define RUN_GAP (4u << 10)
-
 static int ahead_runs(struct insp *in)
 {
 	struct extent *x = malloc(in->nahead * sizeof(*x));
@@ -2185,14 +2218,15 @@ static int cmp_found(const void *a, const void *b)
 
 /*
  * 1 if record h (read into *r) is of a class fast_read could read: plain,
- * "*.class" not under META-INF/, a name without NUL, within the cap.
+ * "*.class" not under META-INF/, a name without NUL, sizes within the cap.
  */
 static int prer_wants(const struct prer *p, const uint8_t *h, struct cdrec *r)
 {
 	return !cd_record(h, r) && r->nl >= 7 && r->nl <= ZBUF / 2 &&
 	       !memcmp(r->name + r->nl - 6, ".class", 6) &&
 	       !(r->nl >= 9 && !memcmp(r->name, "META-INF/", 9)) &&
-	       !memchr(r->name, '\0', r->nl) && r->size <= p->rd.cap;
+	       !memchr(r->name, '\0', r->nl) && r->size <= p->rd.cap &&
+	       r->comp_size <= p->rd.cap + ZBUF;
 }
 
 /*
@@ -2302,19 +2336,7 @@ static void prer_read(struct prer *p)
 				&p->state[m], &st, PRE_BUSY, 0,
 				__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 		}
-		p->rd.rlen = 0;
-		if (mine > 1 && end - off > p->rd.rcap) {
-			free(p->rd.run);
-			p->rd.rcap = 0;
-			p->rd.run = malloc((size_t)(end - off));
-			if (p->rd.run)
-				p->rd.rcap = (size_t)(end - off);
-		}
-		if (mine > 1 && end - off <= p->rd.rcap &&
-		    input_direct(p->rd.src, p->rd.run, (size_t)(end - off), off,
-				 &p->rd.rlen))
-			p->rd.rlen = 0;
-		p->rd.roff = off;
+		run_read(&p->rd, off, mine > 1 ? end - off : 0);
 		for (m = k; m < j; m++) {
 			if (__atomic_load_n(&p->state[m], __ATOMIC_ACQUIRE) !=
 			    PRE_BUSY)
@@ -2476,8 +2498,9 @@ static int prer_stop(struct insp *in, struct insp *rest)
 	pthread_mutex_lock(&p->mu);
 	__atomic_store_n(&p->quit, 1, __ATOMIC_RELAXED);
 	pthread_cond_broadcast(&p->cond);
-	while (rest && !__atomic_load_n(&p->over, __ATOMIC_RELAXED))
+	while (!__atomic_load_n(&p->over, __ATOMIC_RELAXED))
 		pthread_cond_wait(&p->cond, &p->mu);
+	run_note(in, &p->rd); /* it reads no more */
 	p->rest = rest;
 	p->told = 1;
 	pthread_cond_broadcast(&p->cond);
@@ -3213,9 +3236,6 @@ static int reach(struct insp *in)
 	 * known external are skipped without building an entry name.
 	 */
 	in->reaching = 1;
-	/* A test's pre-reader reads all it will before the walk starts. */
-	while (in->test && in->test->pre > 1 && prer_busy(in))
-		sched_yield();
 	for (head = 0; head < in->nqueue && !rc; head++) {
 		/* Read ahead what the queued classes name (ahead_plan). */
 		if (head == planned_to && !(in->test && in->test->no_ahead) &&
@@ -3408,6 +3428,7 @@ static void insp_release(struct insp *in)
 	struct insp *rest = NULL;
 
 	helper_stop(in);
+	run_note(in, &in->rd);
 	reader_release(&in->rd);
 	if (in->za)
 		zip_discard(in->za);

@@ -128,9 +128,11 @@ struct jar_test {
 	int no_ahead;	   /* the walk reads every class itself, in turn */
 	int always_help;   /* a helper thread reads ahead, however few */
 	int pre;	   /* a thread reads classes while libzip opens the
-			    * archive: 1 however few the entries (2: and the
-			    * walk waits for it), -1 never, 0 for wide ones */
+			    * archive: 1 however few the entries (2: and it
+			    * reads all it will before libzip opens it), -1
+			    * never, 0 for wide ones */
 	size_t npre;	   /* out: classes the walk took from it */
+	size_t run_most;   /* out: the most bytes read in one run */
 };
 
 /* jar_inspect_mem() with the knobs of `t` (NULL = none). */

@@ -968,6 +968,22 @@ static void put32(uint8_t *p, uint32_t v)
  * the walk starts), or by the walk in turn (no helper, no pre-reader). */
 enum way { LIBZIP, AHEAD, HELPED, PRE, IN_TURN };
 
+/* Inspect n bytes at b with the knobs of t: the outcome into `out`. */
+static void run_knobs(struct buf *out, const uint8_t *b, size_t n,
+		      struct jar_test *t, const struct jar_limits *lim)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct jar_report *r = NULL;
+	int rc = jar_inspect_test(&r, b, n, lim, t, &err);
+
+	buf_printf(out, "rc %d %s\n", rc, rc ? err.msg : "");
+	if (!rc) {
+		buf_printf(out, "code %d error %s\n", r->code, err_of(r));
+		jar_report_format(out, r, "java.*", 1);
+	}
+	jar_report_free(r);
+}
+
 /*
  * Inspect n bytes at b with every entry read by libzip (LIBZIP) or
  * through our index where it can (the others), the archive turning into
@@ -987,16 +1003,8 @@ static void run_with(struct buf *out, size_t *nfast, const uint8_t *b, size_t n,
 		.always_help = way == HELPED || way == PRE,
 		.pre = way == PRE ? 2 : 0,
 	};
-	struct cmfs_err err = CMFS_ERR_INIT;
-	struct jar_report *r = NULL;
-	int rc = jar_inspect_test(&r, b, n, lim, &t, &err);
 
-	buf_printf(out, "rc %d %s\n", rc, rc ? err.msg : "");
-	if (!rc) {
-		buf_printf(out, "code %d error %s\n", r->code, err_of(r));
-		jar_report_format(out, r, "java.*", 1);
-	}
-	jar_report_free(r);
+	run_knobs(out, b, n, &t, lim);
 	*nfast = t.nfast;
 }
 
@@ -1520,32 +1528,26 @@ static void test_ahead_wide(void)
 }
 
 /*
- * A pre-reader that has read every class before the walk starts: the
- * walk takes each class it reaches from it, and the report is the one
- * the walk makes reading them in turn.
+ * A JAR of 602 entries, wide enough to be pre-read: a service file, its
+ * factory, and a chain P0000 -> P0001 -> ... -> P0599 -> java/util/List;
+ * its bytes into *jar, their count returned (0 when it cannot be made).
  */
-static void test_pre_read(void)
+static size_t chain_jar(uint8_t **jar)
 {
-	const char *dir = tmpdir();
-	struct buf want = BUF_INIT(1 << 20), got = BUF_INIT(1 << 20);
-	struct cmfs_err err = CMFS_ERR_INIT;
-	struct jar_report *r = NULL;
-	char path[128], name[64];
-	size_t n, i, nf;
+	char path[128], name[64], next[64];
 	unsigned seed = 3;
-	uint8_t *d, *jar;
+	size_t n, i;
+	uint8_t *d;
 	int fail = 0;
 	zip_t *za;
 
-	snprintf(path, sizeof(path), "%s/pre.jar", dir);
+	*jar = NULL;
+	snprintf(path, sizeof(path), "%s/pre.jar", tmpdir());
 	za = factory_zip(path, "gen/PreFactory", "gen/P0000", "pre", &seed);
 	T_CHECK(za != NULL);
 	if (!za)
-		return;
-	/* A chain: P0000 -> P0001 -> ... -> P0599 -> java/util/List. */
+		return 0;
 	for (i = 0; i < 600 && !fail; i++) {
-		char next[64];
-
 		snprintf(name, sizeof(name), "gen/P%04zu", i);
 		snprintf(next, sizeof(next),
 			 i + 1 < 600 ? "gen/P%04zu" : "java/util/List", i + 1);
@@ -1556,8 +1558,27 @@ static void test_pre_read(void)
 	}
 	T_CHECK(!fail);
 	T_INTEQ(zip_close(za), 0);
-	n = slurp(path, &jar);
+	n = slurp(path, jar);
 	T_CHECK(n > 0);
+	return n;
+}
+
+/*
+ * A pre-reader that has read every class before the walk starts: the
+ * walk takes each class it reaches from it, and the report is the one
+ * the walk makes reading them in turn.
+ */
+static void test_pre_read(void)
+{
+	struct buf want = BUF_INIT(1 << 20), got = BUF_INIT(1 << 20);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct jar_report *r = NULL;
+	size_t n, i, nf;
+	uint8_t *jar;
+
+	n = chain_jar(&jar);
+	if (!n)
+		return;
 	run(&want, &nf, jar, n, NULL, 0, IN_TURN);
 	T_INTEQ(nf, 602); /* the service file, the factory, the chain */
 	T_CONTAINS(buf_str(&want), "java.util.List");
@@ -1578,6 +1599,50 @@ static void test_pre_read(void)
 		 * identifier, came from the pre-reader. */
 		T_INTEQ(t.npre, 600);
 		T_INTEQ(t.nfast, 602);
+	}
+	free(jar);
+	buf_release(&want);
+	buf_release(&got);
+}
+
+/*
+ * A directory that says a deflated class's data runs far past its
+ * neighbours (or past 4 GiB) makes it overlap them.  The pre-reader, which
+ * reads before libzip judges the archive, reads no run of neighbours
+ * longer than RUN_MAX (64 KiB): it once malloc()ed the forged length, and
+ * the fuzzer ran out of memory.  However it is read, the outcome is
+ * libzip's.
+ */
+static void test_forged_run(void)
+{
+	static const uint32_t lie[] = {1u << 20, 0xfffffe00u};
+	struct buf want = BUF_INIT(1 << 20), got = BUF_INIT(1 << 20);
+	size_t n, cen = 0, loc, k, w, nf;
+	uint8_t *jar;
+
+	n = chain_jar(&jar);
+	if (!n)
+		return;
+	T_INTEQ(locate(jar, n, "gen/P0100.class", &cen, &loc), 0);
+	for (k = 0; k < sizeof(lie) / sizeof(*lie) && cen; k++) {
+		jar[cen + 10] = 8; /* deflated: the sizes may differ */
+		put32(jar + cen + 20, lie[k]);
+		buf_reset(&want);
+		run(&want, &nf, jar, n, NULL, 0, LIBZIP);
+		for (w = 0; w < 3; w++) {
+			struct jar_test t = {.pre = w == 0 ? 2 : -1,
+					     .always_help = w < 2,
+					     .no_ahead = w == 2};
+
+			buf_reset(&got);
+			run_knobs(&got, jar, n, &t, NULL);
+			T_STREQ(buf_str(&got), buf_str(&want));
+			/* The pre-reader read runs (before libzip refused
+			 * the archive), none of the lie's length. */
+			if (w == 0)
+				T_CHECK(t.run_most > 0);
+			T_CHECK(t.run_most <= 64u << 10);
+		}
 	}
 	free(jar);
 	buf_release(&want);
@@ -1681,6 +1746,7 @@ int main(void)
 	T_RUN(test_index_streams);
 	T_RUN(test_ahead_wide);
 	T_RUN(test_pre_read);
+	T_RUN(test_forged_run);
 	T_RUN(test_speed);
 	return T_DONE();
 }
