@@ -1396,16 +1396,6 @@ static int label_check(const struct config *cfg, const char *key,
 	return 0;
 }
 
-/* The current value of label `key` of artifact `art_id`, or NULL. */
-static char *label_now(struct repo *r, int64_t art_id, const char *key)
-{
-	char *v = NULL;
-
-	if (art_id && catalog_label_get(r->cat, art_id, key, &v, NULL))
-		return NULL;
-	return v;
-}
-
 /* The value label `key` will have after `pending`: 1 if it is changed. */
 static int label_pending(const struct label *pending, const char *key,
 			 const char **out)
@@ -1421,61 +1411,74 @@ static int label_pending(const struct label *pending, const char *key,
 	return found;
 }
 
+/* What the checks of a label change need of an artifact's labels now. */
+struct labels_now {
+	const struct label *pending;
+	uint64_t kept;	    /* labels that `pending` leaves as they are */
+	char *type, *ident; /* the sql-artifact labels' values, or NULL */
+};
+
+/* catalog_label_list callback: one label the artifact carries now. */
+static int label_seen(void *arg, const char *key, const char *value)
+{
+	struct labels_now *s = arg;
+	const char *v;
+	char **slot = !strcmp(key, NAME_LABEL_TYPE)    ? &s->type
+		      : !strcmp(key, NAME_LABEL_IDENT) ? &s->ident
+						       : NULL;
+
+	if (!label_pending(s->pending, key, &v))
+		s->kept++;
+	return slot && !(*slot = strdup(value)) ? -ENOMEM : 0;
+}
+
 /*
- * Check the sql-artifact labels that artifact `art_id` (0: new) will carry
- * after `pending` against inspection `rep` (NULL: not a JAR, no check).
+ * Check the labels that artifact `art_id` (0: new) will carry after
+ * `pending`: no more of them than [limits] labels, and sql-artifact labels
+ * that inspection `rep` (NULL: not a JAR, no check) bears out.  One pass
+ * over the labels it carries now: a label's commit reads no more.
  */
 static int check_labels(struct repo *r, const char *name, int64_t art_id,
 			const struct label *pending,
 			const struct jar_report *rep, struct cmfs_err *err)
 {
-	char *type = label_now(r, art_id, NAME_LABEL_TYPE);
-	char *ident = label_now(r, art_id, NAME_LABEL_IDENT);
-	const char *t = type, *i = ident;
+	struct labels_now s = {.pending = pending};
+	const struct label *l, *later;
+	const char *t, *i;
+	uint64_t n;
 	int rc = 0;
 
+	if (art_id) {
+		rc = catalog_label_list(r->cat, art_id, label_seen, &s, err);
+		if (rc == -ENOMEM)
+			rc = cmfs_err_set(err, rc, "out of memory");
+		if (rc)
+			goto out;
+	}
+	/* Each key that `pending` names ends as its last change says. */
+	for (n = s.kept, l = pending; l; l = l->next) {
+		for (later = l->next; later; later = later->next)
+			if (!strcmp(later->key, l->key))
+				break;
+		n += !later && l->value;
+	}
+	if (n > r->cfg->limits.labels) {
+		rc = cmfs_err_set(err, -EDQUOT,
+				  "%s: %llu labels is over the limit of %llu",
+				  name, (unsigned long long)n,
+				  (unsigned long long)r->cfg->limits.labels);
+		goto out;
+	}
+	t = s.type;
+	i = s.ident;
 	label_pending(pending, NAME_LABEL_TYPE, &t);
 	label_pending(pending, NAME_LABEL_IDENT, &i);
 	if (rep)
 		rc = check_offer(name, rep, t, i, err);
-	free(type);
-	free(ident);
+out:
+	free(s.type);
+	free(s.ident);
 	return rc;
-}
-
-/* Count the labels artifact `art_id` will carry after `pending`. */
-static int count_label(void *arg, const char *key, const char *value)
-{
-	(void)key;
-	(void)value;
-	(*(uint64_t *)arg)++;
-	return 0;
-}
-
-static int check_label_count(struct repo *r, int64_t art_id,
-			     const struct label *pending, const char *name,
-			     struct cmfs_err *err)
-{
-	const struct label *l;
-	uint64_t n = 0;
-	char *v;
-
-	if (art_id)
-		catalog_label_list(r->cat, art_id, count_label, &n, NULL);
-	for (l = pending; l; l = l->next) {
-		v = label_now(r, art_id, l->key);
-		if (l->value && !v)
-			n++;
-		else if (!l->value && v && n)
-			n--;
-		free(v);
-	}
-	if (n > r->cfg->limits.labels)
-		return cmfs_err_set(err, -EDQUOT,
-				    "%s: %llu labels is over the limit of %llu",
-				    name, (unsigned long long)n,
-				    (unsigned long long)r->cfg->limits.labels);
-	return 0;
 }
 
 /* Apply `pending` to artifact `art_id`; adds "labels=..." to the event. */
@@ -1606,12 +1609,10 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 	    total + size > cfg->limits.store_size)
 		rc = cmfs_err_set(err, -EDQUOT,
 				  "%s: the store holds %llu bytes; %llu more "
-				  "is over its limit of %llu", name,
-				  (unsigned long long)total,
+				  "is over its limit of %llu",
+				  name, (unsigned long long)total,
 				  (unsigned long long)size,
 				  (unsigned long long)cfg->limits.store_size);
-	if (!rc)
-		rc = check_label_count(r, art_id, pending, name, err);
 	if (!rc)
 		rc = check_labels(r, name, art_id, pending, rep, err);
 	if (!rc && !art_id)
@@ -2334,8 +2335,6 @@ int repo_label_set(struct repo *r, const struct repo_who *who,
 	    catalog_insp_of(r->cat, &a.latest, &rep, err))
 		rc = cmfs_err_set(err, -EIO, "%s: no inspection recorded",
 				  name);
-	if (!rc)
-		rc = check_label_count(r, a.id, pending, name, err);
 	if (!rc)
 		rc = check_labels(r, name, a.id, pending, rep, err);
 	if (!rc)

@@ -1230,6 +1230,28 @@ static void test_labels_jar(void)
 	repo_upload_free(u);
 	u = NULL;
 
+	/* [limits] labels counts a key changed twice in one open file once,
+	 * as its last change leaves it: here two labels, at the limit. */
+	x.cfg.limits.labels = 2;
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "twice.jar", 1, &err), 0);
+	T_INTEQ(repo_upload_write(u, fmt, flen, 0), (ssize_t)flen);
+	T_INTEQ(repo_upload_label(u, TYPE, "format", &err), 0);
+	T_INTEQ(repo_upload_label(u, IDENT, "avro", &err), 0);
+	T_INTEQ(repo_upload_label(u, IDENT, "json-ish", &err), 0);
+	T_INTEQ(repo_upload_label(u, "team", "data", &err), 0);
+	T_INTEQ(repo_upload_label(u, "team", NULL, &err), 0);
+	rc = repo_upload_commit(u, &who, &v, &err);
+	T_INTEQ(rc, 0);
+	if (rc)
+		fprintf(stderr, "  twice.jar: %s\n", err.msg);
+	repo_upload_free(u);
+	u = NULL;
+	T_STREQ(label(&x, "dev", "twice.jar", IDENT), "json-ish");
+	T_STREQ(label(&x, "dev", "twice.jar", "team"), "(none)");
+	T_ERRNO(set_label(&x, "dev", "twice.jar", "team", "data"), EDQUOT);
+	T_INTEQ(set_label(&x, "dev", "twice.jar", IDENT, "json-ish"), 0);
+	x.cfg.limits.labels = 64;
+
 	/* An unknown identifier of the right kind is accepted. */
 	if (rt) {
 		T_INTEQ(upload(&x, "dev", "rt.jar", rt, rlen, NULL), 0);
