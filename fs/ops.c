@@ -1256,6 +1256,10 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 	}
 	f->who = who_of(req);
 	fi->fh = (uintptr_t)f;
+	/* Only an upload or a table's text commits at a flush (commit()):
+	 * the close of any other handle need not ask the daemon (a request
+	 * less for each cat of a resolved file, each read of a version). */
+	fi->noflush = f->kind != FH_UPLOAD && f->kind != FH_TEXT;
 	return 0;
 }
 

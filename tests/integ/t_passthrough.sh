@@ -22,6 +22,28 @@ cp "$T/big.bin" "$A/big.bin"
 cp "$T/small.bin" "$A/big.bin"
 cp "$T/big.bin" "$A/other.bin"
 
+# Only an upload or a table's text commits at close: any other handle is
+# opened with FOPEN_NOFLUSH, and its close sends the daemon no FLUSH.
+flushes() {
+	grep -c 'opcode: FLUSH ' "$LOG"
+}
+printf "CREATE TABLE gen (a INT) WITH ('connector' = 'datagen')" \
+	>"$M/envs/p/tables/gen.sql"
+f0=$(flushes)
+check "reads of the latest, a version, a table, its resolution, events" \
+	cat "$A/other.bin" "$V/big.bin/1.bin" "$M/envs/p/tables/gen.sql" \
+	"$M/envs/p/tables/resolved/gen.jars" "$M/envs/p/events"
+eq "closed without a FLUSH" "$f0" "$(flushes)"
+cp "$T/small.bin" "$A/flushed.bin"
+check_not "an upload's close flushes: its commit" test "$(flushes)" = "$f0"
+f0=$(flushes)
+printf "CREATE TABLE gen2 (a INT) WITH ('connector' = 'datagen')" \
+	>"$M/envs/p/tables/gen2.sql"
+check_not "so does a table's write" test "$(flushes)" = "$f0"
+printf "not sql" >"$T/bad.sql"
+check_not "and its refusal still shows at close" \
+	cp "$T/bad.sql" "$M/envs/p/tables/bad.sql"
+
 if ! grep -q 'passthrough: on' "$LOG"; then
 	skip "the kernel does not offer passthrough: $(grep 'passthrough:' "$LOG")"
 else
