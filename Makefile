@@ -20,7 +20,7 @@ PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 
 CORE_PKGS := sqlite3 libzip libdeflate inih libcrypto
-FS_PKGS   := fuse3
+FS_PKGS   := fuse3 liburing
 TEST_PKGS := zlib
 
 BUILD := build$(if $(SANITIZE),-san)

@@ -98,6 +98,7 @@ int config_defaults(struct config *c)
 	c->mount.attr_timeout = 30;
 	c->mount.negative_timeout = 1;
 	c->mount.passthrough = 1;
+	c->mount.io_uring = 1;
 	c->log_level = LOG_INFO;
 	if (!c->store_path || !c->sql.builtin_connectors ||
 	    !c->sql.builtin_formats || !c->sql.class_allowlist) {
@@ -406,6 +407,16 @@ static int set_seconds(struct load *l, double *dst, const char *name,
 	return 1;
 }
 
+/* auto (1) or off (0). */
+static int set_auto_off(struct load *l, int *dst, const char *name,
+			const char *value)
+{
+	if (strcmp(value, "auto") && strcmp(value, "off"))
+		return fail(l, "%s: '%s' is neither auto nor off", name, value);
+	*dst = !strcmp(value, "auto");
+	return 1;
+}
+
 /* An environment name as DESIGN.md fixes it (name.c has the rule). */
 static int env_name_ok(const char *s)
 {
@@ -557,16 +568,11 @@ static int handle(struct load *l, const char *section, const char *name,
 		if (!strcmp(name, "negative_timeout"))
 			return set_seconds(l, &c->mount.negative_timeout, name,
 					   value);
-		if (!strcmp(name, "passthrough")) {
-			if (!strcmp(value, "auto"))
-				c->mount.passthrough = 1;
-			else if (!strcmp(value, "off"))
-				c->mount.passthrough = 0;
-			else
-				return fail(l, "passthrough: '%s' is neither "
-					       "auto nor off", value);
-			return 1;
-		}
+		if (!strcmp(name, "passthrough"))
+			return set_auto_off(l, &c->mount.passthrough, name,
+					    value);
+		if (!strcmp(name, "io_uring"))
+			return set_auto_off(l, &c->mount.io_uring, name, value);
 		return fail(l, "unknown key '%s' in [mount]", name);
 	}
 	if (!strcmp(section, "log"))

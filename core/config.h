@@ -66,6 +66,9 @@ struct config_mount {
 	double negative_timeout;
 	int passthrough;		/* versions' reads to the kernel (the
 					 * default), or 0: through the daemon */
+	int io_uring;			/* requests over io_uring where the
+					 * kernel offers it (the default), or
+					 * 0: through /dev/fuse only */
 };
 
 /* [store] sync: when a commit is on disk (see repo.c). */

@@ -23,7 +23,10 @@
  * The same hooks ask, at INIT, for FUSE_DIRECT_IO_ALLOW_MMAP (Linux 6.6,
  * protocol 7.39) when the kernel offers it: a file opened with direct
  * I/O may then be mapped MAP_SHARED too, which lets uploads skip FUSE's
- * page cache (ops.c) without refusing mmap to a writer.
+ * page cache (ops.c) without refusing mmap to a writer.  And for FUSE
+ * over io_uring (7.42, uring.c): once INIT's reply has asked for it, the
+ * rings are set up, and every reply passes uring.c first, which keeps
+ * those that answer a request that came through a ring.
  *
  * The kernel takes one backing file per inode, and beside it no open of
  * that inode that does not name the same file (such an open fails with
@@ -44,6 +47,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/statfs.h>
@@ -52,64 +56,8 @@
 #include <unistd.h>
 
 #include "cmfs.h"
-
-/* The kernel's protocol (include/uapi/linux/fuse.h), as far as it is
- * used here.  Debian 12's headers stop at 7.38: spelled out. */
-enum {
-	K_FUSE_INIT = 26,
-	K_FUSE_INIT_EXT = 1 << 30,
-	K_FUSE_PASSTHROUGH_HI = 1 << (37 - 32), /* in flags2 */
-	K_FUSE_DIO_MMAP_HI = 1 << (36 - 32),	/* DIRECT_IO_ALLOW_MMAP */
-	K_FOPEN_PASSTHROUGH = 1 << 7,
-	K_MAX_STACK_DEPTH = 2, /* FILESYSTEM_MAX_STACK_DEPTH */
-};
-
-struct k_in_header {
-	uint32_t len, opcode;
-	uint64_t unique, nodeid;
-	uint32_t uid, gid, pid;
-	uint16_t total_extlen, padding;
-};
-
-struct k_init_in {
-	uint32_t major, minor, max_readahead, flags, flags2;
-};
-
-struct k_out_header {
-	uint32_t len;
-	int32_t error;
-	uint64_t unique;
-};
-
-struct k_init_out {
-	uint32_t major, minor, max_readahead, flags;
-	uint16_t max_background, congestion_threshold;
-	uint32_t max_write, time_gran;
-	uint16_t max_pages, map_alignment;
-	uint32_t flags2, max_stack_depth;
-	uint32_t unused[6];
-};
-
-struct k_open_out {
-	uint64_t fh;
-	uint32_t open_flags;
-	int32_t backing_id;
-};
-
-struct k_backing_map {
-	int32_t fd;
-	uint32_t flags;
-	uint64_t padding;
-};
-
-#define K_DEV_IOC_BACKING_OPEN _IOW(229, 1, struct k_backing_map)
-#define K_DEV_IOC_BACKING_CLOSE _IOW(229, 2, uint32_t)
-
-_Static_assert(sizeof(struct k_in_header) == 40, "fuse_in_header");
-_Static_assert(sizeof(struct k_out_header) == 16, "fuse_out_header");
-_Static_assert(offsetof(struct k_init_out, flags2) == 32, "fuse_init_out");
-_Static_assert(sizeof(struct k_init_out) == 64, "fuse_init_out");
-_Static_assert(sizeof(struct k_open_out) == 16, "fuse_open_out");
+#include "kproto.h"
+#include "uring.h"
 
 #define OVERLAYFS_MAGIC 0x794c7630
 
@@ -150,6 +98,8 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 			     (in->flags2 & K_FUSE_PASSTHROUGH_HI);
 		b->dio_mmap_offered = (in->flags & K_FUSE_INIT_EXT) &&
 				      (in->flags2 & K_FUSE_DIO_MMAP_HI);
+		b->uring_offered = (in->flags & K_FUSE_INIT_EXT) &&
+				   (in->flags2 & K_FUSE_OVER_IO_URING_HI);
 		if (b->want)
 			decide(c, b->offered ? NULL
 					     : "the kernel does not offer it "
@@ -174,6 +124,19 @@ static void ask(struct cmfs *c, struct backing *b, struct k_init_out *o)
 		o->max_stack_depth = b->depth;
 		__atomic_store_n(&b->on, 1, __ATOMIC_RELEASE);
 	}
+	if (b->uring_want > 0 && b->uring_offered) {
+		o->flags |= K_FUSE_INIT_EXT;
+		o->flags2 |= K_FUSE_OVER_IO_URING_HI;
+		b->uring_asked = 1;
+	} else {
+		repo_log(c->repo, LOG_INFO, "io_uring: off: %s",
+			 b->uring_want < 0 ? "-s (one thread)"
+			 : !b->uring_want
+				 ? "[mount] io_uring = off"
+				 : "the kernel does not offer it (Linux "
+				   "6.14 or later, with /sys/module/"
+				   "fuse/parameters/enable_uring = Y)");
+	}
 	__atomic_store_n(&b->init_answered, 1, __ATOMIC_RELEASE);
 	repo_log(c->repo, LOG_INFO, "uploads: %s",
 		 b->dio_mmap_offered
@@ -183,11 +146,25 @@ static void ask(struct cmfs *c, struct backing *b, struct k_init_out *o)
 			   "shared mmap needs Linux 6.6 or later)");
 }
 
+/* The largest request or reply the kernel will pass, from INIT's reply
+ * (its fuse_conn's max_write and max_pages): a ring entry's payload. */
+static size_t max_payload(const struct k_init_out *o)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t pages = (o->flags & K_FUSE_MAX_PAGES) && o->max_pages
+			       ? o->max_pages
+			       : 32; /* FUSE_DEFAULT_MAX_PAGES_PER_REQ */
+
+	return o->max_write > pages * page ? o->max_write : pages * page;
+}
+
 static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
 	struct cmfs *c = userdata;
 	struct backing *b = &c->backing;
 	struct k_out_header *h = iov[0].iov_base;
+	struct k_init_out *init = NULL;
+	ssize_t n;
 
 	if (count == 2 && iov[0].iov_len == sizeof(*h) && !h->error) {
 		if (pending.id && iov[1].iov_len == sizeof(struct k_open_out)) {
@@ -202,10 +179,61 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 			   __atomic_load_n(&b->init_seen, __ATOMIC_ACQUIRE) &&
 			   h->unique == b->init_unique &&
 			   iov[1].iov_len == sizeof(struct k_init_out)) {
-			ask(c, b, iov[1].iov_base);
+			init = iov[1].iov_base;
+			ask(c, b, init);
 		}
 	}
-	return writev(fd, iov, count);
+	n = uring_reply(c, iov, count);
+	if (n < 0) {
+		errno = (int)-n;
+		return -1;
+	}
+	if (n)
+		return n;
+	n = writev(fd, iov, count);
+	/* The kernel has taken INIT's reply: the rings can register. */
+	if (init && n > 0 && b->uring_asked)
+		uring_start(c, max_payload(init));
+	return n;
+}
+
+/*
+ * A reply that libfuse spliced into a pipe (a read's data): with rings
+ * running it may answer a request that came through one, which /dev/fuse
+ * would not know.  Then the pipe's bytes are read out and go the way of
+ * any reply.
+ */
+static ssize_t io_splice_send(int fdin, off_t *offin, int fdout, off_t *offout,
+			      size_t len, unsigned int flags, void *userdata)
+{
+	struct cmfs *c = userdata;
+	struct iovec iov;
+	ssize_t n;
+	size_t got = 0;
+
+	if (!__atomic_load_n(&c->uring, __ATOMIC_ACQUIRE) || offin ||
+	    fdout != c->backing.fd)
+		return splice(fdin, offin, fdout, offout, len, flags);
+	if (!(iov.iov_base = malloc(len))) {
+		errno = ENOMEM;
+		return -1;
+	}
+	while (got < len) {
+		n = read(fdin, (char *)iov.iov_base + got, len - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			free(iov.iov_base);
+			if (!n)
+				errno = EIO;
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	iov.iov_len = len;
+	n = io_writev(fdout, &iov, 1, c);
+	free(iov.iov_base);
+	return n;
 }
 
 static ssize_t io_splice(int fdin, off_t *offin, int fdout, off_t *offout,
@@ -215,13 +243,13 @@ static ssize_t io_splice(int fdin, off_t *offin, int fdout, off_t *offout,
 	return splice(fdin, offin, fdout, offout, len, flags);
 }
 
-void backing_attach(struct cmfs *c, int want)
+void backing_attach(struct cmfs *c, int want, int uring)
 {
 	static const struct fuse_custom_io io = {
 		.read = io_read,
 		.writev = io_writev,
 		.splice_receive = io_splice,
-		.splice_send = io_splice,
+		.splice_send = io_splice_send,
 	};
 	struct backing *b = &c->backing;
 	struct statfs sf;
@@ -229,6 +257,7 @@ void backing_attach(struct cmfs *c, int want)
 
 	memset(b, 0, sizeof(*b));
 	b->fd = fuse_session_fd(c->se);
+	b->uring_want = uring;
 	/* Registering a backing file takes CAP_SYS_ADMIN: without it,
 	 * asking would only deepen the mount's stack for nothing. */
 	b->want = want && geteuid() == 0;

@@ -27,16 +27,20 @@ struct backing {
 	int refused;	      /* the kernel refused a backing file (atomic) */
 	int dio_mmap_offered; /* ... offered FUSE_DIRECT_IO_ALLOW_MMAP */
 	int dio_mmap;	      /* INIT's reply asked for it (atomic) */
+	int uring_want;	      /* [mount] io_uring = auto: 1; off: 0; -s: -1 */
+	int uring_offered;    /* the kernel offered FUSE over io_uring */
+	int uring_asked;      /* INIT's reply asked for it */
 };
 
 /*
  * After fuse_session_mount(): route the session's device I/O through
  * backing.c, so that INIT asks for what the kernel offers and libfuse
  * 3.14 cannot ask for: passthrough, unless `want` is 0 or the daemon is
- * not root (the daemon log says which), and shared mmap of direct-I/O
- * files.  The mount works without either.
+ * not root (the daemon log says which), shared mmap of direct-I/O files,
+ * and requests over io_uring (uring.c) unless `uring` is 0 ([mount]
+ * io_uring = off) or -1 (-s).  The mount works without any of them.
  */
-void backing_attach(struct cmfs *c, int want);
+void backing_attach(struct cmfs *c, int want, int uring);
 
 /* INIT's reply asked for shared mmap of direct-I/O files (Linux 6.6 and
  * later): an upload can be written with direct I/O and still be mapped

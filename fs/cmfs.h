@@ -42,6 +42,8 @@ struct cmfs {
 	gid_t owner_gid;
 	struct timespec started;	/* times of the fixed directories */
 	struct backing backing;		/* kernel passthrough (backing.c) */
+	struct uring *uring;		/* requests over io_uring (uring.c),
+					 * or NULL (atomic) */
 
 	pthread_mutex_t qlock;		/* guards the queue below */
 	pthread_cond_t qcond;

@@ -45,6 +45,7 @@
 #include "fsck.h"
 #include "jar.h"
 #include "loop.h"
+#include "uring.h"
 
 static const char usage[] =
 	"usage: cmfs [-c cmfs.ini] <mountpoint> [options]\n"
@@ -396,6 +397,12 @@ static void reload(struct cmfs *c)
 			 "effect at the next mount");
 		n->mount.passthrough = c->cfg->mount.passthrough;
 	}
+	if (n->mount.io_uring != c->cfg->mount.io_uring) {
+		repo_log(c->repo, LOG_WARNING,
+			 "SIGHUP: [mount] io_uring changed; it takes "
+			 "effect at the next mount");
+		n->mount.io_uring = c->cfg->mount.io_uring;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (c->nold == sizeof(c->old) / sizeof(c->old[0])) {
 		if (now.tv_sec - c->old_at[0] < RETIRE_S) {
@@ -682,7 +689,9 @@ int main(int argc, char **argv)
 	if (fuse_session_mount(c.se, mnt))
 		goto out_signals;
 	mounted = 1;
-	backing_attach(&c, cfg->mount.passthrough);
+	/* -s asks for one thread: the rings would be several. */
+	backing_attach(&c, cfg->mount.passthrough,
+		       fo.singlethread ? -1 : cfg->mount.io_uring);
 	if (fuse_daemonize(fo.foreground))
 		goto out_unmount;
 	/* SIGHUP goes to its own thread: block it (and the stop signal)
@@ -723,6 +732,8 @@ out_unmount:
 		cmfs_inval_quiesce(&c);
 	if (mounted)
 		fuse_session_unmount(c.se);
+	/* After the unmount: no request can come through a ring now. */
+	uring_stop(&c);
 	if (inval)
 		cmfs_inval_stop(&c);
 out_signals:

@@ -104,6 +104,7 @@ static void test_defaults(void)
 	T_INTEQ(c.sync, CONFIG_SYNC_BATCH);
 	T_INTEQ(c.inline_max, 64 << 10);
 	T_INTEQ(c.mount.passthrough, 1);
+	T_INTEQ(c.mount.io_uring, 1);
 	T_CHECK(c.sql.builtin_connectors && *c.sql.builtin_connectors);
 	T_CHECK(c.sql.builtin_formats && *c.sql.builtin_formats);
 	T_CHECK(config_list_has(c.sql.builtin_connectors, "datagen"));
@@ -195,6 +196,7 @@ static void test_load_all(void)
 		 "attr_timeout = 0\n"
 		 "negative_timeout = 86400\n"
 		 "passthrough = off\n"
+		 "io_uring = off\n"
 		 "[log]\n"
 		 "level = debug\n"
 		 "[access]\n"
@@ -218,6 +220,7 @@ static void test_load_all(void)
 	T_INTEQ(c.sync, CONFIG_SYNC_CLOSE);
 	T_INTEQ(c.inline_max, 0);
 	T_INTEQ(c.mount.passthrough, 0);
+	T_INTEQ(c.mount.io_uring, 0);
 	T_INTEQ(c.limits.artifact_size, 10ULL << 20);
 	T_INTEQ(c.limits.store_size, 1ULL << 30);
 	T_INTEQ(c.limits.artifacts_per_env, 5);
@@ -433,6 +436,8 @@ static void test_bad_lines(void)
 	BAD("[store]\ninline_max = lots\n", 2, "inline_max: 'lots'");
 	BAD("[mount]\npassthrough = on\n", 2,
 	    "passthrough: 'on' is neither auto nor off");
+	BAD("[mount]\nio_uring = yes\n", 2,
+	    "io_uring: 'yes' is neither auto nor off");
 	/* Not a key = value line at all. */
 	BAD("[store]\njust words\n", 2, "not a key = value line");
 	BAD("[store\npath = /x\n", 1, "not a key = value line");
