@@ -138,6 +138,7 @@ for v in SHADED_MIB SHADED_CLASSES RES_PARALLEL RES_SAMPLES RES_FIRST \
 done
 [ -z "$WORKLOADS_SET" ] || cmd="WORKLOADS='$WORKLOADS' $cmd"
 [ "${USED_BY:-1}" = 1 ] || cmd="USED_BY=$USED_BY $cmd"
+[ "${URING:-1}" = 1 ] || cmd="URING=$URING $cmd"
 [ "$PT_OPTS" = xattr ] || cmd="PT_OPTS='$PT_OPTS' $cmd"
 [ -z "$CMFS_INI_EXTRA" ] || cmd="CMFS_INI_EXTRA='$CMFS_INI_EXTRA' $cmd"
 [ -z "${CMFS:-}" ] || cmd="CMFS=$CMFS $cmd"
@@ -158,6 +159,7 @@ extra=
 	echo "- disk: $DEV under $BENCH_TMP (native, passthrough's source and the cmfs store), $DISK"
 	echo "- libfuse $(pkg-config --modversion fuse3); passthrough: \`$PT_NAME\` built with -O2, \`-o $PT_OPTS\` (its defaults: 1 s timeouts, multithreaded)"
 	echo "- cmfs: commit $REV, binary sha256 $BINSUM…, embedded defaults + \`[store] path\`$extra, mounted \`-f\` (no allow_other); daemon CPU time over the run: ${CPU} s"
+	if [ -s "$D/uring" ]; then echo "- cmfs's requests: $(cat "$D/uring") (bench/run.sh sets the fuse module's enable_uring to Y for the run; URING=0 leaves it)"; fi
 	if [ "$COLD" = 0 ]; then echo "- cold rows skipped: /proc/sys/vm/drop_caches not writable"; fi
 	if [ -f "$D/inspect.head" ]; then echo "- cmfs inspect of the shaded JAR: $(tr '\n' ' ' <"$D/inspect.head")"; fi
 	if [ -f "$D/res.sample" ]; then echo "- a resolved file: \`$(cat "$D/res.sample")\`"; fi

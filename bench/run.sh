@@ -41,7 +41,10 @@
 # BENCH_CACHE SAVE OUT CMFS CMFS_REV (the commit of $CMFS) USED_BY (0:
 # skip reading user.cmfs.used-by, which resolves every table)
 # CMFS_INI_EXTRA (lines added to cmfs.ini, \n for newlines) PT_OPTS
-# (passthrough_ll -o options) REQMIX (1: also run bench/reqmix.sh) PYTHON.
+# (passthrough_ll -o options) REQMIX (1: also run bench/reqmix.sh) PYTHON
+# URING (1, the default: set the fuse module's enable_uring to Y for the
+# run, as an operator would, so that cmfs takes requests over io_uring;
+# 0: leave it as it is; passthrough_ll, libfuse 3.14, cannot use it).
 set -eu
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -139,12 +142,16 @@ RAW=$SAVE/raw		# "key target value" lines
 CPID=
 PPID_PT=
 
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
+URING_WAS=
+
 cleanup() {
 	set +e
 	unmount "$M"
 	unmount "$P"
 	[ -n "$CPID" ] && wait_gone "$CPID"
 	[ -n "$PPID_PT" ] && wait_gone "$PPID_PT"
+	[ -z "$URING_WAS" ] || echo "$URING_WAS" >"$URING_PARAM"
 	rm -rf "$W"
 }
 trap cleanup EXIT
@@ -261,9 +268,20 @@ cc -O2 -o "$W/lat" "$BENCH/lat.c" || die "cannot build bench/lat.c"
 	printf '[store]\npath = %s\n' "$W/store"
 	if [ -n "$CMFS_INI_EXTRA" ]; then printf '%b\n' "$CMFS_INI_EXTRA"; fi
 } >"$W/cmfs.ini"
+if [ "${URING:-1}" = 1 ] && [ -w "$URING_PARAM" ]; then
+	URING_WAS=$(cat "$URING_PARAM")
+	echo Y >"$URING_PARAM"
+fi
 "$CMFS" -c "$W/cmfs.ini" -f "$M" >"$W/cmfs.log" 2>&1 &
 CPID=$!
 wait_mount "$M" "$CPID" "$W/cmfs.log"
+# The rings register right after INIT; the log says how it went.
+i=0
+while ! grep -q 'io_uring: o' "$W/cmfs.log" && [ $i -lt 40 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+grep -o 'io_uring: o.*' "$W/cmfs.log" | head -n 1 >"$SAVE/uring" || true
 "$W/passthrough_ll" -f -o "source=$W/ptsrc,$PT_OPTS" "$P" \
 	>"$W/pt.log" 2>&1 &
 PPID_PT=$!
