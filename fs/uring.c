@@ -38,6 +38,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -50,7 +51,9 @@
 #include "cmfs.h"
 #include "kproto.h"
 
-/* Requests a CPU's callers can have in the daemon at once. */
+/* Requests a CPU's callers can have in the daemon at once; a CPU that
+ * is possible but not online gets one entry, as the kernel wants every
+ * possible CPU's queue to have one before it uses any. */
 #define ENTRIES_PER_CPU 4
 /* Room before the payload for a request's headers (40 + at most 128). */
 #define SLACK 256
@@ -83,7 +86,7 @@ struct uring {
 	int stopfd;	/* an eventfd: written once, every thread stops */
 	size_t payload; /* bytes of each entry's payload buffer */
 	size_t buflen;	/* SLACK + payload, rounded to pages */
-	unsigned nqueues, nent;
+	unsigned nqueues, nonline, nent;
 	struct ent *ent;
 	unsigned registered; /* entries the kernel took (atomic) */
 	int failed;	     /* an entry failed (atomic): logged once */
@@ -332,7 +335,7 @@ static void *ent_thread(void *arg)
 		repo_log(u->c->repo, LOG_INFO,
 			 "io_uring: on: %u CPUs, %u entries each, requests "
 			 "answered on their caller's CPU",
-			 u->nqueues, ENTRIES_PER_CPU);
+			 u->nonline, ENTRIES_PER_CPU);
 	for (;;) {
 		rc = io_uring_wait_cqe(&e->ring, &cqe);
 		if (rc == -EINTR)
@@ -356,12 +359,64 @@ static void *ent_thread(void *arg)
 	return NULL;
 }
 
-/* The CPUs the kernel keeps queues for: every possible one. */
-static unsigned possible_cpus(void)
+/*
+ * Read a CPU list of /sys/devices/system/cpu ("0-3,8") into `set`: the
+ * number of the highest CPU + 1, or 0 when it cannot be read.
+ */
+static unsigned cpu_list(const char *name, cpu_set_t *set)
 {
-	int n = get_nprocs_conf();
+	char path[64], line[512], *p;
+	unsigned top = 0, lo, hi, cpu;
+	FILE *f;
 
-	return n > 0 ? (unsigned)n : 1;
+	CPU_ZERO(set);
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/%s", name);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	p = fgets(line, sizeof(line), f);
+	fclose(f);
+	while (p && *p >= '0' && *p <= '9') {
+		lo = hi = (unsigned)strtoul(p, &p, 10);
+		if (*p == '-')
+			hi = (unsigned)strtoul(p + 1, &p, 10);
+		for (cpu = lo; cpu <= hi && cpu < CPU_SETSIZE; cpu++)
+			CPU_SET(cpu, set);
+		if (hi < CPU_SETSIZE && hi + 1 > top)
+			top = hi + 1;
+		p = *p == ',' ? p + 1 : NULL;
+	}
+	return top;
+}
+
+/*
+ * Lay out u->ent: the kernel keeps a queue for every possible CPU,
+ * numbered by CPU; ENTRIES_PER_CPU for each online one, one for each
+ * other.  The number of entries.
+ */
+static unsigned layout(struct uring *u, unsigned *qids, unsigned max)
+{
+	cpu_set_t possible, online;
+	unsigned q, k, n = 0;
+
+	u->nqueues = cpu_list("possible", &possible);
+	if (!u->nqueues || !cpu_list("online", &online)) {
+		u->nqueues =
+			(unsigned)(get_nprocs_conf() > 0 ? get_nprocs_conf()
+							 : 1);
+		CPU_ZERO(&possible);
+		for (q = 0; q < u->nqueues && q < CPU_SETSIZE; q++)
+			CPU_SET(q, &possible);
+		online = possible;
+	}
+	u->nonline = 0;
+	for (q = 0; q < u->nqueues; q++) {
+		unsigned per = CPU_ISSET(q, &online) ? ENTRIES_PER_CPU : 1;
+
+		u->nonline += per > 1;
+		for (k = 0; k < per && n < max; k++)
+			qids[n++] = q;
+	}
+	return n;
 }
 
 static int ent_init(struct uring *u, struct ent *e, unsigned qid)
@@ -391,6 +446,8 @@ static int ent_init(struct uring *u, struct ent *e, unsigned qid)
 
 static void ent_free(struct ent *e)
 {
+	if (!e->u)
+		return; /* never set up */
 	if (e->ring_ok)
 		io_uring_queue_exit(&e->ring);
 	if (e->buf)
@@ -414,7 +471,7 @@ int uring_start(struct cmfs *c, size_t max_payload)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	struct uring *u = calloc(1, sizeof(*u));
-	unsigned i;
+	unsigned i, max, *qids;
 	int rc = 0;
 
 	if (!u)
@@ -427,15 +484,17 @@ int uring_start(struct cmfs *c, size_t max_payload)
 			     : max_payload;
 	u->buflen =
 		(SLACK + u->payload + (size_t)page - 1) & ~((size_t)page - 1);
-	u->nqueues = possible_cpus();
-	u->nent = u->nqueues * ENTRIES_PER_CPU;
-	u->ent = calloc(u->nent, sizeof(*u->ent));
+	max = (unsigned)CPU_SETSIZE * ENTRIES_PER_CPU;
+	qids = calloc(max, sizeof(*qids));
+	u->nent = qids ? layout(u, qids, max) : 0;
+	u->ent = u->nent ? calloc(u->nent, sizeof(*u->ent)) : NULL;
 	if (u->stopfd < 0 || !u->ent) {
 		rc = u->stopfd < 0 ? -errno : -ENOMEM;
 		u->nent = 0;
 	}
 	for (i = 0; !rc && i < u->nent; i++)
-		rc = ent_init(u, &u->ent[i], i / ENTRIES_PER_CPU);
+		rc = ent_init(u, &u->ent[i], qids[i]);
+	free(qids);
 	if (rc) {
 		repo_log(c->repo, LOG_WARNING,
 			 "io_uring: off: setting up the rings: %s",
