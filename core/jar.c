@@ -41,6 +41,7 @@
 
 #include "classfile.h"
 #include "store.h"
+#include "thread.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1964,7 +1965,7 @@ static struct helper *helper_get(struct insp *in)
 	h->rd.cap = in->lim.max_entry_size;
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_cond_init(&h->cond, NULL);
-	if (pthread_create(&h->thread, NULL, helper_main, h)) {
+	if (thread_start(&h->thread, helper_main, h)) {
 		pthread_cond_destroy(&h->cond);
 		pthread_mutex_destroy(&h->mu);
 		free(h);
@@ -2430,7 +2431,7 @@ static void prer_start(struct insp *in)
 	p->cd_size = in->cd_size;
 	p->count = in->cd_count;
 	p->budget = in->lim.max_inflated;
-	if (pthread_create(&p->thread, NULL, prer_main, p)) {
+	if (thread_start(&p->thread, prer_main, p)) {
 		prer_free(p);
 		return;
 	}

@@ -12,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include "store.h"
+#include "thread.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,7 +20,6 @@
 #include <limits.h>
 #include <openssl/evp.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,7 +262,6 @@ int store_pipe_new(struct store_pipe **out, int fd, struct store_hash *h,
 		   uint64_t from, int writeback)
 {
 	struct store_pipe *p = calloc(1, sizeof(*p));
-	sigset_t all, old;
 	int rc;
 
 	*out = NULL;
@@ -275,10 +274,7 @@ int store_pipe_new(struct store_pipe **out, int fd, struct store_hash *h,
 	p->h = h;
 	p->hashed = p->fed = p->flushed = from;
 	p->writeback = writeback;
-	sigfillset(&all);	/* signals are for the daemon's own threads */
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	rc = pthread_create(&p->thread, NULL, pipe_thread, p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	rc = thread_start(&p->thread, pipe_thread, p);
 	if (rc) {
 		pthread_cond_destroy(&p->done);
 		pthread_cond_destroy(&p->more);

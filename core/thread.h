@@ -12,8 +12,9 @@
 
 /*
  * Start fn(arg) on a new thread that blocks every signal: signals (the
- * stop, SIGHUP's reload) are for the threads that wait for them.  0, or
- * -EAGAIN when no thread could start.
+ * stop, SIGHUP's reload) are for the threads that wait for them.  It may
+ * run on every CPU the main thread may, whatever CPU its creator is bound
+ * to.  0, or -EAGAIN when no thread could start.
  */
 int thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 

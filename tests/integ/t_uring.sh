@@ -90,6 +90,14 @@ eq "and their labels" 12 \
 	"$(getfattr -d "$A"/p*.jar 2>/dev/null | grep -c '^user.team=')"
 eq "ls -l of the whole directory" "$(ls "$A" | wc -l)" \
 	"$(ls -l "$A" | grep -c '^-')"
+# The rings' threads are bound to their CPU; the threads they start
+# (the store's hashing, the catalog's sync, an inspection's helper) are
+# not, or they would share that one CPU.
+if [ "$NCPU" -gt 1 ]; then
+	eq "only the rings' threads are bound to one CPU" $((NCPU * 4)) \
+		"$(grep -h '^Cpus_allowed_list' /proc/"$PID"/task/*/status |
+			awk '$2 ~ /^[0-9]+$/' | wc -l)"
+fi
 umount_cmfs
 n=$(served)
 check "the rings served the requests ($n)" test "${n:-0}" -gt 200
