@@ -166,7 +166,7 @@ static void gather(unsigned char *to, const struct iovec *iov, int count,
  */
 static ssize_t commit(struct ent *e, const struct iovec *iov, int count)
 {
-	struct k_out_header oh;
+	struct k_out_header oh = {0};
 	size_t total = 0;
 	uint64_t id = e->unique;
 	int i, rc;
