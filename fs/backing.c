@@ -47,7 +47,6 @@
 
 #include <errno.h>
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/statfs.h>
@@ -124,7 +123,7 @@ static void ask(struct cmfs *c, struct backing *b, struct k_init_out *o)
 		o->max_stack_depth = b->depth;
 		__atomic_store_n(&b->on, 1, __ATOMIC_RELEASE);
 	}
-	if (b->uring_want > 0 && b->uring_offered) {
+	if (backing_uring_wanted(c)) {
 		o->flags |= K_FUSE_INIT_EXT;
 		o->flags2 |= K_FUSE_OVER_IO_URING_HI;
 		b->uring_asked = 1;
@@ -197,45 +196,6 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 	return n;
 }
 
-/*
- * A reply that libfuse spliced into a pipe (a read's data): with rings
- * running it may answer a request that came through one, which /dev/fuse
- * would not know.  Then the pipe's bytes are read out and go the way of
- * any reply.
- */
-static ssize_t io_splice_send(int fdin, off_t *offin, int fdout, off_t *offout,
-			      size_t len, unsigned int flags, void *userdata)
-{
-	struct cmfs *c = userdata;
-	struct iovec iov;
-	ssize_t n;
-	size_t got = 0;
-
-	if (!__atomic_load_n(&c->uring, __ATOMIC_ACQUIRE) || offin ||
-	    fdout != c->backing.fd)
-		return splice(fdin, offin, fdout, offout, len, flags);
-	if (!(iov.iov_base = malloc(len))) {
-		errno = ENOMEM;
-		return -1;
-	}
-	while (got < len) {
-		n = read(fdin, (char *)iov.iov_base + got, len - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			free(iov.iov_base);
-			if (!n)
-				errno = EIO;
-			return -1;
-		}
-		got += (size_t)n;
-	}
-	iov.iov_len = len;
-	n = io_writev(fdout, &iov, 1, c);
-	free(iov.iov_base);
-	return n;
-}
-
 static ssize_t io_splice(int fdin, off_t *offin, int fdout, off_t *offout,
 			 size_t len, unsigned int flags, void *userdata)
 {
@@ -249,7 +209,7 @@ void backing_attach(struct cmfs *c, int want, int uring)
 		.read = io_read,
 		.writev = io_writev,
 		.splice_receive = io_splice,
-		.splice_send = io_splice_send,
+		.splice_send = io_splice,
 	};
 	struct backing *b = &c->backing;
 	struct statfs sf;
@@ -277,6 +237,11 @@ void backing_attach(struct cmfs *c, int want, int uring)
 		b->want = 0;
 		decide(c, strerror(-rc));
 	}
+}
+
+int backing_uring_wanted(const struct cmfs *c)
+{
+	return c->backing.uring_want > 0 && c->backing.uring_offered;
 }
 
 int backing_dio_mmap(const struct cmfs *c)

@@ -47,6 +47,10 @@ void backing_attach(struct cmfs *c, int want, int uring);
  * MAP_SHARED.  0 before INIT's reply. */
 int backing_dio_mmap(const struct cmfs *c);
 
+/* INIT's reply will ask for requests over io_uring: wanted ([mount]
+ * io_uring = auto, not -s) and offered.  Known once INIT is read. */
+int backing_uring_wanted(const struct cmfs *c);
+
 /*
  * A reader opens node `n` (a version), whose blob is open as `fd`: the
  * backing id its open reply carries, or 0 when its reads go through the

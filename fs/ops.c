@@ -2172,9 +2172,11 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
-	(void)userdata;
-	/* Big writes for uploads; splice where the kernel offers it. */
-	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+	/* Big writes for uploads; splice where the kernel offers it, but
+	 * not into a ring's buffers: a reply through a ring is written to
+	 * memory, where a splice would only add a pipe to copy out of. */
+	if ((conn->capable & FUSE_CAP_SPLICE_WRITE) &&
+	    !backing_uring_wanted(userdata))
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
 	if (conn->capable & FUSE_CAP_SPLICE_MOVE)
 		conn->want |= FUSE_CAP_SPLICE_MOVE;
