@@ -1,5 +1,6 @@
 # shellcheck shell=sh
-# bench/lib.sh - the mount helpers bench/run.sh and bench/reqmix.sh share.
+# bench/lib.sh - the mount helpers bench/run.sh, bench/reqmix.sh and
+# bench/soak.sh share.
 # Sourced, not run; the caller defines die().
 
 # unmount DIR: if DIR is a mount point, unmount it (lazily if it is busy).
@@ -34,4 +35,33 @@ wait_mount() {
 		fi
 		sleep 0.05
 	done
+}
+
+# The fuse module's switch for requests over io_uring (fs/uring.c).
+URING_PARAM=/sys/module/fuse/parameters/enable_uring
+URING_WAS=
+
+# uring_on: unless URING=0, turn it on for this run, as an operator who
+# wants cmfs fast would; uring_restore (in the caller's cleanup) puts
+# back what it was.  passthrough_ll (libfuse 3.14) cannot use it.
+uring_on() {
+	if [ "${URING:-1}" = 1 ] && [ -w "$URING_PARAM" ]; then
+		URING_WAS=$(cat "$URING_PARAM")
+		echo Y >"$URING_PARAM"
+	fi
+}
+
+uring_restore() {
+	[ -z "$URING_WAS" ] || echo "$URING_WAS" >"$URING_PARAM"
+}
+
+# uring_said LOG: what the daemon logged of io_uring at mount (its rings
+# register right after INIT: waits 2 s at most for the line).
+uring_said() {
+	i=0
+	while ! grep -q 'io_uring: o' "$1" && [ $i -lt 40 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	grep -o 'io_uring: o.*' "$1" | head -n 1
 }

@@ -142,16 +142,13 @@ RAW=$SAVE/raw		# "key target value" lines
 CPID=
 PPID_PT=
 
-URING_PARAM=/sys/module/fuse/parameters/enable_uring
-URING_WAS=
-
 cleanup() {
 	set +e
 	unmount "$M"
 	unmount "$P"
 	[ -n "$CPID" ] && wait_gone "$CPID"
 	[ -n "$PPID_PT" ] && wait_gone "$PPID_PT"
-	[ -z "$URING_WAS" ] || echo "$URING_WAS" >"$URING_PARAM"
+	uring_restore
 	rm -rf "$W"
 }
 trap cleanup EXIT
@@ -268,20 +265,11 @@ cc -O2 -o "$W/lat" "$BENCH/lat.c" || die "cannot build bench/lat.c"
 	printf '[store]\npath = %s\n' "$W/store"
 	if [ -n "$CMFS_INI_EXTRA" ]; then printf '%b\n' "$CMFS_INI_EXTRA"; fi
 } >"$W/cmfs.ini"
-if [ "${URING:-1}" = 1 ] && [ -w "$URING_PARAM" ]; then
-	URING_WAS=$(cat "$URING_PARAM")
-	echo Y >"$URING_PARAM"
-fi
+uring_on
 "$CMFS" -c "$W/cmfs.ini" -f "$M" >"$W/cmfs.log" 2>&1 &
 CPID=$!
 wait_mount "$M" "$CPID" "$W/cmfs.log"
-# The rings register right after INIT; the log says how it went.
-i=0
-while ! grep -q 'io_uring: o' "$W/cmfs.log" && [ $i -lt 40 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-grep -o 'io_uring: o.*' "$W/cmfs.log" | head -n 1 >"$SAVE/uring" || true
+uring_said "$W/cmfs.log" >"$SAVE/uring" || true
 "$W/passthrough_ll" -f -o "source=$W/ptsrc,$PT_OPTS" "$P" \
 	>"$W/pt.log" 2>&1 &
 PPID_PT=$!

@@ -44,6 +44,8 @@ die() {
 	printf 'soak: %s\n' "$*" >&2
 	exit 2
 }
+# shellcheck source=bench/lib.sh
+. "$TOP/bench/lib.sh"
 
 [ "$(id -u)" = 0 ] || die "run as root (mounts)"
 [ -x "$CMFS" ] || die "no $CMFS: run make first"
@@ -54,14 +56,11 @@ done
 W=$(mktemp -d "$BENCH_TMP/cmfs-soak.XXXXXX")
 M=$W/mnt
 CPID=
-# As bench/run.sh: requests over io_uring unless URING=0.
-URING_PARAM=/sys/module/fuse/parameters/enable_uring
-URING_WAS=
 cleanup() {
 	set +e
 	if mountpoint -q "$M"; then fusermount3 -u "$M" || fusermount3 -uz "$M"; fi
 	[ -z "$CPID" ] || wait "$CPID" 2>/dev/null
-	[ -z "$URING_WAS" ] || echo "$URING_WAS" >"$URING_PARAM"
+	uring_restore
 	rm -rf "$W"
 }
 trap cleanup EXIT
@@ -72,10 +71,8 @@ mkdir -p "$M" "$W/store" "$W/in"
 MKJAR_SEED=3 "$PY" "$TOP/bench/mkjar.py" small "$W/in/jars2" "$BATCH" soak 1
 "$PY" "$TOP/bench/mkjar.py" tables "$W/in/sql" "$BATCH" "$BATCH" soak
 printf '[store]\npath = %s/store\n' "$W" >"$W/cmfs.ini"
-if [ "${URING:-1}" = 1 ] && [ -w "$URING_PARAM" ]; then
-	URING_WAS=$(cat "$URING_PARAM")
-	echo Y >"$URING_PARAM"
-fi
+# As bench/run.sh: requests over io_uring unless URING=0.
+uring_on
 "$CMFS" -c "$W/cmfs.ini" -f "$M" >"$W/log" 2>&1 &
 CPID=$!
 i=0
@@ -111,8 +108,7 @@ round() {
 		sed "s|^|$E/artifacts/|" | xargs -r rm -f
 }
 
-sleep 0.5 # the rings register right after INIT
-echo "soak: cmfs $(grep -o 'io_uring: o.*' "$W/log" | head -n 1)"
+echo "soak: cmfs $(uring_said "$W/log")"
 start=$(date +%s)
 end=$((start + SOAK_MIN * 60))
 next=$start
