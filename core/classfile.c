@@ -29,20 +29,25 @@ struct rd {
 	struct cmfs_err *err;
 };
 
-/* Fail unless `n` more bytes can be read; `what` names them. */
-static int need(struct rd *r, size_t n, const char *what)
+/* The error of need(), out of the way of the reads that find their bytes. */
+__attribute__((noinline, cold)) static int truncated(const struct rd *r,
+						     const char *what)
 {
-	if (r->len - r->off < n)
-		return cmfs_err_set(r->err, -EINVAL, "offset %zu: truncated %s",
-				    r->off, what);
-	return 0;
+	return cmfs_err_set(r->err, -EINVAL, "offset %zu: truncated %s", r->off,
+			    what);
+}
+
+/* Fail unless `n` more bytes can be read; `what` names them. */
+static inline int need(struct rd *r, size_t n, const char *what)
+{
+	return r->len - r->off < n ? truncated(r, what) : 0;
 }
 
 /*
  * Read a big-endian u1, u2 or u4 (JVMS 4.1) into *v and advance, or fail
  * naming `what` when the bytes run out.  Nothing is read past `len`.
  */
-static int get1(struct rd *r, uint8_t *v, const char *what)
+static inline int get1(struct rd *r, uint8_t *v, const char *what)
 {
 	int rc = need(r, 1, what);
 
@@ -52,7 +57,7 @@ static int get1(struct rd *r, uint8_t *v, const char *what)
 	return 0;
 }
 
-static int get2(struct rd *r, uint16_t *v, const char *what)
+static inline int get2(struct rd *r, uint16_t *v, const char *what)
 {
 	int rc = need(r, 2, what);
 
@@ -63,7 +68,7 @@ static int get2(struct rd *r, uint16_t *v, const char *what)
 	return 0;
 }
 
-static int get4(struct rd *r, uint32_t *v, const char *what)
+static inline int get4(struct rd *r, uint32_t *v, const char *what)
 {
 	int rc = need(r, 4, what);
 
@@ -111,13 +116,24 @@ static size_t mutf8_check(const uint8_t *s, size_t n)
 {
 	const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull;
 	size_t i = 0;
-	uint64_t w;
+	uint64_t w, v[4];
 
 	while (i < n) {
 		uint8_t c = s[i];
 
 		/* Eight at a time while all are 0x01..0x7f (no high bit,
-		 * no zero byte): most of a class's text is ASCII. */
+		 * no zero byte): most of a class's text is ASCII, and a
+		 * long string constant is checked 32 bytes a step. */
+		if (n - i >= 32) {
+			memcpy(v, s + i, 32);
+			if (!(((v[0] | v[1] | v[2] | v[3]) |
+			       ((v[0] - lo) & ~v[0]) | ((v[1] - lo) & ~v[1]) |
+			       ((v[2] - lo) & ~v[2]) | ((v[3] - lo) & ~v[3])) &
+			      hi)) {
+				i += 32;
+				continue;
+			}
+		}
 		if (n - i >= 8) {
 			memcpy(&w, s + i, 8);
 			if (!(w & hi) && !((w - lo) & ~w & hi)) {
@@ -169,11 +185,23 @@ static unsigned dec3(const uint8_t *s)
 static int mutf8_to_utf8(char *d, const uint8_t *s, size_t n)
 {
 	size_t i = 0, j = 0;
+	uint64_t w;
 
 	while (i < n) {
 		uint8_t c = s[i];
 		unsigned v, lo, cp;
 
+		/* ASCII eight at a time (checked: no byte is 0); j <= i,
+		 * so the eight bytes fit in d's n + 1. */
+		if (n - i >= 8) {
+			memcpy(&w, s + i, 8);
+			if (!(w & 0x8080808080808080ull)) {
+				memcpy(d + j, &w, 8);
+				i += 8;
+				j += 8;
+				continue;
+			}
+		}
 		if (c < 0x80) {
 			d[j++] = (char)c;
 			i++;
@@ -257,28 +285,36 @@ static int utf8_dup(char **out, const struct classfile *cf, unsigned idx,
 	return utf8_into(out, NULL, 0, cf, idx, what, err);
 }
 
+/* What internal_name_ok() makes of a byte: a separator, or no name's. */
+enum { NAME_PART, NAME_SLASH, NAME_BAD };
+static const uint8_t name_byte[256] = {
+	['\0'] = NAME_BAD, ['.'] = NAME_BAD,   [';'] = NAME_BAD,
+	['['] = NAME_BAD,  ['/'] = NAME_SLASH,
+};
+
 /*
  * 1 if `s` is a class name in internal form (JVMS 4.2.1): one or more
- * non-empty parts separated by '/', none holding '.', ';' or '['.
+ * non-empty parts separated by '/', none holding '.', ';' or '['.  A
+ * byte is one look-up: a wide JAR's classes name some 600,000 names.
  */
 static int internal_name_ok(const char *s, size_t n)
 {
-	size_t i, part = 0;
+	size_t i, start = 0; /* where the part being read starts */
 
-	if (n == 0)
-		return 0;
 	for (i = 0; i < n; i++) {
-		if (s[i] == '.' || s[i] == ';' || s[i] == '[' || !s[i])
-			return 0;
-		if (s[i] == '/') {
-			if (part == 0)
+		switch (name_byte[(uint8_t)s[i]]) {
+		case NAME_PART:
+			break;
+		case NAME_SLASH:
+			if (i == start)
 				return 0;
-			part = 0;
-		} else {
-			part++;
+			start = i + 1;
+			break;
+		default:
+			return 0;
 		}
 	}
-	return part > 0;
+	return start < n;
 }
 
 /*
@@ -377,7 +413,19 @@ static int names_finish(struct names *nl, char ***out, size_t *n)
 	}
 	for (i = 0; i < nl->n; i++)
 		v[i] = nl->buf + nl->off[i];
-	qsort(v, nl->n, sizeof(*v), cmp_str);
+	/* Most classes name a few dozen: sorted in place, without a call
+	 * through qsort()'s pointer for each comparison. */
+	if (nl->n > NAMES_MAX) {
+		qsort(v, nl->n, sizeof(*v), cmp_str);
+	} else {
+		for (i = 1; i < nl->n; i++) {
+			char *x = v[i];
+
+			for (j = i; j > 0 && strcmp(v[j - 1], x) > 0; j--)
+				v[j] = v[j - 1];
+			v[j] = x;
+		}
+	}
 	for (i = j = 0; i < nl->n; i++)
 		if (!j || strcmp(v[j - 1], v[i])) {
 			v[j++] = v[i];

@@ -538,18 +538,19 @@ static void test_utf8_rules(void)
 		T_CONTAINS(msg, "malformed modified UTF-8");
 	}
 	/* The same after k ASCII bytes and before more, whichever byte of
-	 * an eight-byte word they fall on (mutf8_check takes words of
-	 * ASCII at a time): the offset names the first bad byte. */
+	 * a 32-byte block or an eight-byte word they fall on (mutf8_check
+	 * takes ASCII so many at a time): the offset names the first bad
+	 * byte. */
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		char buf[64];
+		char buf[96];
 		long base = -1, k, at;
 
-		for (k = 0; k < 17; k++) {
+		for (k = 0; k < 41; k++) {
 			memset(buf, 'x', (size_t)k);
 			memcpy(buf + k, bad[i], badlen[i]);
-			memset(buf + k + badlen[i], 'y', 9);
+			memset(buf + k + badlen[i], 'y', 40);
 			pool_a(&c, 4);
-			putf8(&c, buf, (size_t)k + badlen[i] + 9);
+			putf8(&c, buf, (size_t)k + badlen[i] + 40);
 			tail_empty(&c);
 			T_ERRNO(try_parse(&c, msg), EINVAL);
 			T_CONTAINS(msg, "malformed modified UTF-8");
@@ -561,8 +562,8 @@ static void test_utf8_rules(void)
 		}
 	}
 	/* Good multi-byte sequences anywhere in a long string come out
-	 * as they went in. */
-	for (i = 0; i < 17; i++) {
+	 * as they went in (ASCII is copied eight bytes at a time). */
+	for (i = 0; i < 41; i++) {
 		char buf[64];
 
 		memset(buf, 'x', i);
@@ -640,6 +641,13 @@ static void test_names_and_arrays(void)
 	T_STREQ(msg, "offset 24: bad class name a//b");
 	T_ERRNO(refs_of_name("a.b", msg, line), EINVAL);
 	T_ERRNO(refs_of_name("a/", msg, line), EINVAL);
+	T_ERRNO(refs_of_name("/a", msg, line), EINVAL);
+	T_ERRNO(refs_of_name("a;b", msg, line), EINVAL);
+	T_ERRNO(refs_of_name("a/b[", msg, line), EINVAL);
+	T_INTEQ(refs_of_name("a", msg, line), 0);
+	T_STREQ(line, "A a");
+	T_INTEQ(refs_of_name("\xc3\xa9/b", msg, line), 0);
+	T_STREQ(line, "A \xc3\xa9/b");
 	T_ERRNO(refs_of_name("[X", msg, line), EINVAL);
 	T_ERRNO(refs_of_name("[Ljava/lang/String", msg, line), EINVAL);
 	T_ERRNO(refs_of_name("[V", msg, line), EINVAL);
