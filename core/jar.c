@@ -690,6 +690,14 @@ static uint64_t le64(const uint8_t *p)
 #define ZBUF (64u << 10)
 #define LOCAL_SLACK 64u
 
+/*
+ * Room that an inflated entry's buffer has past its declared size:
+ * libdeflate decodes in its fast loop only while this much output space
+ * is left, and a class file is a few KiB (a stream that would outgrow the
+ * declared size still fails: its size is checked after).
+ */
+#define INFLATE_SLACK 512u
+
 enum { WALK_NEW, WALK_ACTIVE, WALK_DONE };
 
 /* A class of the JAR that the inspection has read. */
@@ -1125,7 +1133,8 @@ static void run_read(struct reader *rd, uint64_t off, uint64_t len)
  * not in the index, build_index): its local
  * header, checked against the directory (signature, method, name), then
  * exactly its compressed bytes, inflated in one call of libdeflate (or
- * copied, if stored) into b, which has room for st->size + 1 bytes.  0
+ * copied, if stored) into b, which has room for st->size + INFLATE_SLACK
+ * bytes.  0
  * when b holds st->size bytes with the declared CRC-32.  1 when anything
  * is off: not in the index, a short read, a mismatch, a stream that is
  * damaged, ends early, has bytes after its end or outgrows the declared
@@ -1185,7 +1194,7 @@ static int fast_read(struct reader *rd, uint64_t pos, const char *name,
 		memcpy(b, data, (size_t)st->size);
 	} else if (libdeflate_deflate_decompress_ex(
 			   rd->inflater, data, (size_t)st->comp_size, b,
-			   (size_t)st->size, &used,
+			   (size_t)st->size + INFLATE_SLACK, &used,
 			   &out) != LIBDEFLATE_SUCCESS ||
 		   used != st->comp_size || out != st->size) {
 		return 1;
@@ -1228,7 +1237,7 @@ static int read_entry(struct insp *in, zip_uint64_t idx, const char *name,
 			    "entry %s: %llu bytes, over the limit of %llu",
 			    name, (unsigned long long)st.size,
 			    (unsigned long long)cap);
-	b = malloc((size_t)st.size + 1);
+	b = malloc((size_t)st.size + INFLATE_SLACK);
 	if (!b)
 		return -ENOMEM;
 	rc = fast_read(&in->rd, in->at ? in->at[idx] : NO_INDEX,
@@ -1869,12 +1878,12 @@ static void ahead_read(struct reader *rd, struct ahead *a)
 	if (!rd->cf && !(rd->cf = calloc(1, sizeof(*rd->cf))))
 		return;
 	cf = rd->cf;
-	if (size + 1 > rd->ocap) {
+	if (size + INFLATE_SLACK > rd->ocap) {
 		free(rd->out);
 		rd->ocap = 0;
-		if (!(rd->out = malloc(size + 1)))
+		if (!(rd->out = malloc(size + INFLATE_SLACK)))
 			return;
-		rd->ocap = size + 1;
+		rd->ocap = size + INFLATE_SLACK;
 	}
 	if (fast_read(rd, a->pos, a->entry, &a->st, rd->out))
 		return; /* the walk reads it: libzip, or its own ENOMEM */
