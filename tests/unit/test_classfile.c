@@ -700,6 +700,17 @@ static void test_descriptors(void)
 	T_ERRNO(refs_of_desc("L;", line), EINVAL);
 	T_ERRNO(refs_of_desc("La.b;", line), EINVAL);
 	T_ERRNO(refs_of_desc("Q", line), EINVAL);
+	/* Cut short anywhere: the next constant's bytes follow. */
+	T_ERRNO(refs_of_desc("", line), EINVAL);
+	T_ERRNO(refs_of_desc("(", line), EINVAL);
+	T_ERRNO(refs_of_desc("[", line), EINVAL);
+	T_ERRNO(refs_of_desc("[L", line), EINVAL);
+	T_ERRNO(refs_of_desc("(La/B", line), EINVAL);
+	T_ERRNO(refs_of_desc("(I)", line), EINVAL);
+	/* Not ASCII: the same names come out, as UTF-8. */
+	T_INTEQ(refs_of_desc("(L\xc3\xa9/b;[Lc/D;)V", line), 0);
+	T_STREQ(line, "A c/D \xc3\xa9/b");
+	T_ERRNO(refs_of_desc("(L\xc3\xa9/b)V", line), EINVAL);
 }
 
 /*
