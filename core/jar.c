@@ -1130,16 +1130,15 @@ static void run_read(struct reader *rd, uint64_t off, uint64_t len)
 
 /*
  * Read the entry whose local header is at `pos` ourselves (NO_INDEX: it is
- * not in the index, build_index): its local
- * header, checked against the directory (signature, method, name), then
- * exactly its compressed bytes, inflated in one call of libdeflate (or
- * copied, if stored) into b, which has room for st->size + INFLATE_SLACK
- * bytes.  0
- * when b holds st->size bytes with the declared CRC-32.  1 when anything
- * is off: not in the index, a short read, a mismatch, a stream that is
- * damaged, ends early, has bytes after its end or outgrows the declared
- * size.  Then libzip reads the entry, so that it gets libzip's verdict,
- * word for word, whichever way it came.  -ENOMEM.
+ * not in the index, build_index): its local header, checked against the
+ * directory (signature, method, name), then exactly its compressed bytes,
+ * inflated in one call of libdeflate (or copied, if stored) into b, which
+ * has room for st->size + INFLATE_SLACK bytes.  0 when b holds st->size
+ * bytes with the declared CRC-32.  1 when anything is off: not in the
+ * index, a short read, a mismatch, a stream that is damaged, ends early,
+ * has bytes after its end or outgrows the declared size.  Then libzip
+ * reads the entry, so that it gets libzip's verdict, word for word,
+ * whichever way it came.  -ENOMEM.
  */
 static int fast_read(struct reader *rd, uint64_t pos, const char *name,
 		     const zip_stat_t *st, uint8_t *b)
