@@ -351,6 +351,18 @@ static int cmd_transfer(int argc, char **argv, int import)
  */
 #define RETIRE_S 600
 
+/* A key that only a mount reads, `changed` in the file: logged, and 1 so
+ * that the caller keeps the value in force. */
+static int mount_key(struct cmfs *c, int changed, const char *key)
+{
+	if (changed)
+		repo_log(c->repo, LOG_WARNING,
+			 "SIGHUP: %s changed; it takes effect at the next "
+			 "mount",
+			 key);
+	return changed != 0;
+}
+
 /*
  * SIGHUP: read the configuration file again.  A bad file keeps the rules
  * in force; the store cannot move under a mount.  The old configuration
@@ -378,31 +390,30 @@ static void reload(struct cmfs *c)
 		free(n);
 		return;
 	}
-	if (strcmp(n->store_path, c->cfg->store_path)) {
-		repo_log(c->repo, LOG_WARNING,
-			 "SIGHUP: [store] path changed; it takes effect at "
-			 "the next mount");
+	/* What only a mount reads keeps the value in force. */
+	if (mount_key(c, strcmp(n->store_path, c->cfg->store_path),
+		      "[store] path")) {
+		char *path = strdup(c->cfg->store_path);
+
+		if (!path) {
+			repo_log(c->repo, LOG_ERR,
+				 "SIGHUP: out of memory; keeping the "
+				 "configuration in force");
+			config_release(n);
+			free(n);
+			return;
+		}
 		free(n->store_path);
-		n->store_path = strdup(c->cfg->store_path);
+		n->store_path = path;
 	}
-	if (n->sync != c->cfg->sync) {
-		repo_log(c->repo, LOG_WARNING,
-			 "SIGHUP: [store] sync changed; it takes effect at "
-			 "the next mount");
+	if (mount_key(c, n->sync != c->cfg->sync, "[store] sync"))
 		n->sync = c->cfg->sync;
-	}
-	if (n->mount.passthrough != c->cfg->mount.passthrough) {
-		repo_log(c->repo, LOG_WARNING,
-			 "SIGHUP: [mount] passthrough changed; it takes "
-			 "effect at the next mount");
+	if (mount_key(c, n->mount.passthrough != c->cfg->mount.passthrough,
+		      "[mount] passthrough"))
 		n->mount.passthrough = c->cfg->mount.passthrough;
-	}
-	if (n->mount.io_uring != c->cfg->mount.io_uring) {
-		repo_log(c->repo, LOG_WARNING,
-			 "SIGHUP: [mount] io_uring changed; it takes "
-			 "effect at the next mount");
+	if (mount_key(c, n->mount.io_uring != c->cfg->mount.io_uring,
+		      "[mount] io_uring"))
 		n->mount.io_uring = c->cfg->mount.io_uring;
-	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (c->nold == sizeof(c->old) / sizeof(c->old[0])) {
 		if (now.tv_sec - c->old_at[0] < RETIRE_S) {

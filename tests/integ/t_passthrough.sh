@@ -91,15 +91,21 @@ else
 		"$(md5sum <"$V/other.bin/1.bin")"
 	eq "none of that reached the daemon as READ" "$r1" "$(reads)"
 
-	# A reload cannot change it; the next mount can.
-	INI_EXTRA='[mount]
-passthrough = off'
-	write_ini
+	# A reload cannot change it, nor the other keys a mount reads; the
+	# next mount can.
+	printf '[store]\npath = %s.moved\nsync = close\n[mount]\npassthrough = off\nio_uring = off\n' \
+		"$STORE" >"$T/cmfs.ini"
 	kill -HUP "$PID"
 	sleep 0.3
 	contains "a reload says passthrough waits for the next mount" \
 		"[mount] passthrough changed; it takes effect at the next mount" \
 		"$(cat "$LOG")"
+	for key in "[store] path" "[store] sync" "[mount] io_uring"; do
+		contains "a reload says $key waits for the next mount" \
+			"$key changed; it takes effect at the next mount" \
+			"$(cat "$LOG")"
+	done
+	contains "and reloads the rest" "SIGHUP: reloaded" "$(cat "$LOG")"
 	check "versions still read after the reload" cmp "$V/big.bin/2.bin" "$T/small.bin"
 	eq "and still without READ" "$r1" "$(reads)"
 fi
