@@ -44,6 +44,9 @@ struct cmfs {
 	struct backing backing;		/* kernel passthrough (backing.c) */
 	struct uring *uring;		/* requests over io_uring (uring.c),
 					 * or NULL (atomic) */
+	unsigned max_threads;		/* the request loop's (-o
+					 * max_threads): the rings share them
+					 * out among the CPUs */
 
 	pthread_mutex_t qlock;		/* guards the queue below */
 	pthread_cond_t qcond;

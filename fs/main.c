@@ -717,16 +717,17 @@ int main(int argc, char **argv)
 	inval = 1;
 	repo_log(c.repo, LOG_NOTICE, "mounted %s (store %s)", mnt,
 		 cfg->store_path);
+	/* Set before the loop reads INIT, after which the rings start. */
+	c.max_threads = fo.singlethread ? 1
+			: fo.max_threads && fo.max_threads <= 1000
+				? fo.max_threads
+				: MAX_THREADS;
 	if (fo.singlethread)
 		rc = fuse_session_loop(c.se);
 	else if (fo.clone_fd)
 		rc = fuse_session_loop_mt(c.se, fo.clone_fd);
 	else
-		rc = loop_run(&se_loop, c.se,
-			      fo.max_threads && fo.max_threads <= 1000
-				      ? fo.max_threads
-				      : MAX_THREADS,
-			      TAKEOVER_US);
+		rc = loop_run(&se_loop, c.se, c.max_threads, TAKEOVER_US);
 	/* The loop returns the signal that stopped it (libfuse 3): SIGTERM
 	 * and SIGINT (systemctl stop, ^C) are a clean stop, as an unmount. */
 	rc = rc == 0 || rc == SIGTERM || rc == SIGINT ? 0 : 1;

@@ -8,9 +8,12 @@
  * wake-up costs ~30 us (an IPI to a halted vCPU): more than cmfs's whole
  * work for a label (bench/findings.md).  Over io_uring the kernel queues a
  * request on the ring of the CPU its caller runs on.  Here each CPU has
- * ENTRIES_PER_CPU entries, each an io_uring of its own served by a thread
- * bound to that CPU, so caller and daemon take turns on one CPU; a slow
- * request (a large upload's commit) holds one entry, not the CPU's ring.
+ * entries of its own, each an io_uring served by a thread bound to that
+ * CPU, so caller and daemon take turns on one CPU; a slow request (a large
+ * upload's commit) holds one entry, not the CPU's ring.  The request
+ * loop's threads (-o max_threads) are shared out among the online CPUs,
+ * one entry each at least and ENTRIES_MAX at most: 4 on a 2-CPU machine
+ * by default, 1 on a 64-CPU one.
  *
  * libfuse 3.14 predates the protocol (7.42), so this file speaks it
  * beside libfuse: backing.c asks for it in INIT's reply when the kernel
@@ -51,10 +54,10 @@
 #include "cmfs.h"
 #include "kproto.h"
 
-/* Requests a CPU's callers can have in the daemon at once; a CPU that
- * is possible but not online gets one entry, as the kernel wants every
- * possible CPU's queue to have one before it uses any. */
-#define ENTRIES_PER_CPU 4
+/* Requests a CPU's callers can have in the daemon at once, at most; a
+ * CPU that is possible but not online gets one entry, as the kernel wants
+ * every possible CPU's queue to have one before it uses any. */
+#define ENTRIES_MAX 4
 /* Room before the payload for a request's headers (40 + at most 128). */
 #define SLACK 256
 /* user_data of the SQEs: the entry's FUSE command, the stop signal. */
@@ -87,6 +90,7 @@ struct uring {
 	size_t payload; /* bytes of each entry's payload buffer */
 	size_t buflen;	/* SLACK + payload, rounded to pages */
 	unsigned nqueues, nonline, nent;
+	unsigned per; /* entries of each online CPU */
 	struct ent *ent;
 	unsigned registered; /* entries the kernel took (atomic) */
 	int failed;	     /* an entry failed (atomic): logged once */
@@ -335,7 +339,7 @@ static void *ent_thread(void *arg)
 		repo_log(u->c->repo, LOG_INFO,
 			 "io_uring: on: %u CPUs, %u entries each, requests "
 			 "answered on their caller's CPU",
-			 u->nonline, ENTRIES_PER_CPU);
+			 u->nonline, u->per);
 	for (;;) {
 		rc = io_uring_wait_cqe(&e->ring, &cqe);
 		if (rc == -EINTR)
@@ -390,8 +394,9 @@ static unsigned cpu_list(const char *name, cpu_set_t *set)
 
 /*
  * Lay out u->ent: the kernel keeps a queue for every possible CPU,
- * numbered by CPU; ENTRIES_PER_CPU for each online one, one for each
- * other.  The number of entries.
+ * numbered by CPU; u->per entries for each online one (the loop's threads
+ * shared out, 1 to ENTRIES_MAX), one for each other.  The number of
+ * entries.
  */
 static unsigned layout(struct uring *u, unsigned *qids, unsigned max)
 {
@@ -409,10 +414,16 @@ static unsigned layout(struct uring *u, unsigned *qids, unsigned max)
 		online = possible;
 	}
 	u->nonline = 0;
+	for (q = 0; q < u->nqueues; q++)
+		u->nonline += CPU_ISSET(q, &online) != 0;
+	u->per = u->c->max_threads && u->nonline
+			 ? (u->c->max_threads + u->nonline - 1) / u->nonline
+			 : ENTRIES_MAX;
+	if (u->per > ENTRIES_MAX)
+		u->per = ENTRIES_MAX;
 	for (q = 0; q < u->nqueues; q++) {
-		unsigned per = CPU_ISSET(q, &online) ? ENTRIES_PER_CPU : 1;
+		unsigned per = CPU_ISSET(q, &online) ? u->per : 1;
 
-		u->nonline += per > 1;
 		for (k = 0; k < per && n < max; k++)
 			qids[n++] = q;
 	}
@@ -484,7 +495,7 @@ int uring_start(struct cmfs *c, size_t max_payload)
 			     : max_payload;
 	u->buflen =
 		(SLACK + u->payload + (size_t)page - 1) & ~((size_t)page - 1);
-	max = (unsigned)CPU_SETSIZE * ENTRIES_PER_CPU;
+	max = (unsigned)CPU_SETSIZE * ENTRIES_MAX;
 	qids = calloc(max, sizeof(*qids));
 	u->nent = qids ? layout(u, qids, max) : 0;
 	u->ent = u->nent ? calloc(u->nent, sizeof(*u->ent)) : NULL;

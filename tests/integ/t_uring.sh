@@ -20,6 +20,18 @@ trap 'echo "$WAS" >"$PARAM"; cleanup' EXIT
 echo Y >"$PARAM"
 
 NCPU=$(getconf _NPROCESSORS_ONLN)
+# per THREADS: the entries each CPU gets, the loop's threads shared out,
+# 1 to 4 (fs/uring.c).
+per() {
+	p=$((($1 + NCPU - 1) / NCPU))
+	if [ "$p" -gt 4 ]; then p=4; fi
+	echo "$p"
+}
+# pinned: the daemon's threads bound to a single CPU.
+pinned() {
+	grep -h '^Cpus_allowed_list' /proc/"$PID"/task/*/status |
+		awk '$2 ~ /^[0-9]+$/' | wc -l
+}
 head -c 3000000 /dev/urandom >"$T/big.bin"
 printf 'not a zip' >"$T/bad.jar"
 
@@ -43,6 +55,8 @@ if grep -q 'io_uring: off: the kernel does not offer it' "$LOG"; then
 	finish
 fi
 contains "the rings are on" "io_uring: on" "$(grep 'io_uring' "$LOG")"
+contains "the loop's 10 threads shared out among the CPUs" \
+	"io_uring: on: $NCPU CPUs, $(per 10) entries each" "$(grep 'io_uring' "$LOG")"
 # An environment per CPU: each holds its own mongodb connector.
 cpu=0
 while [ "$cpu" -lt "$NCPU" ]; do
@@ -97,13 +111,29 @@ eq "ls -l of the whole directory" "$(ls "$A" | wc -l)" \
 # (the store's hashing, the catalog's sync, an inspection's helper) are
 # not, or they would share that one CPU.
 if [ "$NCPU" -gt 1 ]; then
-	eq "only the rings' threads are bound to one CPU" $((NCPU * 4)) \
-		"$(grep -h '^Cpus_allowed_list' /proc/"$PID"/task/*/status |
-			awk '$2 ~ /^[0-9]+$/' | wc -l)"
+	eq "only the rings' threads are bound to one CPU" \
+		$((NCPU * $(per 10))) "$(pinned)"
 fi
 umount_cmfs
 n=$(served)
 check "the rings served the requests ($n)" test "${n:-0}" -gt 200
+
+# Fewer threads for the loop, fewer entries: one a CPU at least.
+: >"$LOG"
+mount_cmfs -o max_threads=2
+i=0
+while ! grep -q 'io_uring: on' "$LOG" && [ $i -lt 40 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+contains "max_threads=2: $(per 2) entries a CPU" \
+	"io_uring: on: $NCPU CPUs, $(per 2) entries each" "$(grep 'io_uring' "$LOG")"
+if [ "$NCPU" -gt 1 ]; then
+	eq "max_threads=2: as many bound threads" $((NCPU * $(per 2))) "$(pinned)"
+fi
+check "max_threads=2: an upload" cp "$FIX/mongodb.jar" "$A/few.jar"
+check "max_threads=2: its label" setfattr -n user.team -v few "$A/few.jar"
+umount_cmfs
 
 # Off by configuration: /dev/fuse only, and the log says so.
 INI_EXTRA='[mount]
