@@ -913,13 +913,21 @@ static struct fh *fh_new(enum fh_kind kind, struct node *n)
 	return f;
 }
 
-/* Take `f` off its node's writer list and free it. */
+/*
+ * Take `f` off its node's writer list and free it.  A request may still
+ * hold f->lock after it has replied (a write inspects the upload after
+ * answering, a read unlocks after its reply), and the kernel may send the
+ * RELEASE as soon as that reply is in: it waits for the lock first.  No
+ * request after the RELEASE can take it again.
+ */
 static void fh_free(struct cmfs *c, struct fh *f)
 {
 	struct fh **p;
 
 	if (!f)
 		return;
+	pthread_mutex_lock(&f->lock);
+	pthread_mutex_unlock(&f->lock);
 	path_lock(c->paths);
 	for (p = &f->node->writer; *p; p = &(*p)->wnext)
 		if (*p == f) {

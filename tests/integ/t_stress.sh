@@ -6,6 +6,35 @@
 . "$(dirname "$0")/lib.sh"
 SECONDS_PER_RUN=${STRESS_SECONDS:-15}
 mount_cmfs
+
+# Handles that live for one write: scratch files, which close without a
+# FLUSH, from every CPU at once.  Their RELEASE may come while the write
+# that was just answered still holds the handle (fs/ops.c, fh_free): the
+# sanitized pass, over io_uring, found it here.
+mkdir "$M/envs/scratch"
+NCPU=$(getconf _NPROCESSORS_ONLN)
+[ "$NCPU" -le 4 ] || NCPU=4
+pids=
+c=0
+while [ "$c" -lt "$NCPU" ]; do
+	for j in 1 2; do
+		# shellcheck disable=SC2016 # the inner script's variables
+		taskset -c "$c" sh -c 'i=0
+			while [ $i -lt 1000 ]; do
+				printf x >"$1/s$2.$i.swp" || exit 1
+				i=$((i + 1))
+			done' sh "$M/envs/scratch/tables" "$c$j" &
+		pids="$pids $!"
+	done
+	c=$((c + 1))
+done
+ok=0
+for p in $pids; do
+	if wait "$p"; then ok=$((ok + 1)); fi
+done
+eq "one-write handles from every CPU at once" $((NCPU * 2)) "$ok"
+eq "all of them there" $((NCPU * 2000)) \
+	"$(find "$M/envs/scratch/tables" -name '*.swp' | wc -l)"
 P=$M/envs/prod
 A=$P/artifacts
 mkdir "$P"
