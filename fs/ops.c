@@ -65,6 +65,10 @@ struct fh {
 	int failed;			/* FH_TEXT: a write failed */
 	struct repo_who who;		/* who opened it: the uploader */
 	struct fh *wnext;		/* node's list of writers */
+	unsigned users;			/* (paths lock) live_writer()'s
+					 * callers holding it */
+	int gone;			/* (paths lock) released: its last
+					 * user frees it */
 	pthread_mutex_t lock;		/* serialises use of this handle */
 };
 
@@ -305,21 +309,51 @@ static void set_time(struct stat *st, int64_t ns)
 	st->st_atim = st->st_mtim;
 }
 
-/* The newest writer of `n` whose bytes are not committed, or NULL. */
+/* 1 if writer f holds bytes or labels not committed yet: what the file
+ * shows until its close. */
+static int writes(const struct fh *f)
+{
+	/* A writer whose commit was refused shows nothing: the file is
+	 * what the catalog says, though the handle is not released yet. */
+	return !f->refused &&
+	       ((f->kind == FH_UPLOAD && repo_upload_dirty(f->up)) ||
+		(f->kind == FH_TEXT && f->dirty));
+}
+
+/*
+ * The newest writer of `n` whose bytes are not committed, or NULL.  It is
+ * the caller's until fh_put(): another client's close may release it
+ * meanwhile, and the last user then frees it.  What it holds may be
+ * committed meanwhile too: writes() under f->lock says.
+ */
 static struct fh *live_writer(struct cmfs *c, struct node *n)
 {
 	struct fh *f;
 
 	path_lock(c->paths);
-	/* A writer whose commit was refused shows nothing: the file is
-	 * what the catalog says, though the handle is not released yet. */
 	for (f = n->writer; f; f = f->wnext)
-		if (!f->refused &&
-		    ((f->kind == FH_UPLOAD && repo_upload_dirty(f->up)) ||
-		     (f->kind == FH_TEXT && f->dirty)))
+		if (writes(f))
 			break;
+	if (f)
+		f->users++;
 	path_unlock(c->paths);
 	return f;
+}
+
+static void fh_destroy(struct cmfs *c, struct fh *f);
+
+/* Done with a writer that live_writer() gave; NULL is ok. */
+static void fh_put(struct cmfs *c, struct fh *f)
+{
+	int last;
+
+	if (!f)
+		return;
+	path_lock(c->paths);
+	last = --f->users == 0 && f->gone;
+	path_unlock(c->paths);
+	if (last)
+		fh_destroy(c, f);
 }
 
 /* Environment `env`'s row, or -ENOENT (the catalog keeps the last one
@@ -413,8 +447,11 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st)
 			return 0;
 		w = live_writer(c, n);
 		if (w) {
-			/* The writer sees its own bytes, as on a local disk. */
+			/* The writer sees its own bytes, as on a local disk
+			 * (read without its lock: a write may be inspecting
+			 * a large JAR under it). */
 			st->st_size = (off_t)repo_upload_size(w->up);
+			fh_put(c, w);
 			return 0;
 		}
 		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
@@ -450,6 +487,7 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st)
 		w = live_writer(c, n);
 		if (w) {
 			st->st_size = (off_t)w->data.len;
+			fh_put(c, w);
 			return 0;
 		}
 		rc = catalog_table_get(cat, e.id, n->obj, &t, NULL);
@@ -914,26 +952,16 @@ static struct fh *fh_new(enum fh_kind kind, struct node *n)
 }
 
 /*
- * Take `f` off its node's writer list and free it.  A request may still
- * hold f->lock after it has replied (a write inspects the upload after
- * answering, a read unlocks after its reply), and the kernel may send the
- * RELEASE as soon as that reply is in: it waits for the lock first.  No
- * request after the RELEASE can take it again.
+ * Free `f`, which nobody else uses.  A request may still hold f->lock
+ * after it has replied (a write inspects the upload after answering, a
+ * read unlocks after its reply), and the kernel may send the RELEASE as
+ * soon as that reply is in: the lock is waited for first.
  */
-static void fh_free(struct cmfs *c, struct fh *f)
+static void fh_destroy(struct cmfs *c, struct fh *f)
 {
-	struct fh **p;
-
-	if (!f)
-		return;
 	pthread_mutex_lock(&f->lock);
 	pthread_mutex_unlock(&f->lock);
 	path_lock(c->paths);
-	for (p = &f->node->writer; *p; p = &(*p)->wnext)
-		if (*p == f) {
-			*p = f->wnext;
-			break;
-		}
 	if (f->counted)
 		backing_put_locked(c, f->node);
 	path_release(c->paths, f->node);
@@ -944,6 +972,31 @@ static void fh_free(struct cmfs *c, struct fh *f)
 	buf_release(&f->data);
 	pthread_mutex_destroy(&f->lock);
 	free(f);
+}
+
+/*
+ * The end of handle `f` (its RELEASE, or an open that failed): off its
+ * node's writer list, so that no live_writer() finds it again, and freed
+ * now or by the last caller of live_writer() that still holds it.
+ */
+static void fh_free(struct cmfs *c, struct fh *f)
+{
+	struct fh **p;
+	int held;
+
+	if (!f)
+		return;
+	path_lock(c->paths);
+	for (p = &f->node->writer; *p; p = &(*p)->wnext)
+		if (*p == f) {
+			*p = f->wnext;
+			break;
+		}
+	f->gone = 1;
+	held = f->users != 0;
+	path_unlock(c->paths);
+	if (!held)
+		fh_destroy(c, f);
 }
 
 /* Put `f` at the head of its node's writer list. */
@@ -1956,6 +2009,62 @@ static int labelled(const struct node *n)
 	return n->kind == N_ART || n->kind == N_VER || n->kind == N_ASCRATCH;
 }
 
+/*
+ * Label `key` = value (NULL: removed) of upload writer f (live_writer()),
+ * if f still holds an upload not committed: then the label goes with its
+ * bytes.  0 or -errno; 1 when it does not, and the label is the catalog's
+ * to change (the commit may have come between the look-up and the lock).
+ */
+static int label_writer(struct fh *f, const char *key, const char *value,
+			size_t size, struct cmfs_err *err)
+{
+	char *v = NULL;
+	int rc = 1;
+
+	if (!f || f->kind != FH_UPLOAD)
+		return 1;
+	if (value && !(v = strndup(value, size)))
+		return -ENOMEM;
+	pthread_mutex_lock(&f->lock);
+	if (writes(f))
+		rc = repo_upload_label(f->up, key, v, err);
+	pthread_mutex_unlock(&f->lock);
+	free(v);
+	return rc;
+}
+
+/*
+ * Label `key` of artifact or version node n into b: as the upload in
+ * progress has it (before the artifact's first commit, or through its
+ * writer), else as the catalog has it.  0 or -errno (-ENODATA: none).
+ */
+static int label_read(struct cmfs *c, struct node *n, const char *key,
+		      struct buf *b)
+{
+	const char *pending = NULL;
+	struct fh *f;
+	int rc = 1;
+
+	path_lock(c->paths);
+	if (n->placeholder)
+		rc = repo_upload_label_get(n->placeholder, key, &pending) &&
+				     pending
+			     ? buf_adds(b, pending)
+			     : -ENODATA;
+	path_unlock(c->paths);
+	if (rc <= 0)
+		return rc;
+	f = n->kind == N_ART ? live_writer(c, n) : NULL;
+	if (f && f->kind == FH_UPLOAD) {
+		pthread_mutex_lock(&f->lock);
+		if (writes(f) && repo_upload_label_get(f->up, key, &pending))
+			rc = pending ? buf_adds(b, pending) : -ENODATA;
+		pthread_mutex_unlock(&f->lock);
+	}
+	fh_put(c, f);
+	return rc <= 0 ? rc : repo_label_get(c->repo, n->env, n->obj, key, b);
+}
+
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 			const char *value, size_t size, int flags)
 {
@@ -2028,18 +2137,14 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	}
 	path_unlock(c->paths);
 	f = live_writer(c, n);
-	if (f && f->kind == FH_UPLOAD) {
-		v = strndup(value, size);
-		pthread_mutex_lock(&f->lock);
-		rc = v ? repo_upload_label(f->up, key, v, &err) : -ENOMEM;
-		pthread_mutex_unlock(&f->lock);
-		if (rc)
-			repo_refused(c->repo, &w, n->env, "label", n->obj, rc,
-				     cmfs_err_msg(&err));
-	} else {
+	rc = label_writer(f, key, value, size, &err);
+	fh_put(c, f);
+	if (rc > 0)
 		rc = repo_label_set(c->repo, &w, n->env, n->obj, key, value,
 				    size, &err);
-	}
+	else if (rc)
+		repo_refused(c->repo, &w, n->env, "label", n->obj, rc,
+			     cmfs_err_msg(&err));
 	fuse_reply_err(req, -rc);
 out:
 	free(v);
@@ -2053,8 +2158,6 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	struct node *n = nd(req, ino);
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct buf b = BUF_INIT(1 << 24);
-	const char *pending;
-	struct fh *f;
 	int rc;
 
 	/* security.*, system.*, trusted.*: nothing, without a look-up. */
@@ -2076,22 +2179,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		rc = repo_scratch_label_get(c->repo, n->env, n->obj,
 					    name + 5, &b);
 	} else if (n->kind == N_ART || n->kind == N_VER) {
-		f = n->kind == N_ART ? live_writer(c, n) : NULL;
-		path_lock(c->paths);
-		if (n->placeholder) {
-			rc = repo_upload_label_get(n->placeholder, name + 5,
-						   &pending) && pending
-				     ? buf_adds(&b, pending)
-				     : -ENODATA;
-			path_unlock(c->paths);
-		} else if (path_unlock(c->paths),
-			   f && f->kind == FH_UPLOAD &&
-				   repo_upload_label_get(f->up, name + 5,
-							 &pending))
-			rc = pending ? buf_adds(&b, pending) : -ENODATA;
-		else
-			rc = repo_label_get(c->repo, n->env, n->obj, name + 5,
-					    &b);
+		rc = label_read(c, n, name + 5, &b);
 	} else {
 		rc = -ENODATA;
 	}
@@ -2150,14 +2238,11 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		rc = repo_scratch_label_del(c->repo, n->env, n->obj, name + 5);
 	} else if (n->kind == N_ART) {
 		f = live_writer(c, n);
-		if (f && f->kind == FH_UPLOAD) {
-			pthread_mutex_lock(&f->lock);
-			rc = repo_upload_label(f->up, name + 5, NULL, &err);
-			pthread_mutex_unlock(&f->lock);
-		} else {
+		rc = label_writer(f, name + 5, NULL, 0, &err);
+		fh_put(c, f);
+		if (rc > 0)
 			rc = repo_label_remove(c->repo, &w, n->env, n->obj,
 					       name + 5, &err);
-		}
 	} else if (n->kind == N_VER) {
 		rc = read_only(req, n, "unlabel", NULL);
 	} else {

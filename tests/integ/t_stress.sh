@@ -35,6 +35,40 @@ done
 eq "one-write handles from every CPU at once" $((NCPU * 2)) "$ok"
 eq "all of them there" $((NCPU * 2000)) \
 	"$(find "$M/envs/scratch/tables" -name '*.swp' | wc -l)"
+
+# Labels and stats of an artifact while another client uploads it again
+# and again: each may find the upload's handle just as its close
+# releases it (fs/ops.c, live_writer), and a label must land either with
+# the upload or in the catalog, never be lost.
+S=$M/envs/scratch/artifacts
+head -c 3000 /dev/urandom >"$T/again.bin"
+cp "$T/again.bin" "$S/again.bin"
+taskset -c 0 sh -c 'i=0
+	while [ $i -lt 300 ]; do
+		cp "$1" "$2" || exit 1
+		i=$((i + 1))
+	done' sh "$T/again.bin" "$S/again.bin" &
+up=$!
+taskset -c "$((NCPU - 1))" sh -c 'i=0
+	while [ $i -lt 300 ]; do
+		stat "$1" >/dev/null && getfattr -d "$1" >/dev/null || exit 1
+		i=$((i + 1))
+	done' sh "$S/again.bin" &
+st=$!
+labels=0
+i=0
+while [ $i -lt 500 ]; do
+	if taskset -c "$((NCPU - 1))" setfattr -n user.round -v "r$i" "$S/again.bin"; then
+		labels=$((labels + 1))
+	fi
+	i=$((i + 1))
+done
+check "300 uploads of one artifact" wait "$up"
+check "stat and getfattr of it meanwhile" wait "$st"
+eq "500 labels of it meanwhile" 500 "$labels"
+eq "the last label stays" r499 \
+	"$(getfattr --only-values -n user.round "$S/again.bin")"
+check "and its bytes" cmp "$S/again.bin" "$T/again.bin"
 P=$M/envs/prod
 A=$P/artifacts
 mkdir "$P"
