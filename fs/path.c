@@ -8,16 +8,34 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <stdio.h>
 
 #include "name.h"
 #include "repo.h"
 
+/*
+ * A node's names as they were before a rename: another request may be
+ * reading them still (a GETATTR or a FLUSH through the inode takes none
+ * of the kernel's locks that a rename takes), so they are freed only
+ * RETIRE_S later, oldest first.  No request holds a node's names that
+ * long: the longest, an upload's commit, is bounded by the inspector's
+ * limits.
+ */
+#define RETIRE_S 60
+
+struct retired {
+	struct retired *next;
+	time_t at; /* CLOCK_MONOTONIC seconds */
+	char *names;
+};
+
 struct paths {
 	pthread_mutex_t lock;	/* guards everything here and in nodes */
 	struct node **buckets;	/* (parent, name) hash */
 	size_t nbuckets, count;
+	struct retired *retired, **retired_tail; /* oldest first */
 	struct node root;
 };
 
@@ -207,6 +225,7 @@ int path_new(struct paths **out)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&t->lock, NULL);
+	t->retired_tail = &t->retired;
 	t->root.kind = N_ROOT;
 	t->root.name = (char *)"";
 	t->root.obj = t->root.env = "";
@@ -228,9 +247,43 @@ void path_free(struct paths *t)
 			free(n->name);
 			free(n);
 		}
+	while (t->retired) {
+		struct retired *r = t->retired;
+
+		t->retired = r->next;
+		free(r->names);
+		free(r);
+	}
 	free(t->buckets);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
+}
+
+/*
+ * Keep a renamed node's old names for RETIRE_S (lock held), and free
+ * those kept longer.  Out of memory they are never freed: a few bytes
+ * lost, where freeing them now could pull them from under a reader.
+ */
+static void retire(struct paths *t, char *names)
+{
+	struct timespec now;
+	struct retired *r;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	while ((r = t->retired) && now.tv_sec - r->at >= RETIRE_S) {
+		t->retired = r->next;
+		free(r->names);
+		free(r);
+	}
+	if (!t->retired)
+		t->retired_tail = &t->retired;
+	if (!(r = malloc(sizeof(*r))))
+		return;
+	r->next = NULL;
+	r->at = now.tv_sec;
+	r->names = names;
+	*t->retired_tail = r;
+	t->retired_tail = &r->next;
 }
 
 struct node *path_root(struct paths *t)
@@ -358,7 +411,7 @@ int path_rename(struct paths *t, struct node *node, struct node *parent,
 	node->ver = to.ver;
 	node->parent = parent;
 	node->kind = k;
-	free(was);
+	retire(t, was);
 	hash_insert(t, node);
 	path_unlock(t);
 	return 0;

@@ -12,7 +12,9 @@
  * Thread safety: all functions take the table's lock; a node's fields are
  * stable while the caller holds a lookup reference, except name/kind/obj,
  * which change only in path_rename() (called under the kernel's rename
- * locks for that name).
+ * locks for that name).  A request that reads them unlocked while a
+ * rename goes on (a GETATTR through the inode takes no rename lock) sees
+ * the old strings or the new: the old stay allocated for a minute.
  */
 #ifndef CMFS_FS_PATH_H
 #define CMFS_FS_PATH_H

@@ -69,6 +69,28 @@ eq "500 labels of it meanwhile" 500 "$labels"
 eq "the last label stays" r499 \
 	"$(getfattr --only-values -n user.round "$S/again.bin")"
 check "and its bytes" cmp "$S/again.bin" "$T/again.bin"
+
+# Renames back and forth while another client stats and reads the labels
+# of the same artifact: a GETATTR through its inode takes none of the
+# kernel's rename locks (fs/path.c, retire).
+cp "$T/again.bin" "$S/r.bin"
+taskset -c 0 sh -c 'i=0
+	while [ $i -lt 300 ]; do
+		mv "$1/r.bin" "$1/q.bin" && mv "$1/q.bin" "$1/r.bin" || exit 1
+		i=$((i + 1))
+	done' sh "$S" &
+mvp=$!
+taskset -c "$((NCPU - 1))" sh -c 'i=0
+	while [ $i -lt 1000 ]; do
+		ls -l "$1" >/dev/null
+		stat "$1/r.bin" "$1/q.bin" >/dev/null 2>&1
+		getfattr -d "$1/r.bin" >/dev/null 2>&1
+		i=$((i + 1))
+	done' sh "$S" &
+stp=$!
+check "600 renames of one artifact" wait "$mvp"
+check "ls -l and stat of it meanwhile" wait "$stp"
+check "its bytes under its name" cmp "$S/r.bin" "$T/again.bin"
 P=$M/envs/prod
 A=$P/artifacts
 mkdir "$P"
