@@ -82,14 +82,17 @@ taskset -c 0 sh -c 'i=0
 mvp=$!
 taskset -c "$((NCPU - 1))" sh -c 'i=0
 	while [ $i -lt 1000 ]; do
-		ls -l "$1" >/dev/null
+		# The names come and go under ls -l and stat; the
+		# directory must answer throughout.
+		stat "$1" >/dev/null || exit 1
+		ls -l "$1" >/dev/null 2>&1
 		stat "$1/r.bin" "$1/q.bin" >/dev/null 2>&1
 		getfattr -d "$1/r.bin" >/dev/null 2>&1
 		i=$((i + 1))
 	done' sh "$S" &
 stp=$!
 check "600 renames of one artifact" wait "$mvp"
-check "ls -l and stat of it meanwhile" wait "$stp"
+check "ls -l and stat of it meanwhile, the directory answering" wait "$stp"
 check "its bytes under its name" cmp "$S/r.bin" "$T/again.bin"
 P=$M/envs/prod
 A=$P/artifacts
