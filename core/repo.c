@@ -1569,7 +1569,7 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 				  (unsigned long long)size,
 				  (unsigned long long)cfg->limits.artifact_size);
 	if (!rc && name_is_jar(name) && early && *early) {
-		rep = *early; /* of these very bytes (mem) */
+		rep = *early; /* of these very bytes */
 		*early = NULL;
 		fresh = 1;
 	} else if (!rc && name_is_jar(name)) {
@@ -2023,10 +2023,44 @@ int repo_upload_label_get(const struct repo_upload *u, const char *key,
 	return label_pending(u->pending, key, out);
 }
 
+/*
+ * A large JAR's close: the thread hashing it aside (the pipe) is still
+ * some tens of milliseconds behind the last write, while the inspection
+ * (100 ms and more of a shaded JAR) waited for the hash only to look its
+ * result up by SHA-256.  Inspect the staged bytes now, while the hash
+ * ends, unless the artifact's latest version has this very size: then
+ * they are likely the same bytes (cp of the same JAR again), and the
+ * look-up after the hash spares the inspection.  The report, or NULL
+ * (the commit inspects again and says why).
+ */
+static struct jar_report *inspect_while_hashing(struct repo_upload *u)
+{
+	struct jar_limits lim;
+	struct jar_report *rep = NULL;
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct cmfs_err e2 = CMFS_ERR_INIT;
+
+	if (!u->pipe || u->fd < 0 || !name_is_jar(u->name))
+		return NULL;
+	if (!catalog_env_get(u->r->cat, u->env, &e, NULL) &&
+	    !catalog_art_get(u->r->cat, e.id, u->name, &a, NULL) &&
+	    a.latest.size == u->size)
+		return NULL;
+	jar_limits_default(&lim);
+	if (jar_inspect_fd(&rep, u->fd, &lim, &e2)) {
+		jar_report_free(rep);
+		rep = NULL;
+	}
+	cmfs_err_clear(&e2);
+	return rep;
+}
+
 int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 		       struct catalog_version *out, struct cmfs_err *err)
 {
 	char sha[STORE_SHA_HEX];
+	struct jar_report *ahead = NULL;
 	int rc;
 
 	if (!u->dirty) {
@@ -2056,9 +2090,10 @@ int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 	if ((rc = ready(u, 0)))
 		return cmfs_err_set(err, rc, "%s: staging failed: %s",
 				    u->name, strerror(-rc));
-	if (!u->hash_broken && u->hashed == u->size && u->pipe)
+	if (!u->hash_broken && u->hashed == u->size && u->pipe) {
+		ahead = inspect_while_hashing(u);
 		rc = store_pipe_final(u->pipe, u->size, sha);
-	else if (!u->hash_broken && u->hashed == u->size)
+	} else if (!u->hash_broken && u->hashed == u->size)
 		store_hash_final(u->hash, sha);
 	else if (u->fd < 0)
 		store_hash_mem(sha, u->mem, (size_t)u->size);
@@ -2066,11 +2101,14 @@ int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 		rc = -EAGAIN;
 	store_pipe_free(u->pipe);
 	u->pipe = NULL;
-	if (rc && (rc = store_hash_fd(sha, u->fd, u->size, err)))
+	if (rc && (rc = store_hash_fd(sha, u->fd, u->size, err))) {
+		jar_report_free(ahead);
 		return rc;
+	}
 	rc = commit_fd(u->r, who, u->env, u->name, u->fd,
 		       u->fd < 0 ? u->mem : NULL, u->size, sha, u->pending,
-		       u->fd < 0 ? &u->early : NULL, "upload", out, err);
+		       u->fd < 0 ? &u->early : &ahead, "upload", out, err);
+	jar_report_free(ahead);
 	if (rc) {
 		/* The hash was consumed: recompute at the next commit. */
 		u->hash_broken = 1;

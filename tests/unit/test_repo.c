@@ -27,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zip.h>
 
 #include "blob.h"
 #include "buf.h"
@@ -2089,6 +2090,136 @@ out:
 }
 
 /*
+ * JAR `name` of the fixtures with a stored entry of `pad` bytes added (a
+ * JAR past 4 MiB, whose hash is taken aside): malloc'd, or NULL.
+ */
+static char *padded_jar(struct fixture *x, const char *name, size_t pad,
+			size_t *len)
+{
+	char path[256], *jar, *d = malloc(pad ? pad : 1);
+	size_t n, i;
+	zip_source_t *src = NULL;
+	zip_t *za = NULL;
+	FILE *f;
+	int ze = 0, ok = 0;
+
+	snprintf(path, sizeof(path), "%s/padded.jar", x->tmp);
+	jar = fixture_jar(name, &n, "a JAR past 4 MiB");
+	if (d && jar && (f = fopen(path, "wb"))) {
+		ok = fwrite(jar, 1, n, f) == n;
+		ok = !fclose(f) && ok;
+	}
+	free(jar);
+	for (i = 0; d && i < pad; i++)
+		d[i] = (char)(i * 31 + i / 4093);
+	if (ok && (za = zip_open(path, 0, &ze)) &&
+	    (src = zip_source_buffer(za, d, pad, 1))) {
+		zip_int64_t idx = zip_file_add(za, "pad.bin", src, 0);
+
+		d = NULL; /* the source's now, or freed below */
+		ok = idx >= 0 &&
+		     !zip_set_file_compression(za, (zip_uint64_t)idx,
+					       ZIP_CM_STORE, 0);
+		if (idx < 0)
+			zip_source_free(src);
+		ok = !zip_close(za) && ok;
+		za = NULL;
+	} else {
+		ok = 0;
+	}
+	if (za)
+		zip_discard(za);
+	free(d);
+	return ok ? fixture_read(path, len, "a JAR past 4 MiB") : NULL;
+}
+
+/* Upload `len` bytes as `name` in 1 MiB writes, in order, and commit. */
+static int upload_in_order(struct fixture *x, const char *name,
+			   const char *data, size_t len,
+			   struct catalog_version *v, struct cmfs_err *err)
+{
+	struct repo_upload *u = NULL;
+	size_t off, k;
+	int rc = repo_upload_begin(&u, x->r, "dev", name, 1, err);
+
+	for (off = 0; !rc && off < len; off += k) {
+		k = len - off < (1 << 20) ? len - off : 1 << 20;
+		if (repo_upload_write(u, data + off, k, (off_t)off) !=
+		    (ssize_t)k)
+			rc = -EIO;
+	}
+	if (!rc)
+		rc = repo_upload_commit(u, &who, v, err);
+	repo_upload_free(u);
+	return rc;
+}
+
+/*
+ * A JAR past 4 MiB is inspected while the last of its hash is taken (on
+ * the hash's thread); what the commit records is the same as ever, and a
+ * JAR that is not a zip is refused the same way.
+ */
+static void test_inspect_while_hashing(void)
+{
+	struct fixture x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct catalog_artifact a;
+	struct buf b = BUF_INIT(1 << 16);
+	const char *mongo = "connector mongodb "
+			    "com.example.mongodb.MongoDynamicTableFactory\n";
+	size_t len, i;
+	char *jar, *junk, sha[STORE_SHA_HEX];
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	jar = padded_jar(&x, "mongodb.jar", 5 << 20, &len);
+	junk = malloc(5 << 20);
+	T_CHECK(jar != NULL && junk != NULL);
+	if (!jar || !junk)
+		goto out;
+	for (i = 0; i < (5u << 20); i++)
+		junk[i] = (char)(i * 7 + i / 1021);
+
+	/* New: inspected while hashed. */
+	T_INTEQ(upload_in_order(&x, "big.jar", jar, len, &v, &err), 0);
+	fixture_sha(sha, jar, len);
+	T_STREQ(v.sha256, sha);
+	T_INTEQ(repo_computed(x.r, "dev", "big.jar", 0, "factories", &b, &err),
+		0);
+	T_STREQ(buf_str(&b), mongo);
+	buf_reset(&b);
+
+	/* The same bytes again under the same name (the same size: the
+	 * hash first) and under another (inspected again): one version
+	 * each, the same report. */
+	T_INTEQ(upload_in_order(&x, "big.jar", jar, len, &v, &err), 0);
+	T_INTEQ(v.n, 1);
+	T_INTEQ(upload_in_order(&x, "copy.jar", jar, len, &v, &err), 0);
+	T_INTEQ(repo_computed(x.r, "dev", "copy.jar", 0, "factories", &b, &err),
+		0);
+	T_STREQ(buf_str(&b), mongo);
+	buf_reset(&b);
+
+	/* Not a zip: refused, and the latest stays. */
+	T_ERRNO(upload_in_order(&x, "big.jar", junk, 5 << 20, &v, &err),
+		EINVAL);
+	T_CONTAINS(err.msg, "not a valid JAR");
+	cmfs_err_clear(&err);
+	T_INTEQ(art(&x, "dev", "big.jar", &a), 0);
+	T_STREQ(a.latest.sha256, sha);
+	T_ERRNO(upload_in_order(&x, "junk.jar", junk, 5 << 20, &v, &err),
+		EINVAL);
+	cmfs_err_clear(&err);
+	T_ERRNO(art(&x, "dev", "junk.jar", &a), ENOENT);
+out:
+	buf_release(&b);
+	free(jar);
+	free(junk);
+	fixture_close(&x);
+}
+
+/*
  * Small uploads are held in memory and stored in the catalog: no staging
  * file, no blob file; bigger ones (or ones that outgrow [store]
  * inline_max while written) are files.  Readers get either.
@@ -2274,6 +2405,7 @@ int main(void)
 	T_RUN(test_reaper);
 	T_RUN(test_inline);
 	T_RUN(test_inspect_early);
+	T_RUN(test_inspect_while_hashing);
 	T_RUN(test_inline_budget);
 	return T_DONE();
 }
