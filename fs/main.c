@@ -34,7 +34,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <syslog.h>
@@ -145,34 +144,27 @@ static void clear_dead_mount(const char *mnt)
 /*
  * `cmfs inspect` is a process for one inspection, and all of its heap is
  * fresh: the ~20 MiB that libzip's entries and the walk's tables take of a
- * 20,000-class JAR were ~4,900 first touches of a 4 KiB page, each dear on
- * a VM, a fifth of the run.  So the heap starts ONE_SHOT_HEAP large, every
- * allocation below that comes from it, none is given back before exit, and
- * it asks for transparent huge pages (a kernel in "madvise" mode gives
- * them; in "never" mode, or without them, nothing changes): ~1,800 faults,
- * the inspection ~20 % faster.  Virtual memory; only what is touched is
- * resident.  Not for the daemon, which reuses its heap.
+ * 20,000-class JAR.  So the heap starts ONE_SHOT_HEAP large (one brk, not
+ * hundreds), every allocation below that comes from it, and none is given
+ * back before exit.  Virtual memory; only what is touched is resident.
+ * Not for the daemon, which reuses its heap.
+ *
+ * It used to ask for transparent huge pages too (fewer faults: ~1,800
+ * against ~4,900), and was no slower run back to back; but a VM that
+ * reports free memory to its host (virtio-balloon free page reporting)
+ * reports it in 2 MiB blocks, so a huge page is nearly always one the
+ * host dropped, 512 host faults at once, while 4 KiB pages come first
+ * from memory freed and not reported yet.  After a pause, or after
+ * another program ran (the benchmark's jdeps), the inspection was 7-25 ms
+ * slower with them.
  */
 #define ONE_SHOT_HEAP ((size_t)32 << 20)
-#define HUGE_PAGE ((uintptr_t)2 << 20)
 
 static void one_shot_heap(void)
 {
-	uintptr_t lo, hi;
-	char *p;
-
 	mallopt(M_MMAP_THRESHOLD, ONE_SHOT_HEAP);
 	mallopt(M_TRIM_THRESHOLD, INT_MAX);
 	mallopt(M_TOP_PAD, ONE_SHOT_HEAP);
-	/* more than the young heap has: it grows by this and the pad, all
-	 * of it from p up */
-	if (!(p = malloc(HUGE_PAGE)))
-		return;
-	lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-	hi = ((uintptr_t)p + HUGE_PAGE + ONE_SHOT_HEAP) & ~(HUGE_PAGE - 1);
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-	free(p);
 }
 
 static int cmd_inspect(int argc, char **argv)
