@@ -2093,12 +2093,13 @@ int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 	if (!u->hash_broken && u->hashed == u->size && u->pipe) {
 		ahead = inspect_while_hashing(u);
 		rc = store_pipe_final(u->pipe, u->size, sha);
-	} else if (!u->hash_broken && u->hashed == u->size)
+	} else if (!u->hash_broken && u->hashed == u->size) {
 		store_hash_final(u->hash, sha);
-	else if (u->fd < 0)
+	} else if (u->fd < 0) {
 		store_hash_mem(sha, u->mem, (size_t)u->size);
-	else
+	} else {
 		rc = -EAGAIN;
+	}
 	store_pipe_free(u->pipe);
 	u->pipe = NULL;
 	if (rc && (rc = store_hash_fd(sha, u->fd, u->size, err))) {
