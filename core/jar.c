@@ -1634,6 +1634,7 @@ static int open_error(struct insp *in, zip_error_t *ze, const uint8_t *head)
 
 static void prer_start(struct insp *in);
 static int prer_busy(const struct insp *in);
+static void prer_join(struct insp *in, struct helper *h);
 
 /*
  * Open the archive with libzip's consistency checks and map its entries.
@@ -1915,12 +1916,13 @@ static void ahead_read(struct reader *rd, struct ahead *a)
 /*
  * Take runs from the shared counter until none are left: each read with
  * one pread, then its classes one by one.  A run that cannot be read
- * leaves its classes to read themselves (fast_read), as alone.
+ * leaves its classes to read themselves (fast_read), as alone.  The runs
+ * it took.
  */
-static void ahead_take(struct helper *h, struct reader *rd)
+static size_t ahead_take(struct helper *h, struct reader *rd)
 {
 	struct insp *in = h->in;
-	size_t i, k;
+	size_t i, k, took = 0;
 
 	while ((i = __atomic_fetch_add(&h->next, 1, __ATOMIC_RELAXED)) <
 	       in->nruns) {
@@ -1930,7 +1932,9 @@ static void ahead_take(struct helper *h, struct reader *rd)
 		for (k = 0; k < r->n; k++)
 			ahead_read(rd, &in->ahead[in->order[r->first + k]]);
 		rd->rlen = 0;
+		took++;
 	}
+	return took;
 }
 
 static void *helper_main(void *arg)
@@ -1960,12 +1964,8 @@ static struct helper *helper_get(struct insp *in)
 {
 	struct helper *h = in->helper;
 
-	if (h ||
-	    (in->nahead < AHEAD_HELP && !(in->test && in->test->always_help)))
+	if (h)
 		return h;
-	/* A pre-reader still reading is the other thread already. */
-	if (prer_busy(in))
-		return NULL;
 	h = calloc(1, sizeof(*h));
 	if (!h)
 		return NULL;
@@ -2120,6 +2120,18 @@ static int ahead_run(struct insp *in)
 
 	if (rc)
 		return rc;
+	/* A short list is read alone; a long one with the pre-reader (the
+	 * other thread already), or else with a helper. */
+	if (in->nahead < AHEAD_HELP && !(in->test && in->test->always_help)) {
+		ahead_take(&alone, &in->rd);
+		return 0;
+	}
+	if (in->pre) {
+		prer_join(in, &alone);
+		ahead_take(&alone, &in->rd);
+		prer_join(in, NULL);
+		return 0;
+	}
 	h = helper_get(in);
 	if (!h) {
 		ahead_take(&alone, &in->rd);
@@ -2197,6 +2209,11 @@ struct prer {
 	int over;	     /* atomic: it reads no more */
 	int told;	     /* the walk has said what comes after (rest) */
 	struct insp *rest;   /* NULL, or what it lets go of, and itself */
+	struct helper *join; /* (mu) a list to read with the walk, or NULL */
+	unsigned join_gen;   /* (mu) one more for each list so offered */
+	unsigned joined_gen; /* (mu) the last one it began to read */
+	int joined;	     /* (mu) it is reading from join */
+	struct jar_test *test;
 	size_t held; /* atomic: classes read and not taken yet */
 	struct reader rd;
 	uint64_t cd_off, cd_size, count; /* the directory (precheck) */
@@ -2377,16 +2394,42 @@ static void *prer_main(void *arg)
 {
 	struct prer *p = arg;
 	struct insp *rest;
+	unsigned gen = 0;
 
 	if (!prer_index(p)) {
 		__atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
+		if (p->test &&
+		    p->test->join) { /* after the walk's first list */
+			pthread_mutex_lock(&p->mu);
+			while (!p->join_gen && !p->quit)
+				pthread_cond_wait(&p->cond, &p->mu);
+			pthread_mutex_unlock(&p->mu);
+		}
 		prer_read(p);
 	}
 	pthread_mutex_lock(&p->mu);
 	__atomic_store_n(&p->over, 1, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&p->cond);
-	while (!p->told)
-		pthread_cond_wait(&p->cond, &p->mu);
+	while (!p->told) {
+		struct helper *h = p->join;
+		size_t took;
+
+		if (!h || gen == p->join_gen) {
+			pthread_cond_wait(&p->cond, &p->mu);
+			continue;
+		}
+		/* Read the walk's list with it (prer_join). */
+		gen = p->joined_gen = p->join_gen;
+		p->joined = 1;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->mu);
+		took = ahead_take(h, &p->rd);
+		pthread_mutex_lock(&p->mu);
+		if (p->test)
+			p->test->njoined += took;
+		p->joined = 0;
+		pthread_cond_broadcast(&p->cond);
+	}
 	rest = p->rest;
 	pthread_mutex_unlock(&p->mu);
 	if (rest) { /* detached: nobody else has p now */
@@ -2436,6 +2479,7 @@ static void prer_start(struct insp *in)
 	}
 	p->rd.src = in->src;
 	p->rd.cap = in->lim.max_entry_size;
+	p->test = in->test;
 	p->cd_off = in->cd_off;
 	p->cd_size = in->cd_size;
 	p->count = in->cd_count;
@@ -2470,6 +2514,33 @@ static uint8_t *prer_directory(const struct insp *in)
 static int prer_busy(const struct insp *in)
 {
 	return in->pre && !__atomic_load_n(&in->pre->over, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A pre-reader is the walk's helper: once its own reading is over it
+ * takes runs of the walk's list from the same counter (prer_main).
+ * While it reads, the walk reads its lists alone, as before; but the
+ * last long list of a wide JAR used to end 4-8 ms after the pre-reader,
+ * the walk reading alone and the pre-reader waiting.  With h, offer the
+ * list `h` counts; with NULL, take the offer back and wait for the run
+ * the pre-reader may be reading.  (With the test knob `join`, the walk
+ * waits until the pre-reader has begun the list.)
+ */
+static void prer_join(struct insp *in, struct helper *h)
+{
+	struct prer *p = in->pre;
+
+	pthread_mutex_lock(&p->mu);
+	p->join = h;
+	if (h) {
+		p->join_gen++;
+		pthread_cond_broadcast(&p->cond);
+	}
+	while (h && in->test && in->test->join && p->joined_gen != p->join_gen)
+		pthread_cond_wait(&p->cond, &p->mu);
+	while (!h && p->joined)
+		pthread_cond_wait(&p->cond, &p->mu);
+	pthread_mutex_unlock(&p->mu);
 }
 
 /* Let go of a stopped pre-reader and of what the walk did not take. */

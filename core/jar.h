@@ -132,6 +132,9 @@ struct jar_test {
 			    * reads all it will before libzip opens it), -1
 			    * never, 0 for wide ones */
 	size_t npre;	   /* out: classes the walk took from it */
+	int join;	   /* it reads only once the walk lists classes, and
+			    * the walk waits until it reads the list too */
+	size_t njoined;	   /* out: runs of the walk's lists it read */
 	size_t run_most;   /* out: the most bytes read in one run */
 };
 

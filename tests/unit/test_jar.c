@@ -1463,8 +1463,9 @@ static zip_t *factory_zip(const char *path, const char *cls, const char *first,
  * A tree of classes, each naming two more (T(i): T(2i+1) and T(2i+2)):
  * the walk's last levels hold more classes than are read ahead at a time
  * (jar.c, AHEAD_MAX), so lists end before a level does and start again
- * where they stopped.  Read ahead, helped or not, or in turn: the same
- * report, the same entries read, also when a cap stops the walk midway.
+ * where they stopped.  Read ahead, helped or not (by a helper or by the
+ * pre-reader), or in turn: the same report, the same entries read, also
+ * when a cap stops the walk midway.
  */
 static void test_ahead_wide(void)
 {
@@ -1514,6 +1515,17 @@ static void test_ahead_wide(void)
 			run_with(&got, &nw, jar, n, NULL, 0, w, &lim[k]);
 			T_STREQ(buf_str(&got), buf_str(&want));
 			T_INTEQ(nw, nf);
+		}
+		/* The pre-reader, its own reading over, reading the walk's
+		 * lists with it (jar.c, prer_join). */
+		{
+			struct jar_test t = {.pre = 1, .join = 1};
+
+			buf_reset(&got);
+			run_knobs(&got, jar, n, &t, &lim[k]);
+			T_STREQ(buf_str(&got), buf_str(&want));
+			T_INTEQ(t.nfast, nf);
+			T_CHECK(t.njoined > 0);
 		}
 		if (k == 0) {
 			T_CONTAINS(buf_str(&want), "java.util.List");
