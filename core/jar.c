@@ -1817,7 +1817,8 @@ refuse:
  * a time, in the walk's order.  Each of those is independent of the
  * others, so reach() lists the classes the walk is about to read, in the
  * order it will read them, and has them read and parsed first, by its own
- * thread and a helper thread taking turns from one counter.  The walk
+ * thread and another taking turns from one counter: a helper thread, or
+ * the pre-reader once its own reading is over (prer_join).  The walk
  * then takes each one as though it had just read it (load_class), in its
  * own order: counts, caps and errors come out as they would one at a
  * time.  Only the pure work is done ahead: fast_read, classfile_parse,
@@ -1829,7 +1830,7 @@ refuse:
  */
 #define AHEAD_MAX 1024u			 /* classes listed at a time */
 #define AHEAD_BYTES ((uint64_t)16 << 20) /* their declared sizes */
-#define AHEAD_HELP 32u			 /* a helper for this many or more */
+#define AHEAD_HELP 32u			 /* help for this many or more */
 
 struct helper {
 	struct insp *in;
@@ -2186,7 +2187,8 @@ static struct ahead *ahead_of(const struct insp *in, const struct name *r)
  * side only: its slot goes once from PRE_FREE to PRE_BUSY (the
  * pre-reader's) or to PRE_WALK (the walk's).  The pre-reader stops when
  * the walk is over, so what it reads in vain is what it can read beside
- * libzip's open and the walk, on a core that would have been idle.
+ * libzip's open and the walk, on a core that would have been idle; done
+ * with the file, it reads the walk's lists with it (prer_join).
  */
 #define PRE_MIN 512u	/* entries, for an archive to be pre-read */
 #define PRE_HOLD 16384u /* classes read and not taken, at most (memory) */
@@ -2202,7 +2204,7 @@ struct preslot {
 
 struct prer {
 	pthread_t thread;
-	pthread_mutex_t mu;  /* the end: quit, over, told, rest */
+	pthread_mutex_t mu;  /* the end (quit, over, told, rest), join */
 	pthread_cond_t cond; /* any of those changed */
 	int quit;	     /* atomic: the walk is over */
 	int ready;	     /* atomic: f[] and of[] are built */
