@@ -2526,7 +2526,7 @@ static int prer_busy(const struct insp *in)
  * the walk reading alone and the pre-reader waiting.  With h, offer the
  * list `h` counts; with NULL, take the offer back and wait for the run
  * the pre-reader may be reading.  (With the test knob `join`, the walk
- * waits until the pre-reader has begun the list.)
+ * waits until the pre-reader has read the list, all of it.)
  */
 static void prer_join(struct insp *in, struct helper *h)
 {
@@ -2538,7 +2538,8 @@ static void prer_join(struct insp *in, struct helper *h)
 		p->join_gen++;
 		pthread_cond_broadcast(&p->cond);
 	}
-	while (h && in->test && in->test->join && p->joined_gen != p->join_gen)
+	while (h && in->test && in->test->join &&
+	       (p->joined_gen != p->join_gen || p->joined))
 		pthread_cond_wait(&p->cond, &p->mu);
 	while (!h && p->joined)
 		pthread_cond_wait(&p->cond, &p->mu);

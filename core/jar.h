@@ -133,7 +133,7 @@ struct jar_test {
 			    * never, 0 for wide ones */
 	size_t npre;	   /* out: classes the walk took from it */
 	int join;	   /* it reads only once the walk lists classes, and
-			    * the walk waits until it reads the list too */
+			    * reads each list before the walk does */
 	size_t njoined;	   /* out: runs of the walk's lists it read */
 	size_t run_most;   /* out: the most bytes read in one run */
 };
