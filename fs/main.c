@@ -587,7 +587,9 @@ int main(int argc, char **argv)
 	size_t k;
 
 	/* libzip converts every entry's time with mktime(), which reads
-	 * /etc/localtime each time unless TZ says where it is. */
+	 * /etc/localtime each time unless TZ says where it is; and
+	 * fs/mktime.c remembers its answers, right while TZ stays as it is
+	 * from here on (nothing sets it again). */
 	setenv("TZ", ":/etc/localtime", 0);
 	/*
 	 * A daemon that runs for months: big buffers (FUSE's 1 MiB request
