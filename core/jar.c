@@ -3885,6 +3885,23 @@ static int format_text(struct buf *b, const struct jar_report *r,
 }
 
 /* The verdict counts the refused classes once, for both formats. */
+int jar_failure_format(struct buf *out, const char *file, const char *msg,
+		       int json)
+{
+	int rc;
+
+	if (!json)
+		return buf_printf(out, "%s: not usable: %s\n", file, msg);
+	rc = buf_adds(out, "{\"file\":");
+	if (!rc)
+		rc = json_str(out, file);
+	if (!rc)
+		rc = buf_adds(out, ",\"valid_zip\":false,\"error\":");
+	if (!rc)
+		rc = json_str(out, msg);
+	return rc ? rc : buf_adds(out, "}\n");
+}
+
 int jar_report_format(struct buf *out, const struct jar_report *r,
 		      const char *allowlist, int json)
 {

@@ -183,6 +183,15 @@ int jar_report_format(struct buf *out, const struct jar_report *r,
 		      const char *allowlist, int json);
 
 /*
+ * The same for a JAR that could not be inspected (not a zip archive,
+ * unreadable): "FILE: not usable: MSG" and a newline, or one JSON object
+ * {"file":..., "valid_zip":false, "error":...} and a newline, its strings
+ * escaped.  0, or -ENOMEM/-EFBIG from `out`.
+ */
+int jar_failure_format(struct buf *out, const char *file, const char *msg,
+		       int json);
+
+/*
  * 1 if `cls` (dots) matches one pattern of the comma-separated allowlist
  * (blanks around patterns ignored; `a.b.*` matches every name starting with
  * `a.b.`, a trailing `*` any suffix; other patterns match exactly), else

@@ -200,13 +200,9 @@ static int cmd_inspect(int argc, char **argv)
 	jar_limits_default(&lim);
 	rc = jar_inspect(&r, file, &lim, &err);
 	if (rc) {
-		if (json)
-			printf("{\"file\": \"%s\", \"valid_zip\": false, "
-			       "\"error\": \"%s\"}\n", file,
-			       cmfs_err_msg(&err));
-		else
-			printf("%s: not usable: %s\n", file,
-			       cmfs_err_msg(&err));
+		if (!jar_failure_format(&out, file, cmfs_err_msg(&err), json))
+			fputs(buf_str(&out), stdout);
+		buf_release(&out);
 		config_release(&cfg);
 		return 1;
 	}

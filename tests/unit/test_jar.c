@@ -820,6 +820,25 @@ static void test_report_format(void)
 	buf_release(&b);
 }
 
+/* A JAR that could not be inspected: its name and why, escaped in JSON. */
+static void test_failure_format(void)
+{
+	struct buf b = BUF_INIT(1 << 16);
+
+	T_INTEQ(jar_failure_format(&b, "a\"b\\.jar", "not a zip: \x01 \xff", 1),
+		0);
+	T_STREQ(buf_str(&b), "{\"file\":\"a\\\"b\\\\.jar\",\"valid_zip\":"
+			     "false,\"error\":\"not a zip: \\u0001 "
+			     "\\ufffd\"}\n");
+	buf_reset(&b);
+	T_INTEQ(jar_failure_format(&b, "x.jar", "cut short", 0), 0);
+	T_STREQ(buf_str(&b), "x.jar: not usable: cut short\n");
+	buf_release(&b);
+	buf_init(&b, 8);
+	T_ERRNO(jar_failure_format(&b, "x.jar", "cut short", 1), EFBIG);
+	buf_release(&b);
+}
+
 /* ---- jdeps ---- */
 
 /* A fresh temporary directory (a static path). */
@@ -1751,6 +1770,7 @@ int main(void)
 	T_RUN(test_allowlist);
 	T_RUN(test_kinds);
 	T_RUN(test_report_format);
+	T_RUN(test_failure_format);
 	T_RUN(test_jdeps);
 	T_RUN(test_damaged);
 	T_RUN(test_index_fixtures);
