@@ -106,6 +106,10 @@ static int is_tag(const struct classfile *cf, unsigned idx, uint8_t tag)
 	return idx > 0 && idx < cf->ncp && cf->cp[idx].tag == tag;
 }
 
+/* Sixteen signed bytes, compared lane by lane (GCC's and clang's vector
+ * extension: SSE2 on x86-64, plain code elsewhere). */
+typedef int8_t v16i8 __attribute__((vector_size(16)));
+
 /*
  * Check modified UTF-8 (JVMS 4.4.7): no byte 0 or F0..FF, continuation
  * bytes where they belong, and no overlong form except C0 80 (U+0000).
@@ -116,24 +120,27 @@ static size_t mutf8_check(const uint8_t *s, size_t n)
 {
 	const uint64_t lo = 0x0101010101010101ull, hi = 0x8080808080808080ull;
 	size_t i = 0;
-	uint64_t w, v[4];
+	uint64_t w, m[2];
+	v16i8 a, b;
 
 	while (i < n) {
-		uint8_t c = s[i];
+		uint8_t c;
 
-		/* Eight at a time while all are 0x01..0x7f (no high bit,
-		 * no zero byte): most of a class's text is ASCII, and a
-		 * long string constant is checked 32 bytes a step. */
-		if (n - i >= 32) {
-			memcpy(v, s + i, 32);
-			if (!(((v[0] | v[1] | v[2] | v[3]) |
-			       ((v[0] - lo) & ~v[0]) | ((v[1] - lo) & ~v[1]) |
-			       ((v[2] - lo) & ~v[2]) | ((v[3] - lo) & ~v[3])) &
-			      hi)) {
-				i += 32;
-				continue;
-			}
+		/* Many at a time while all are 0x01..0x7f, the bytes that
+		 * are positive as signed chars: most of a class's text is
+		 * ASCII, and a long string constant is checked 32 bytes a
+		 * step (two vector compares where the target has them). */
+		for (; n - i >= 32; i += 32) {
+			memcpy(&a, s + i, 16);
+			memcpy(&b, s + i + 16, 16);
+			a = (a > 0) & (b > 0);
+			memcpy(m, &a, 16);
+			if ((m[0] & m[1]) != ~(uint64_t)0)
+				break;
 		}
+		if (i == n)
+			break;
+		c = s[i];
 		if (n - i >= 8) {
 			memcpy(&w, s + i, 8);
 			if (!(w & hi) && !((w - lo) & ~w & hi)) {
@@ -318,6 +325,31 @@ static int internal_name_ok(const char *s, size_t n)
 }
 
 /*
+ * The length of the internal name at s that a ';' ends (a descriptor's
+ * L<name>;), checked as internal_name_ok() does in the same pass, or 0
+ * when there is none (a '\0' first, or a bad name).
+ */
+static size_t name_until_semicolon(const char *s)
+{
+	size_t i, start = 0;
+
+	for (i = 0; s[i] != ';'; i++) {
+		switch (name_byte[(uint8_t)s[i]]) {
+		case NAME_PART:
+			break;
+		case NAME_SLASH:
+			if (i == start)
+				return 0;
+			start = i + 1;
+			break;
+		default: /* '\0' among them */
+			return 0;
+		}
+	}
+	return start < i ? i : 0;
+}
+
+/*
  * The names a class refers to, gathered: every one is appended, '\0'
  * ended, to one growing buffer and remembered by its offset; the list
  * handed out is one allocation (names_finish).  A wide JAR's classes name
@@ -488,13 +520,11 @@ static int field_type(const char *s, size_t *i, struct names *nl, int void_ok)
 		return 0;
 	case 'L':
 		/* L<internal name>; the only place a class is named */
-		for (j = *i + 1; s[j] && s[j] != ';'; j++)
-			;
-		if (s[j] != ';' || !internal_name_ok(s + *i + 1, j - *i - 1))
+		if (!(j = name_until_semicolon(s + *i + 1)))
 			return 1;
-		if (nl && names_add(nl, s + *i + 1, j - *i - 1))
+		if (nl && names_add(nl, s + *i + 1, j))
 			return -ENOMEM;
-		*i = j + 1;
+		*i += j + 2;
 		return 0;
 	default:
 		return 1;

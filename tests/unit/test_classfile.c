@@ -700,6 +700,14 @@ static void test_descriptors(void)
 	T_ERRNO(refs_of_desc("L;", line), EINVAL);
 	T_ERRNO(refs_of_desc("La.b;", line), EINVAL);
 	T_ERRNO(refs_of_desc("Q", line), EINVAL);
+	/* A class name's parts: none empty, none holding '[' (JVMS 4.2.1). */
+	T_INTEQ(refs_of_desc("(La/b;Lc;)La/b/c;", line), 0);
+	T_STREQ(line, "A a/b a/b/c c");
+	T_ERRNO(refs_of_desc("La/;", line), EINVAL);
+	T_ERRNO(refs_of_desc("L/a;", line), EINVAL);
+	T_ERRNO(refs_of_desc("La//b;", line), EINVAL);
+	T_ERRNO(refs_of_desc("(La[b;)V", line), EINVAL);
+	T_ERRNO(refs_of_desc("(La/b;Lc/;)V", line), EINVAL);
 	/* Cut short anywhere: the next constant's bytes follow. */
 	T_ERRNO(refs_of_desc("", line), EINVAL);
 	T_ERRNO(refs_of_desc("(", line), EINVAL);
