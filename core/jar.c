@@ -2400,8 +2400,8 @@ static void *prer_main(void *arg)
 
 	if (!prer_index(p)) {
 		__atomic_store_n(&p->ready, 1, __ATOMIC_RELEASE);
-		if (p->test &&
-		    p->test->join) { /* after the walk's first list */
+		/* The test knob: not before the walk's first list. */
+		if (p->test && p->test->join) {
 			pthread_mutex_lock(&p->mu);
 			while (!p->join_gen && !p->quit)
 				pthread_cond_wait(&p->cond, &p->mu);
@@ -3884,7 +3884,6 @@ static int format_text(struct buf *b, const struct jar_report *r,
 	return buf_adds(b, "verdict: usable\n");
 }
 
-/* The verdict counts the refused classes once, for both formats. */
 int jar_failure_format(struct buf *out, const char *file, const char *msg,
 		       int json)
 {
@@ -3902,6 +3901,7 @@ int jar_failure_format(struct buf *out, const char *file, const char *msg,
 	return rc ? rc : buf_adds(out, "}\n");
 }
 
+/* The verdict counts the refused classes once, for both formats. */
 int jar_report_format(struct buf *out, const struct jar_report *r,
 		      const char *allowlist, int json)
 {
