@@ -292,7 +292,7 @@ static int utf8_dup(char **out, const struct classfile *cf, unsigned idx,
 	return utf8_into(out, NULL, 0, cf, idx, what, err);
 }
 
-/* What internal_name_ok() makes of a byte: a separator, or no name's. */
+/* What name_len() makes of a byte: a separator, or no name's. */
 enum { NAME_PART, NAME_SLASH, NAME_BAD };
 static const uint8_t name_byte[256] = {
 	['\0'] = NAME_BAD, ['.'] = NAME_BAD,   [';'] = NAME_BAD,
@@ -300,53 +300,37 @@ static const uint8_t name_byte[256] = {
 };
 
 /*
- * 1 if `s` is a class name in internal form (JVMS 4.2.1): one or more
- * non-empty parts separated by '/', none holding '.', ';' or '['.  A
- * byte is one look-up: a wide JAR's classes name some 600,000 names.
+ * The length of the class name in internal form (JVMS 4.2.1) at s: one
+ * or more non-empty parts separated by '/', none holding '.', ';', '['
+ * or '\0'.  It runs to s[n] or, with `end`, to the first `end` byte (a
+ * descriptor's L<name>;).  0 when there is no such name.  A byte is one
+ * look-up: a wide JAR's classes name some 600,000 names.
  */
-static int internal_name_ok(const char *s, size_t n)
+static size_t name_len(const char *s, size_t n, char end)
 {
 	size_t i, start = 0; /* where the part being read starts */
 
 	for (i = 0; i < n; i++) {
 		switch (name_byte[(uint8_t)s[i]]) {
 		case NAME_PART:
-			break;
+			continue;
 		case NAME_SLASH:
 			if (i == start)
 				return 0;
 			start = i + 1;
-			break;
-		default:
-			return 0;
+			continue;
 		}
-	}
-	return start < n;
-}
-
-/*
- * The length of the internal name at s that a ';' ends (a descriptor's
- * L<name>;), checked as internal_name_ok() does in the same pass, or 0
- * when there is none (a '\0' first, or a bad name).
- */
-static size_t name_until_semicolon(const char *s)
-{
-	size_t i, start = 0;
-
-	for (i = 0; s[i] != ';'; i++) {
-		switch (name_byte[(uint8_t)s[i]]) {
-		case NAME_PART:
-			break;
-		case NAME_SLASH:
-			if (i == start)
-				return 0;
-			start = i + 1;
-			break;
-		default: /* '\0' among them */
+		if (!end || s[i] != end)
 			return 0;
-		}
+		break;
 	}
 	return start < i ? i : 0;
+}
+
+/* 1 if the n bytes at s are a class name in internal form. */
+static int internal_name_ok(const char *s, size_t n)
+{
+	return n && name_len(s, n, '\0') == n;
 }
 
 /*
@@ -520,7 +504,7 @@ static int field_type(const char *s, size_t *i, struct names *nl, int void_ok)
 		return 0;
 	case 'L':
 		/* L<internal name>; the only place a class is named */
-		if (!(j = name_until_semicolon(s + *i + 1)))
+		if (!(j = name_len(s + *i + 1, SIZE_MAX, ';')))
 			return 1;
 		if (nl && names_add(nl, s + *i + 1, j))
 			return -ENOMEM;

@@ -707,6 +707,8 @@ static void test_descriptors(void)
 	T_ERRNO(refs_of_desc("L/a;", line), EINVAL);
 	T_ERRNO(refs_of_desc("La//b;", line), EINVAL);
 	T_ERRNO(refs_of_desc("(La[b;)V", line), EINVAL);
+	T_ERRNO(refs_of_desc("(La.Lb;)V", line), EINVAL);
+	T_ERRNO(refs_of_desc("(La[Lb;)V", line), EINVAL);
 	T_ERRNO(refs_of_desc("(La/b;Lc/;)V", line), EINVAL);
 	/* Cut short anywhere: the next constant's bytes follow. */
 	T_ERRNO(refs_of_desc("", line), EINVAL);
