@@ -2115,27 +2115,24 @@ nomem:
  * 0 or -ENOMEM. */
 static int ahead_run(struct insp *in)
 {
-	struct helper *h, alone = {.in = in};
+	struct helper *h = NULL, alone = {.in = in};
 	unsigned batch;
-	int rc = ahead_runs(in);
+	int rc = ahead_runs(in), wide, join;
 
 	if (rc)
 		return rc;
 	/* A short list is read alone; a long one with the pre-reader (the
-	 * other thread already), or else with a helper. */
-	if (in->nahead < AHEAD_HELP && !(in->test && in->test->always_help)) {
-		ahead_take(&alone, &in->rd);
-		return 0;
-	}
-	if (in->pre) {
-		prer_join(in, &alone);
-		ahead_take(&alone, &in->rd);
-		prer_join(in, NULL);
-		return 0;
-	}
-	h = helper_get(in);
+	 * other thread already), or else with a helper if one starts. */
+	wide = in->nahead >= AHEAD_HELP || (in->test && in->test->always_help);
+	join = wide && in->pre;
+	if (wide && !join)
+		h = helper_get(in);
 	if (!h) {
+		if (join)
+			prer_join(in, &alone);
 		ahead_take(&alone, &in->rd);
+		if (join)
+			prer_join(in, NULL);
 		return 0;
 	}
 	__atomic_store_n(&h->next, 0, __ATOMIC_RELAXED);
