@@ -2023,6 +2023,16 @@ int repo_upload_label_get(const struct repo_upload *u, const char *key,
 	return label_pending(u->pending, key, out);
 }
 
+/* Look up artifact `name` of `env` outside a transaction. */
+static int art_find(struct repo *r, const char *env, const char *name,
+		    struct catalog_artifact *a)
+{
+	struct catalog_env e;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	return rc ? rc : catalog_art_get(r->cat, e.id, name, a, NULL);
+}
+
 /*
  * A large JAR's close: the thread hashing it aside (the pipe) is still
  * some tens of milliseconds behind the last write, while the inspection
@@ -2037,15 +2047,12 @@ static struct jar_report *inspect_while_hashing(struct repo_upload *u)
 {
 	struct jar_limits lim;
 	struct jar_report *rep = NULL;
-	struct catalog_env e;
 	struct catalog_artifact a;
 	struct cmfs_err e2 = CMFS_ERR_INIT;
 
 	if (!u->pipe || u->fd < 0 || !name_is_jar(u->name))
 		return NULL;
-	if (!catalog_env_get(u->r->cat, u->env, &e, NULL) &&
-	    !catalog_art_get(u->r->cat, e.id, u->name, &a, NULL) &&
-	    a.latest.size == u->size)
+	if (!art_find(u->r, u->env, u->name, &a) && a.latest.size == u->size)
 		return NULL;
 	jar_limits_default(&lim);
 	if (jar_inspect_fd(&rep, u->fd, &lim, &e2)) {
@@ -2065,11 +2072,9 @@ int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 
 	if (!u->dirty) {
 		/* Nothing new: *out is the latest as it stands. */
-		struct catalog_env e;
 		struct catalog_artifact a;
 
-		if (out && !catalog_env_get(u->r->cat, u->env, &e, NULL) &&
-		    !catalog_art_get(u->r->cat, e.id, u->name, &a, NULL))
+		if (out && !art_find(u->r, u->env, u->name, &a))
 			*out = a.latest;
 		return 0;
 	}
@@ -2417,16 +2422,6 @@ out:
 		record(r, &ev, env, rc, err);
 	event_release(&ev);
 	return rc;
-}
-
-/* Look up artifact `name` of `env` outside a transaction. */
-static int art_find(struct repo *r, const char *env, const char *name,
-		    struct catalog_artifact *a)
-{
-	struct catalog_env e;
-	int rc = catalog_env_get(r->cat, env, &e, NULL);
-
-	return rc ? rc : catalog_art_get(r->cat, e.id, name, a, NULL);
 }
 
 int repo_label_get(struct repo *r, const char *env, const char *name,
