@@ -1,21 +1,26 @@
 /*
  * jar.c - the JAR inspector: what a factory JAR offers, read, never run.
  *
- * One inspection is one `struct insp`.  It opens the archive with libzip
- * through a zip_source of our own that reads with pread() (so a shared fd
- * keeps its offset, and memory and files take the same path), checks that
- * the file is a zip from its first byte on, and maps every raw entry name
- * to its index in a hash table (duplicates are refused there too).
+ * One inspection is one `struct insp`.  It reads the archive's central
+ * directory, has the archive judged, checks that the file is a zip from
+ * its first byte on, and maps every raw entry name to its index in a hash
+ * table (duplicates are refused there too).
  *
  * libzip, with ZIP_CHECKCONS, is the judge of whether the archive is
- * valid.  To read the entries it accepted, we parse the central directory
- * again (build_index) and keep, for each entry that libzip describes the
- * same way and that is plain (stored or deflated, not encrypted), where
- * its local header is; fast_read then checks that header, reads exactly
- * the entry's compressed bytes and inflates them with libdeflate, in one
- * call.  Any other entry, and any entry whose bytes
- * do not come out exactly as declared (size, CRC-32), is read by libzip
- * instead, so every verdict on a damaged entry is libzip's.  Then:
+ * valid.  An archive of the plain shape that jar tools write is judged by
+ * zipdir instead, which accepts only what libzip would, described as
+ * libzip would describe it (zipdir.h; test_zipdir holds the two to each
+ * other), for a tenth of libzip's cost.  Anything else libzip opens,
+ * through a zip_source of our own that reads with pread() (so a shared fd
+ * keeps its offset, and memory and files take the same path).  To read
+ * the entries we keep, for each plain one (stored or deflated, not
+ * encrypted) that the judge describes as its record does, where its local
+ * header is (build_index); fast_read then checks that header, reads
+ * exactly the entry's compressed bytes and inflates them with libdeflate,
+ * in one call.  Any other entry, and any entry whose bytes do not come
+ * out exactly as declared (size, CRC-32), is read by libzip instead
+ * (opened only then, if zipdir judged the archive), so every verdict on a
+ * damaged entry is libzip's.  Then:
  *
  *   1. the service file is inflated and parsed as ServiceLoader would;
  *   2. each listed factory class is read; its supertypes are walked
@@ -42,6 +47,7 @@
 #include "classfile.h"
 #include "store.h"
 #include "thread.h"
+#include "zipdir.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -678,6 +684,61 @@ static uint64_t le64(const uint8_t *p)
 	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
 }
 
+/* What a central directory record says of its entry (cd_record). */
+struct cdrec {
+	uint64_t size, comp_size, off; /* zip64 values where saturated */
+	uint32_t crc;
+	uint16_t method;
+	const uint8_t *name; /* not '\0'-terminated */
+	size_t nl;
+};
+
+/*
+ * Read record `h` (its lengths checked to fit) into *r: 0 when its entry
+ * is plain, as we read entries ourselves: stored or deflated, not
+ * encrypted; 1 otherwise, or when its zip64 extra field is malformed.
+ * Zip64 sizes and offset come from the zip64 extra field.
+ */
+static int cd_record(const uint8_t *h, struct cdrec *r)
+{
+	uint64_t v[3] = {le32(h + 24), le32(h + 20), le32(h + 42)};
+	size_t k, len;
+	const uint8_t *e, *end, *z;
+
+	r->nl = le16(h + 28);
+	r->name = h + 46;
+	e = h + 46 + r->nl;
+	end = e + le16(h + 30);
+	/* Zip64: size, compressed size, offset, each only if saturated. */
+	for (; end - e >= 4; e += 4 + len) {
+		len = le16(e + 2);
+		if (len > (size_t)(end - e - 4))
+			return 1;
+		if (le16(e) != 0x0001)
+			continue;
+		for (z = e + 4, k = 0; k < 3; k++) {
+			if (v[k] != 0xffffffffu)
+				continue;
+			if (z + 8 > e + 4 + len)
+				return 1;
+			v[k] = le64(z);
+			z += 8;
+		}
+	}
+	r->size = v[0];
+	r->comp_size = v[1];
+	r->off = v[2];
+	r->crc = le32(h + 16);
+	r->method = le16(h + 10);
+	/* Flag bits 0 and 6: encrypted. */
+	if (le16(h + 8) & 0x41)
+		return 1;
+	return r->method == ZIP_CM_DEFLATE || (r->method == ZIP_CM_STORE &&
+					       r->size == r->comp_size)
+		       ? 0
+		       : 1;
+}
+
 /* ------------------------------------------------------------------ */
 /* The state of one inspection.                                        */
 
@@ -814,7 +875,7 @@ static void reader_release(struct reader *rd)
 
 /*
  * A class of the JAR that the walk will read next, read and parsed ahead
- * of it (reach): the entry as libzip describes it, and then either its
+ * of it (reach): the entry as its judge describes it, and then either its
  * bytes and class file (or why they do not parse), or nothing, when the
  * walk must read it itself (libzip's path, or a cap to report).
  */
@@ -833,7 +894,8 @@ struct ahead {
 	zip_uint64_t idx;
 	uint64_t pos; /* its local header's offset, or NO_INDEX */
 	zip_stat_t st;
-	const char *entry; /* libzip's raw name */
+	const char *entry; /* its raw name, not '\0'-terminated */
+	size_t nl;	   /* its length */
 	int done;	   /* read: t, whose why may say it is unusable */
 	size_t len;	   /* bytes inflated */
 	struct took t;
@@ -902,7 +964,11 @@ struct insp {
 	uint64_t cd_off, cd_size; /* the central directory, as the end
 				   * record says (precheck_entries) */
 	uint64_t cd_count;	  /* its entries, as it says too */
-	int shared_cd;	     /* at[] comes from the pre-reader's directory */
+	int plain_end;		  /* zipdir_end() found the end record plain */
+	uint8_t *cd;	     /* the directory's bytes, or NULL (read_directory);
+			      * the pre-reader borrows them */
+	uint32_t *rec;	     /* zipdir judged the archive (open_plain): entry
+			      * -> its record in cd; NULL: libzip did */
 	uint64_t *at;	     /* entry -> its local header's offset, or NO_INDEX;
 			      * NULL = no index */
 	struct reader rd;    /* the walk's thread's; a helper has its own */
@@ -915,7 +981,7 @@ struct insp {
 	size_t *order; /* ahead[] indexes by file offset; runs index it */
 	size_t aorder;
 	struct helper *helper; /* NULL until a walk is wide enough */
-	struct prer *pre;      /* NULL, or classes read while libzip opens */
+	struct prer *pre;      /* NULL, or classes read while it is judged */
 	int reaching;	       /* reach() is on: classes come as names */
 	struct jar_test *test; /* NULL, or jar_inspect_test()'s knobs */
 };
@@ -1141,15 +1207,13 @@ static void run_read(struct reader *rd, uint64_t off, uint64_t len)
  * whichever way it came.  -ENOMEM.
  */
 static int fast_read(struct reader *rd, uint64_t pos, const char *name,
-		     const zip_stat_t *st, uint8_t *b)
+		     size_t nl, const zip_stat_t *st, uint8_t *b)
 {
-	size_t nl, got, start, want, used = 0, out = 0;
+	size_t got, start, want, used = 0, out = 0;
 	const uint8_t *hdr, *data;
 
-	if (pos == NO_INDEX || st->comp_size > rd->cap + ZBUF)
-		return 1;
-	nl = name ? strlen(name) : ZBUF;
-	if (nl > ZBUF / 2)
+	if (pos == NO_INDEX || st->comp_size > rd->cap + ZBUF || !name ||
+	    nl > ZBUF / 2)
 		return 1;
 	/* One read for the header, the name, a little extra field and the
 	 * data; a longer extra field costs a second read. */
@@ -1210,6 +1274,80 @@ static int over_inflated(struct insp *in)
 		    (unsigned long long)in->lim.max_inflated);
 }
 
+/* What record r says of entry idx, as zip_stat_index() would. */
+static void stat_of(const struct cdrec *r, zip_uint64_t idx, zip_stat_t *st)
+{
+	zip_stat_init(st);
+	st->valid = ZIP_STAT_INDEX | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE |
+		    ZIP_STAT_CRC | ZIP_STAT_COMP_METHOD |
+		    ZIP_STAT_ENCRYPTION_METHOD;
+	st->index = idx;
+	st->size = r->size;
+	st->comp_size = r->comp_size;
+	st->crc = r->crc;
+	st->comp_method = r->method;
+	st->encryption_method = ZIP_EM_NONE;
+}
+
+/*
+ * Entry idx as its directory record says (zipdir judged the archive) or
+ * as libzip says: 0 and *st, or -1 (libzip's error in in->za).
+ */
+static int entry_stat(struct insp *in, zip_uint64_t idx, zip_stat_t *st)
+{
+	struct cdrec r;
+
+	if (!in->rec) {
+		zip_stat_init(st);
+		return zip_stat_index(in->za, idx, 0, st) < 0 ? -1 : 0;
+	}
+	cd_record(in->cd + in->rec[idx], &r);
+	stat_of(&r, idx, st);
+	return 0;
+}
+
+/* Entry idx's raw name, *nl bytes (not '\0'-terminated), or NULL. */
+static const char *entry_name(const struct insp *in, zip_uint64_t idx,
+			      size_t *nl)
+{
+	const uint8_t *h;
+	const char *name;
+
+	if (in->rec) {
+		h = in->cd + in->rec[idx];
+		*nl = le16(h + 28);
+		return (const char *)h + 46;
+	}
+	name = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
+	*nl = name ? strlen(name) : 0;
+	return name;
+}
+
+/*
+ * libzip's view of an archive that zipdir judged, the first time an entry
+ * must be read by libzip (a damaged one, whose verdict is libzip's): 0,
+ * or -1 and *ze.  Without ZIP_CHECKCONS, which zipdir's checks stood for
+ * when the archive was opened: an entry changed since then is libzip's to
+ * judge as it reads it, as when libzip opened the archive first.  Only a
+ * file cut or rewritten past its directory fails here.
+ */
+static int libzip_late(struct insp *in, zip_error_t *ze)
+{
+	zip_source_t *zs;
+
+	if (in->za)
+		return 0;
+	zs = zip_source_function_create(input_source, in->src, ze);
+	if (!zs)
+		return -1;
+	in->za = zip_open_from_source(zs, ZIP_RDONLY, ze);
+	if (!in->za) {
+		zip_source_free(zs);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Inflate entry `idx` (named `name`), at most `cap` bytes, into *out
  * (malloc'd, *len bytes): through our index if it can (fast_read), else
@@ -1222,12 +1360,14 @@ static int read_entry(struct insp *in, zip_uint64_t idx, const char *name,
 {
 	zip_file_t *f = NULL;
 	uint8_t *b = NULL;
+	const char *raw;
 	uint64_t got = 0;
 	zip_stat_t st;
+	zip_error_t ze;
+	size_t nl;
 	int rc = 0;
 
-	zip_stat_init(&st);
-	if (zip_stat_index(in->za, idx, 0, &st) < 0)
+	if (entry_stat(in, idx, &st) < 0)
 		return entry_fail(in, name, zip_get_error(in->za));
 	if (!(st.valid & ZIP_STAT_SIZE))
 		return fail(in, -ENOEXEC, "entry %s: no size", name);
@@ -1239,8 +1379,9 @@ static int read_entry(struct insp *in, zip_uint64_t idx, const char *name,
 	b = malloc((size_t)st.size + INFLATE_SLACK);
 	if (!b)
 		return -ENOMEM;
-	rc = fast_read(&in->rd, in->at ? in->at[idx] : NO_INDEX,
-		       zip_get_name(in->za, idx, ZIP_FL_ENC_RAW), &st, b);
+	raw = entry_name(in, idx, &nl);
+	rc = fast_read(&in->rd, in->at ? in->at[idx] : NO_INDEX, raw, nl, &st,
+		       b);
 	if (rc < 0)
 		goto out;
 	if (!rc) {
@@ -1254,6 +1395,18 @@ static int read_entry(struct insp *in, zip_uint64_t idx, const char *name,
 		}
 	} else {
 		rc = 0;
+		zip_error_init(&ze);
+		if (libzip_late(in, &ze)) {
+			rc = zip_errno(zip_error_code_zip(&ze)) == -EINVAL
+				     ? fail(in, -ENOEXEC,
+					    "entry %s: the archive changed "
+					    "while it was read (%s)",
+					    name, zip_error_strerror(&ze))
+				     : entry_fail(in, name, &ze);
+			zip_error_fini(&ze);
+			goto out;
+		}
+		zip_error_fini(&ze);
 		f = zip_fopen_index(in->za, idx, 0);
 		if (!f) {
 			rc = entry_fail(in, name, zip_get_error(in->za));
@@ -1333,9 +1486,11 @@ static int precheck_entries(struct insp *in)
 	size_t tail, got, p;
 	uint64_t count = 0;
 	uint8_t *b, z[56];
+	struct zipdir plain;
 	int rc = 0, found = 0;
 
-	tail = in->src->size < 65557 ? (size_t)in->src->size : 65557;
+	tail = in->src->size < ZIPDIR_TAIL ? (size_t)in->src->size
+					   : ZIPDIR_TAIL;
 	if (tail < 22)
 		return 0;
 	b = malloc(tail);
@@ -1369,6 +1524,8 @@ static int precheck_entries(struct insp *in)
 			}
 		}
 	}
+	/* The record zipdir reads is the one found: the file's last. */
+	in->plain_end = zipdir_end(b, tail, in->src->size, &plain);
 	if (found && count > in->lim.max_entries)
 		rc = fail(in, -EFBIG,
 			  "the archive declares %llu entries, over the limit "
@@ -1386,7 +1543,7 @@ out:
  */
 static int map_entries(struct insp *in)
 {
-	zip_int64_t n = zip_get_num_entries(in->za, 0), i;
+	zip_int64_t n = (zip_int64_t)in->rep->nentries, i;
 	int rc;
 
 	/* Every entry's name goes in; the classes reached are at most as
@@ -1394,9 +1551,8 @@ static int map_entries(struct insp *in)
 	if (n > 0 && map_reserve(&in->names, (size_t)n))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
-		const char *name =
-			zip_get_name(in->za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
-		size_t len = name ? strlen(name) : 0;
+		size_t len;
+		const char *name = entry_name(in, (zip_uint64_t)i, &len);
 		struct name *r;
 
 		if (!name)
@@ -1420,65 +1576,10 @@ static int map_entries(struct insp *in)
 			return cmfs_err_set(
 				in->err, -EINVAL,
 				"not a valid zip archive: duplicate "
-				"entry name %s",
-				name);
+				"entry name %.*s",
+				(int)len, name);
 	}
 	return 0;
-}
-
-/* What a central directory record says of its entry (cd_record). */
-struct cdrec {
-	uint64_t size, comp_size, off; /* zip64 values where saturated */
-	uint32_t crc;
-	uint16_t method;
-	const uint8_t *name; /* not '\0'-terminated */
-	size_t nl;
-};
-
-/*
- * Read record `h` (its lengths checked to fit) into *r: 0 when its entry
- * is plain, as we read entries ourselves: stored or deflated, not
- * encrypted; 1 otherwise, or when its zip64 extra field is malformed.
- * Zip64 sizes and offset come from the zip64 extra field.
- */
-static int cd_record(const uint8_t *h, struct cdrec *r)
-{
-	uint64_t v[3] = {le32(h + 24), le32(h + 20), le32(h + 42)};
-	size_t k, len;
-	const uint8_t *e, *end, *z;
-
-	r->nl = le16(h + 28);
-	r->name = h + 46;
-	e = h + 46 + r->nl;
-	end = e + le16(h + 30);
-	/* Zip64: size, compressed size, offset, each only if saturated. */
-	for (; end - e >= 4; e += 4 + len) {
-		len = le16(e + 2);
-		if (len > (size_t)(end - e - 4))
-			return 1;
-		if (le16(e) != 0x0001)
-			continue;
-		for (z = e + 4, k = 0; k < 3; k++) {
-			if (v[k] != 0xffffffffu)
-				continue;
-			if (z + 8 > e + 4 + len)
-				return 1;
-			v[k] = le64(z);
-			z += 8;
-		}
-	}
-	r->size = v[0];
-	r->comp_size = v[1];
-	r->off = v[2];
-	r->crc = le32(h + 16);
-	r->method = le16(h + 10);
-	/* Flag bits 0 and 6: encrypted. */
-	if (le16(h + 8) & 0x41)
-		return 1;
-	return r->method == ZIP_CM_DEFLATE || (r->method == ZIP_CM_STORE &&
-					       r->size == r->comp_size)
-		       ? 0
-		       : 1;
 }
 
 /* 1 if libzip describes entry i as plain record r does (name, method,
@@ -1519,64 +1620,44 @@ static const uint8_t *cd_next(const uint8_t *cd, size_t size, size_t *p)
 	return h;
 }
 
-static uint8_t *prer_directory(const struct insp *in);
-
 /*
  * Our own index of the central directory, so that entries are read
  * without libzip's machinery for each (fast_read): one offset for each
- * entry that libzip describes as the directory does and that we can read
- * (cd_record, stat_agrees), NO_INDEX for the rest, which libzip reads.  A
- * directory we cannot walk, or one that libzip counts otherwise, leaves no
- * index. libzip, which opened the archive with ZIP_CHECKCONS, remains the judge
- * of what is valid: the index is only a shorter way to the bytes of the
- * entries libzip accepted.  0 or -ENOMEM.
+ * entry that we can read (cd_record), NO_INDEX for the rest, which libzip
+ * reads.  When libzip opened the archive, only where it describes the
+ * entry as the directory does (stat_agrees); a directory we cannot walk,
+ * or one that libzip counts otherwise, leaves no index.  The judge of
+ * what is valid was zipdir or libzip: the index is only a shorter way to
+ * the bytes of the entries they accepted.  0 or -ENOMEM.
  */
 static int build_index(struct insp *in)
 {
-	size_t n = in->rep->nentries, i, p = 0, got;
+	size_t n = in->rep->nentries, i, p = 0;
 	const uint8_t *h;
 	struct cdrec r;
-	uint8_t *cd, *own = NULL;
-	int rc = 0;
 
-	if ((in->test && in->test->libzip_only) || !n || !in->cd_size ||
-	    in->cd_off > in->src->size ||
-	    in->cd_size > in->src->size - in->cd_off)
+	if ((in->test && in->test->libzip_only) || !n || !in->cd)
 		return 0;
 	in->at = malloc(n * sizeof(*in->at));
 	if (!in->at)
 		return -ENOMEM;
-	/* The pre-reader's copy, if it has one: every record is compared
-	 * with libzip's view anyway. */
-	cd = prer_directory(in);
-	if (!cd) {
-		cd = own = malloc((size_t)in->cd_size);
-		if (!own) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		if (input_direct(in->src, own, (size_t)in->cd_size, in->cd_off,
-				 &got) ||
-		    got != in->cd_size)
-			goto out;
-	}
 	for (i = 0; i < n; i++) {
 		in->at[i] = NO_INDEX;
-		if (!(h = cd_next(cd, (size_t)in->cd_size, &p)))
+		if (in->rec) {
+			if (!cd_record(in->cd + in->rec[i], &r))
+				in->at[i] = r.off;
+			continue;
+		}
+		if (!(h = cd_next(in->cd, (size_t)in->cd_size, &p)))
 			break;
 		if (!cd_record(h, &r) && stat_agrees(in, i, &r))
 			in->at[i] = r.off;
 	}
-	if (i == n && p == in->cd_size) {
-		in->shared_cd = !own;
-		free(own);
+	if (i == n && (in->rec || p == in->cd_size))
 		return 0;
-	}
-out:
-	free(own);
 	free(in->at);
 	in->at = NULL;
-	return rc;
+	return 0;
 }
 
 /*
@@ -1604,6 +1685,9 @@ static int open_error(struct insp *in, zip_error_t *ze, const uint8_t *head)
 				zip_source_free(zs);
 		}
 		zip_error_fini(&ze2);
+		if (in->za)
+			in->rep->nentries =
+				(size_t)zip_get_num_entries(in->za, 0);
 		rc = in->za ? map_entries(in) : 0;
 		if (rc)
 			return rc;
@@ -1636,35 +1720,81 @@ static void prer_start(struct insp *in);
 static int prer_busy(const struct insp *in);
 static void prer_join(struct insp *in, struct helper *h);
 
+/* Longest central directory read whole; a longer one is libzip's alone
+ * (20,000 entries of shaded JAR take some 2 MiB). */
+#define CD_MAX (64u << 20)
+
 /*
- * Open the archive with libzip's consistency checks and map its entries.
- * 0, STOP (a cap), -EINVAL (not a valid zip archive: err says why),
- * -ENOMEM or -EIO.
+ * The central directory that the end record points to, into in->cd, when
+ * it lies within the file: judged by zipdir, indexed by us (build_index)
+ * and the pre-reader.  0, or -ENOMEM; no directory is no error (libzip
+ * will judge the archive).
  */
-static int open_archive(struct insp *in)
+static int read_directory(struct insp *in)
 {
-	uint8_t head[4] = {0, 0, 0, 0};
-	zip_source_t *zs;
-	zip_error_t ze;
-	zip_int64_t n;
 	size_t got;
-	long at;
+
+	if (!in->cd_size || in->cd_size > CD_MAX ||
+	    in->cd_off > in->src->size ||
+	    in->cd_size > in->src->size - in->cd_off)
+		return 0;
+	in->cd = malloc((size_t)in->cd_size);
+	if (!in->cd)
+		return -ENOMEM;
+	if (input_direct(in->src, in->cd, (size_t)in->cd_size, in->cd_off,
+			 &got) ||
+	    got != in->cd_size) {
+		free(in->cd);
+		in->cd = NULL;
+	}
+	return 0;
+}
+
+/* zipdir's reads of local headers: through the input's window, as
+ * libzip's were (in the file's order, mostly). */
+static int plain_read(void *ctx, void *buf, size_t n, uint64_t off, size_t *got)
+{
+	return input_read(ctx, buf, n, off, got);
+}
+
+/*
+ * Judge the archive with zipdir: 1 when it is clean, and in->rec maps its
+ * entries; 0 when unsure (libzip judges it); -ENOMEM or -EIO.
+ */
+static int open_plain(struct insp *in)
+{
+	struct zipdir z = {in->cd_off, in->cd_size, in->cd_count};
 	int rc;
 
-	if (input_read(in->src, head, 4, 0, &got))
+	if (!in->plain_end || !in->cd || (in->test && in->test->libzip_only))
+		return 0;
+	in->rec = malloc((size_t)z.count * sizeof(*in->rec));
+	if (!in->rec)
+		return -ENOMEM;
+	rc = zipdir_check(in->cd, &z, in->rec, plain_read, in->src);
+	if (rc == 1) {
+		in->rep->nentries = (size_t)z.count;
+		if (in->test)
+			in->test->zipdir = 1;
+		return 1;
+	}
+	free(in->rec);
+	in->rec = NULL;
+	if (rc == -EIO)
 		return cmfs_err_set(in->err, -EIO, "cannot read the archive");
-	if (in->src->size < 22)
-		return cmfs_err_set(in->err, -EINVAL,
-				    "not a zip archive: %llu bytes",
-				    (unsigned long long)in->src->size);
-	rc = precheck_entries(in);
-	if (rc)
-		return rc;
-	prer_start(in);
-	/* A test's pre-reader reads all it will before libzip opens the
-	 * archive (and refuses it, maybe) and so before the walk. */
-	while (in->test && in->test->pre > 1 && prer_busy(in))
-		sched_yield();
+	return rc;
+}
+
+/*
+ * libzip's open, with its consistency checks: 0, or -EINVAL (err says
+ * why), -ENOMEM or -EIO.
+ */
+static int open_libzip(struct insp *in, const uint8_t *head)
+{
+	zip_source_t *zs;
+	zip_error_t ze;
+	int rc;
+
 	/* Our source, so both inputs read the same way; libzip owns it
 	 * once the open succeeds and frees it in zip_discard(). */
 	zip_error_init(&ze);
@@ -1682,6 +1812,44 @@ static int open_archive(struct insp *in)
 		return rc;
 	}
 	zip_error_fini(&ze);
+	in->rep->nentries = (size_t)zip_get_num_entries(in->za, 0);
+	return 0;
+}
+
+/*
+ * Open the archive: judged by zipdir when it has the plain shape, else by
+ * libzip with its consistency checks (the same verdict either way: see
+ * zipdir.h); then map its entries.  0, STOP (a cap), -EINVAL (not a valid
+ * zip archive: err says why), -ENOMEM or -EIO.
+ */
+static int open_archive(struct insp *in)
+{
+	uint8_t head[4] = {0, 0, 0, 0};
+	size_t got;
+	long at;
+	int rc;
+
+	if (input_read(in->src, head, 4, 0, &got))
+		return cmfs_err_set(in->err, -EIO, "cannot read the archive");
+	if (in->src->size < 22)
+		return cmfs_err_set(in->err, -EINVAL,
+				    "not a zip archive: %llu bytes",
+				    (unsigned long long)in->src->size);
+	rc = precheck_entries(in);
+	if (!rc)
+		rc = read_directory(in);
+	if (rc)
+		return rc;
+	prer_start(in);
+	/* A test's pre-reader reads all it will before the archive is
+	 * judged (and refused, maybe) and so before the walk. */
+	while (in->test && in->test->pre > 1 && prer_busy(in))
+		sched_yield();
+	rc = open_plain(in);
+	if (!rc)
+		rc = open_libzip(in, head);
+	if (rc < 0)
+		return rc;
 	/* libzip follows offsets that were adjusted for a prefix: we don't. */
 	if (memcmp(head, "PK\3\4", 4) && memcmp(head, "PK\5\6", 4)) {
 		at = find_local_header(in->src);
@@ -1697,14 +1865,13 @@ static int open_archive(struct insp *in)
 				    "start with a zip entry (a prefixed "
 				    "archive?)");
 	}
-	/* The precheck read the record; this is what libzip made of it. */
-	n = zip_get_num_entries(in->za, 0);
-	in->rep->nentries = (size_t)n;
-	if ((uint64_t)n > in->lim.max_entries)
+	/* The precheck weighed the record; this is what the judge made of
+	 * it. */
+	if (in->rep->nentries > in->lim.max_entries)
 		return fail(in, -EFBIG,
-			    "the archive has %lld entries, over the limit of "
+			    "the archive has %zu entries, over the limit of "
 			    "%zu",
-			    (long long)n, in->lim.max_entries);
+			    in->rep->nentries, in->lim.max_entries);
 	rc = map_entries(in);
 	return rc ? rc : build_index(in);
 }
@@ -1886,7 +2053,7 @@ static void ahead_read(struct reader *rd, struct ahead *a)
 			return;
 		rd->ocap = size + INFLATE_SLACK;
 	}
-	if (fast_read(rd, a->pos, a->entry, &a->st, rd->out))
+	if (fast_read(rd, a->pos, a->entry, a->nl, &a->st, rd->out))
 		return; /* the walk reads it: libzip, or its own ENOMEM */
 	rc = classfile_reparse(cf, rd->out, size, &e);
 	if (rc == -EINVAL) {
@@ -2018,16 +2185,12 @@ static int ahead_extent(const struct insp *in, size_t i, uint64_t *pos,
 			uint64_t *end)
 {
 	const struct ahead *a = &in->ahead[i];
-	size_t nl;
 
 	if (a->pos == NO_INDEX || !a->entry ||
-	    a->st.comp_size > in->lim.max_entry_size + ZBUF)
-		return 1;
-	nl = strlen(a->entry);
-	if (nl > ZBUF / 2)
+	    a->st.comp_size > in->lim.max_entry_size + ZBUF || a->nl > ZBUF / 2)
 		return 1;
 	*pos = a->pos;
-	*end = *pos + 30 + nl + LOCAL_SLACK + a->st.comp_size;
+	*end = *pos + 30 + a->nl + LOCAL_SLACK + a->st.comp_size;
 	return 0;
 }
 
@@ -2170,22 +2333,22 @@ static struct ahead *ahead_of(const struct insp *in, const struct name *r)
 }
 
 /* ------------------------------------------------------------------ */
-/* Reading classes while libzip opens the archive.                      */
+/* Reading classes while the archive is judged, and ahead of the walk.   */
 
 /*
- * libzip's open of a wide archive (its central directory, every local
- * header) is a quarter of the inspection, on one thread, and nothing is
- * walked before it ends.  Meanwhile a thread of our own (the pre-reader)
- * reads the central directory itself and, in file order, reads the
- * classes as ahead_read does, keeping of each what load_class takes.
- * The walk takes a class so read only if libzip describes its entry as
- * the record the pre-reader went by (offset, name, sizes, method,
- * CRC-32); the rest it reads itself, as before.  A class is read by one
- * side only: its slot goes once from PRE_FREE to PRE_BUSY (the
- * pre-reader's) or to PRE_WALK (the walk's).  The pre-reader stops when
- * the walk is over, so what it reads in vain is what it can read beside
- * libzip's open and the walk, on a core that would have been idle; done
- * with the file, it reads the walk's lists with it (prer_join).
+ * Judging a wide archive (zipdir reads every local header; libzip's open,
+ * when the shape is not plain, was a quarter of the inspection) takes a
+ * thread, and nothing is walked before it ends.  Meanwhile a thread of our
+ * own (the pre-reader) indexes the central directory the walk's thread
+ * read and, in file order, reads the classes as ahead_read does, keeping
+ * of each what load_class takes.  The walk takes a class so read only if
+ * the index reads its entry where the pre-reader did (prer_agrees); the
+ * rest it reads itself, as before.  A class is read by one side only: its
+ * slot goes once from PRE_FREE to PRE_BUSY (the pre-reader's) or to
+ * PRE_WALK (the walk's).  The pre-reader stops when the walk is over, so
+ * what it reads in vain is what it can read beside the open and the walk,
+ * on a core that would have been idle; done with the file, it reads the
+ * walk's lists with it (prer_join).
  */
 #define PRE_MIN 512u	/* entries, for an archive to be pre-read */
 #define PRE_HOLD 16384u /* classes read and not taken, at most (memory) */
@@ -2217,13 +2380,13 @@ struct prer {
 	struct reader rd;
 	uint64_t cd_off, cd_size, count; /* the directory (precheck) */
 	uint64_t budget;		 /* bytes it may inflate */
-	uint8_t *cd;			 /* the central directory */
+	const uint8_t *cd;		 /* the central directory (insp.cd) */
 	struct found *f;		 /* the JAR's classes, in file order */
 	struct preslot *v;		 /* what became of each, once read */
 	unsigned *state;		 /* PRE_*, one per f[] (atomic) */
 	size_t n;			 /* classes */
 	uint32_t *of;	       /* entry index -> f[] index + 1, or 0 */
-	char names[ZBUF + 16]; /* the class being read: its names */
+	char names[ZBUF + 16]; /* the class being read: its internal name */
 	struct ahead take;     /* the walk's: the one it takes (prer_take) */
 };
 
@@ -2265,15 +2428,11 @@ static int prer_wants(const struct prer *p, const uint8_t *h, struct cdrec *r)
  */
 static int prer_index(struct prer *p)
 {
-	size_t n = (size_t)p->count, i, k, m = 0, pos = 0, got = 0;
-	size_t sorted = 1;
+	size_t n = (size_t)p->count, i, k, m = 0, pos = 0;
+	size_t got = (size_t)p->cd_size, sorted = 1;
 	const uint8_t *h;
 	struct cdrec r;
 
-	if (input_direct(p->rd.src, p->cd, (size_t)p->cd_size, p->cd_off,
-			 &got) ||
-	    got != p->cd_size)
-		return -1;
 	for (i = 0; i < n && (h = cd_next(p->cd, got, &pos)); i++) {
 		if (!prer_wants(p, h, &r))
 			continue;
@@ -2306,20 +2465,11 @@ static void prer_fill(struct prer *p, size_t k, struct ahead *a)
 	memset(a, 0, sizeof(*a));
 	a->idx = p->f[k].entry;
 	a->pos = r.off;
-	zip_stat_init(&a->st);
-	a->st.valid = ZIP_STAT_INDEX | ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE |
-		      ZIP_STAT_CRC | ZIP_STAT_COMP_METHOD |
-		      ZIP_STAT_ENCRYPTION_METHOD;
-	a->st.index = a->idx;
-	a->st.size = r.size;
-	a->st.comp_size = r.comp_size;
-	a->st.crc = r.crc;
-	a->st.comp_method = r.method;
-	a->st.encryption_method = ZIP_EM_NONE;
-	a->entry = memcpy(p->names, r.name, r.nl);
-	p->names[r.nl] = '\0';
-	a->iname = memcpy(p->names + r.nl + 1, r.name, r.nl - 6);
-	p->names[2 * r.nl - 5] = '\0';
+	stat_of(&r, a->idx, &a->st);
+	a->entry = (const char *)r.name;
+	a->nl = r.nl;
+	a->iname = memcpy(p->names, r.name, r.nl - 6);
+	p->names[r.nl - 6] = '\0';
 }
 
 /* Read class f[m] and keep what became of it in v[m]. */
@@ -2440,7 +2590,7 @@ static void *prer_main(void *arg)
 }
 
 /*
- * Start a pre-reader for a wide archive, before libzip opens it: not
+ * Start a pre-reader for a wide archive, before it is judged: not
  * with the test knobs that read otherwise, nor when it cannot start.
  */
 static void prer_start(struct insp *in)
@@ -2451,12 +2601,11 @@ static void prer_start(struct insp *in)
 
 	if (t && (t->libzip_only || t->no_ahead || t->later || t->pre < 0))
 		return;
-	/* A directory whose offsets and counts fit struct found's. */
-	if (in->cd_count < (t && t->pre > 0 ? 1 : PRE_MIN) ||
+	/* A directory read (read_directory), whose offsets and counts fit
+	 * struct found's. */
+	if (!in->cd || in->cd_count < (t && t->pre > 0 ? 1 : PRE_MIN) ||
 	    in->cd_count > in->lim.max_entries || in->cd_count >= UINT32_MAX ||
-	    !in->cd_size || in->cd_size > UINT32_MAX ||
-	    in->cd_off > in->src->size ||
-	    in->cd_size > in->src->size - in->cd_off)
+	    in->cd_size > UINT32_MAX)
 		return;
 	/* The caller's heap, not a new one the thread would start: the
 	 * memory the thread fills is then as cheap to touch as the walk's
@@ -2467,12 +2616,12 @@ static void prer_start(struct insp *in)
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cond, NULL);
 	n = (size_t)in->cd_count;
-	p->cd = malloc((size_t)in->cd_size);
+	p->cd = in->cd;
 	p->f = malloc(n * sizeof(*p->f));
 	p->v = calloc(n, sizeof(*p->v));
 	p->of = calloc(n, sizeof(*p->of));
 	p->state = calloc(n, sizeof(*p->state));
-	if (!p->cd || !p->f || !p->v || !p->of || !p->state) {
+	if (!p->f || !p->v || !p->of || !p->state) {
 		prer_free(p);
 		return;
 	}
@@ -2495,18 +2644,6 @@ static void preslot_clear(struct preslot *v)
 {
 	took_clear(&v->t);
 	memset(v, 0, sizeof(*v));
-}
-
-/* The central directory as the pre-reader read it, once it has, or NULL. */
-static uint8_t *prer_directory(const struct insp *in)
-{
-	const struct prer *p = in->pre;
-
-	return p && __atomic_load_n(&p->ready, __ATOMIC_ACQUIRE) &&
-			       p->cd_size == in->cd_size &&
-			       p->cd_off == in->cd_off
-		       ? p->cd
-		       : NULL;
 }
 
 /* 1 while a pre-reader is reading. */
@@ -2552,7 +2689,6 @@ static void prer_free(struct prer *p)
 		preslot_clear(&p->v[k]);
 	ahead_clear(&p->take);
 	reader_release(&p->rd);
-	free(p->cd);
 	free(p->f);
 	free(p->v);
 	free(p->state);
@@ -2626,28 +2762,13 @@ static int prer_has(struct insp *in, zip_uint64_t idx)
 }
 
 /*
- * 1 if libzip describes entry idx as the record f[k] the pre-reader went
- * by (offset, name, sizes, method, CRC-32).  An index built from the
- * pre-reader's own copy of the directory compared each record already.
+ * 1 if the index reads entry idx where the pre-reader read record f[k]:
+ * both were built from the one directory, and the index holds only the
+ * entries that the archive's judge describes as their records do.
  */
-static int prer_agrees(struct insp *in, size_t k, zip_uint64_t idx)
+static int prer_agrees(const struct insp *in, size_t k, zip_uint64_t idx)
 {
-	const struct prer *p = in->pre;
-	const char *name;
-	struct cdrec r;
-	zip_stat_t zs;
-
-	if (!in->at || in->at[idx] != p->f[k].pos)
-		return 0;
-	if (in->shared_cd)
-		return 1;
-	prer_wants(p, p->cd + p->f[k].rec, &r);
-	zip_stat_init(&zs);
-	name = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
-	return name && strlen(name) == r.nl && !memcmp(name, r.name, r.nl) &&
-	       !zip_stat_index(in->za, idx, 0, &zs) && zs.size == r.size &&
-	       zs.comp_size == r.comp_size && zs.crc == r.crc &&
-	       zs.comp_method == r.method;
+	return in->at && in->at[idx] == in->pre->f[k].pos;
 }
 
 /*
@@ -2727,7 +2848,7 @@ static int load_name(struct insp *in, struct name *r, struct jclass **out)
 			    "the factories reach more than %zu classes of the "
 			    "JAR (the limit)",
 			    in->lim.max_classes);
-	/* Or one read while libzip opened the archive (by the reachability
+	/* Or one the pre-reader read (by the reachability
 	 * walk: the factories and their supertypes are read whole, for the
 	 * identifier walks). */
 	if (!a && in->reaching)
@@ -3263,8 +3384,7 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 			rc = name_entry(r, &idx);
 			if (rc && prer_has(in, idx))
 				continue;
-			zip_stat_init(&st);
-			if (!rc || zip_stat_index(in->za, idx, 0, &st) < 0 ||
+			if (!rc || entry_stat(in, idx, &st) < 0 ||
 			    !(st.valid & ZIP_STAT_SIZE) ||
 			    st.size > in->lim.max_entry_size)
 				continue;
@@ -3278,7 +3398,7 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 			a->idx = idx;
 			a->pos = in->at ? in->at[idx] : NO_INDEX;
 			a->st = st;
-			a->entry = zip_get_name(in->za, idx, ZIP_FL_ENC_RAW);
+			a->entry = entry_name(in, idx, &a->nl);
 			a->iname = r->key;
 			in->nlisted = ++in->nahead;
 			r->planned = in->nahead;
@@ -3497,6 +3617,8 @@ static void insp_free(struct insp *in)
 	free(in->ext);
 	map_release(&in->entries);
 	free(in->at);
+	free(in->rec);
+	free(in->cd);
 	ahead_drop(in);
 	free(in->ahead);
 	free(in->runs);

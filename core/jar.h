@@ -10,10 +10,12 @@
  * the factory code reaches, which resolution checks against
  * `[sql] class_allowlist`.  See DESIGN.md, "Artifacts" and "Resolution".
  *
- * The archive is opened and judged by libzip (consistency checks on,
- * read-only); the entries it accepts are read through our own index of the
- * central directory and inflated with zlib, or by libzip where anything
- * about them is unusual; the class files with our own reader
+ * The archive is judged as libzip judges it (consistency checks on,
+ * read-only): by zipdir (zipdir.h) when it has the plain shape jar tools
+ * write, by libzip otherwise; the entries it accepts are read through our
+ * own index of the central directory and inflated with libdeflate, or by
+ * libzip where anything about them is unusual; the class files with our
+ * own reader
  * (classfile.h).  Only the service file and the classes reached from the
  * factories are inflated, every inflate is counted against caps (struct
  * jar_limits), and no size declared in the archive is trusted.
@@ -121,15 +123,17 @@ int jar_inspect_mem(struct jar_report **out, const void *data, size_t len,
  * what it found, and the archive changing under an inspection.
  */
 struct jar_test {
-	int libzip_only;   /* read every entry with libzip, none ourselves */
+	int libzip_only;   /* libzip judges the archive (never zipdir) and
+			    * reads every entry, none read by us */
+	int zipdir;	   /* out: zipdir judged the archive, not libzip */
 	const void *later; /* non-NULL: once the archive is open, its bytes */
 	size_t later_len;  /* are these, as when a file is rewritten or cut */
 	size_t nfast;	   /* out: entries read through our own index */
 	int no_ahead;	   /* the walk reads every class itself, in turn */
 	int always_help;   /* a helper thread reads ahead, however few */
-	int pre;	   /* a thread reads classes while libzip opens the
-			    * archive: 1 however few the entries (2: and it
-			    * reads all it will before libzip opens it), -1
+	int pre;	   /* a thread reads classes while the archive is
+			    * judged: 1 however few the entries (2: and it
+			    * reads all it will before it is judged), -1
 			    * never, 0 for wide ones */
 	size_t npre;	   /* out: classes the walk took from it */
 	int join;	   /* it reads only once the walk lists classes, and

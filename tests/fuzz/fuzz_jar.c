@@ -4,8 +4,9 @@
  * Two modes, by the input's first bytes:
  *  - anything else: the bytes are the archive, inspected from memory
  *    (the same zip_source path as a file), then reported as text and
- *    JSON, once with entries read through our index and once by libzip
- *    alone, which must agree; and the same bytes are parsed as a service
+ *    JSON, once judged by zipdir (where the shape is plain) with entries
+ *    read through our index and once judged and read by libzip alone,
+ *    which must agree; and the same bytes are parsed as a service
  *    file;
  *  - CA FE BA BE: the bytes are class files laid end to end (split where
  *    each magic starts).  Each one that parses is stored under its own
@@ -142,8 +143,9 @@ static void inspect_one(struct buf *out, const uint8_t *data, size_t size,
 
 /*
  * Inspect every way: through our index with classes read ahead (by a
- * helper thread too; by a pre-reader while libzip opens the archive) or
- * in turn, and by libzip alone.  The reports must be the same.
+ * helper thread too; by a pre-reader while the archive is judged) or in
+ * turn, and by libzip alone, judge and reader.  The reports must be the
+ * same.
  */
 static void inspect(const uint8_t *data, size_t size)
 {

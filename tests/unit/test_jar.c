@@ -1067,12 +1067,23 @@ static size_t same(const char *what, const uint8_t *b, size_t n,
 	return fc;
 }
 
+/* 1 when zipdir, not libzip, judged the n bytes at b. */
+static int by_zipdir(const uint8_t *b, size_t n)
+{
+	struct buf out = BUF_INIT(1 << 20);
+	struct jar_test t = {0};
+
+	run_knobs(&out, b, n, &t, NULL);
+	buf_release(&out);
+	return t.zipdir;
+}
+
 /* Every fixture JAR: the same report (or refusal) either way. */
 static void test_index_fixtures(void)
 {
 	DIR *d = opendir(JARS);
 	struct dirent *de;
-	size_t n, fast, nfix = 0, nfast = 0;
+	size_t n, fast, nfix = 0, nfast = 0, nzipdir = 0;
 	char path[300], err[256];
 	uint8_t *b;
 
@@ -1092,12 +1103,23 @@ static void test_index_fixtures(void)
 			T_INTEQ(fast, 7);
 		if (!strcmp(de->d_name, "stored.jar"))
 			T_CHECK(fast >= 2);
+		/* Who judged it: zipdir the plain ones, libzip the rest. */
+		if (!strcmp(de->d_name, "mongodb.jar") ||
+		    !strcmp(de->d_name, "stored.jar") ||
+		    !strcmp(de->d_name, "dup.jar"))
+			T_INTEQ(by_zipdir(b, n), 1);
+		if (!strcmp(de->d_name, "zip64.jar") ||
+		    !strcmp(de->d_name, "comment.jar") ||
+		    !strcmp(de->d_name, "truncated.jar"))
+			T_INTEQ(by_zipdir(b, n), 0);
+		nzipdir += (size_t)by_zipdir(b, n);
 		free(b);
 	}
 	if (d)
 		closedir(d);
 	T_CHECK(nfix >= 30);
 	T_CHECK(nfast > 30);
+	T_CHECK(nzipdir >= 20);
 }
 
 /* Where entry `name` has its central record and local header in b. */
@@ -1235,6 +1257,38 @@ static void test_index_streams(void)
 #define MONGO_FACTORY "com/example/mongodb/MongoDynamicTableFactory.class"
 
 /*
+ * The archive cut to `ln` bytes of c once open.  libzip, when it opened
+ * the archive, reads the factory's entry past the end and says so; when
+ * zipdir did, libzip opens the archive only now, to read the entry our
+ * index could not, and finds it changed.  Either way the factory's entry
+ * is refused, in the words of the way; every fast way alike.
+ */
+static void cut(const char *what, const uint8_t *b, size_t n, const uint8_t *c,
+		size_t ln)
+{
+	struct buf a = BUF_INIT(1 << 20), f = BUF_INIT(1 << 20);
+	struct buf w = BUF_INIT(1 << 20);
+	size_t fa, ff, fw;
+	enum way way;
+
+	run(&a, &fa, b, n, c, ln, LIBZIP);
+	run(&f, &ff, b, n, c, ln, AHEAD);
+	T_CONTAINS(buf_str(&a), "code -8 error entry " MONGO_FACTORY ": ");
+	T_CONTAINS(buf_str(&f), "code -8 error entry " MONGO_FACTORY
+				": the archive changed while it was read (");
+	for (way = HELPED; way <= IN_TURN; way++) {
+		buf_reset(&w);
+		run(&w, &fw, b, n, c, ln, way);
+		T_STREQ(buf_str(&w), buf_str(&f));
+	}
+	if (!strstr(buf_str(&f), "changed while"))
+		fprintf(stderr, "  (%s)\n", what);
+	buf_release(&a);
+	buf_release(&f);
+	buf_release(&w);
+}
+
+/*
  * Damaged entries and archives that change under the inspection: our
  * index reads an entry only when all is well, and otherwise leaves it to
  * libzip, whose verdict the report then gives, word for word.
@@ -1292,10 +1346,8 @@ static void test_index_hostile(void)
 	T_INTEQ(same("local method", b, n, c, n, err), all - 1);
 	/* The file cut inside the local header, then inside the data. */
 	memcpy(c, b, n);
-	same("cut header", b, n, c, loc + 20, err);
-	T_CHECK(strcmp(err, "(none)"));
-	same("cut data", b, n, c, loc + 30 + strlen(MONGO_FACTORY) + 100, err);
-	T_CHECK(strcmp(err, "(none)"));
+	cut("cut header", b, n, c, loc + 20);
+	cut("cut data", b, n, c, loc + 30 + strlen(MONGO_FACTORY) + 100);
 	/* Sizes and offsets in zip64 extra fields: all read by the index. */
 	z = zip64_extras(b, n, &n2);
 	T_CHECK(z != NULL);
