@@ -705,6 +705,7 @@ static int cd_record(const uint8_t *h, struct cdrec *r)
 	size_t k, len;
 	const uint8_t *e, *end, *z;
 
+	memset(r, 0, sizeof(*r)); /* a malformed record leaves no garbage */
 	r->nl = le16(h + 28);
 	r->name = h + 46;
 	e = h + 46 + r->nl;
