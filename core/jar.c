@@ -779,6 +779,8 @@ struct jclass {
 	char *refs_err; /* or why they could not be taken */
 	int refs_ready; /* refs or refs_err were taken when it was read */
 	int named;	/* refs[] hold struct name *s now (ref_name) */
+	int inert;	/* and each one external, or a class reached whose
+			 * names are taken: the walk has nothing to do */
 };
 
 /*
@@ -3359,7 +3361,7 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 {
 	uint64_t bytes = 0;
 	size_t i, j, mark = 0;
-	int rc;
+	int rc, inert;
 
 	ahead_drop(in);
 	for (i = from; i < in->nqueue; i++) {
@@ -3370,6 +3372,7 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 		if (jc->cf && (rc = take_refs(jc)))
 			return rc;
 		mark = in->nahead;
+		inert = 1;
 		for (j = 0; j < jc->nrefs; j++) {
 			struct name *r = ref_name(in, jc, j);
 			struct ahead *a;
@@ -3380,6 +3383,10 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 			if (!r)
 				return -ENOMEM;
 			jc->refs[j] = (char *)r;
+			/* Flags only go from 0 to 1: what is done now stays
+			 * done when the walk gets to this class. */
+			inert &= r->external ||
+				 (r->jc && r->jc->reached && !r->jc->cf);
 			if (r->external || r->jc || ahead_of(in, r))
 				continue;
 			rc = name_entry(r, &idx);
@@ -3407,6 +3414,7 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 			bytes += st.size;
 		}
 		jc->named = 1;
+		jc->inert = inert;
 		if (i > from &&
 		    (in->nahead > AHEAD_MAX || bytes > AHEAD_BYTES)) {
 			/* Not this class's: the next list starts with it.
@@ -3450,7 +3458,7 @@ static int reach(struct insp *in)
 		if (jc->refs_err)
 			return fail(in, -ENOEXEC, "class file %s.class: %s",
 				    jc->name, jc->refs_err);
-		for (i = 0; i < jc->nrefs && !rc; i++) {
+		for (i = 0; i < jc->nrefs && !rc && !jc->inert; i++) {
 			struct name *r = ref_name(in, jc, i);
 
 			if (!r)
