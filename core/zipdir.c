@@ -1,9 +1,10 @@
 /*
  * zipdir.c - a zip's central directory, judged as libzip judges it.
  *
- * Every rule below is one of libzip 1.7.3's, read in zip_open.c and
- * zip_dirent.c (_zip_find_central_dir, _zip_read_eocd, _zip_read_cdir,
- * _zip_dirent_read, _zip_ef_parse, _zip_checkcons, _zip_headercomp),
+ * Every rule below is one of libzip 1.7.3's, read in zip_open.c,
+ * zip_dirent.c, zip_extra_field.c and zip_utf-8.c (_zip_find_central_dir,
+ * _zip_read_eocd, _zip_read_cdir, _zip_dirent_read, _zip_ef_parse,
+ * _zip_checkcons, _zip_headercomp, _zip_guess_encoding),
  * narrowed where that keeps this short: an archive that libzip would open
  * in some roundabout way is simply not clean here.  tests/unit/
  * test_zipdir.c holds the two to each other over every header byte of

@@ -7,8 +7,9 @@
  * slot, two time conversions and four small reads of its local header.
  * zipdir_check() walks the same records without any of that, and calls
  * an archive clean only when libzip would open it and describe every
- * entry as its record does.  That is the plain shape that jar, Maven and
- * Gradle write:
+ * entry as its record does.  That is the plain shape JAR tools write
+ * (of the test fixtures, all but the odd ones on purpose and the one
+ * with non-ASCII names):
  *
  *   - one end record, the file's last 22 bytes: no comment, no zip64
  *     locator before it, and no other end-record signature where libzip
