@@ -967,7 +967,8 @@ struct insp {
 	uint64_t cd_off, cd_size; /* the central directory, as the end
 				   * record says (precheck_entries) */
 	uint64_t cd_count;	  /* its entries, as it says too */
-	int plain_end;		  /* zipdir_end() found the end record plain */
+	struct zipdir plain;	  /* the directory, as zipdir_end() read it */
+	int plain_end;		  /* ... when it found the end record plain */
 	uint8_t *cd;	     /* the directory's bytes, or NULL (read_directory);
 			      * the pre-reader borrows them */
 	uint32_t *rec;	     /* zipdir judged the archive (open_plain): entry
@@ -1327,6 +1328,25 @@ static const char *entry_name(const struct insp *in, zip_uint64_t idx,
 }
 
 /*
+ * Open the archive with libzip (`flags`) into in->za, through our source,
+ * so both inputs read the same way (libzip owns the source once the open
+ * succeeds and frees it in zip_discard()): 0, or -1 and *ze.
+ */
+static int libzip_open(struct insp *in, int flags, zip_error_t *ze)
+{
+	zip_source_t *zs = zip_source_function_create(input_source, in->src, ze);
+
+	if (!zs)
+		return -1;
+	in->za = zip_open_from_source(zs, flags, ze);
+	if (!in->za) {
+		zip_source_free(zs);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * libzip's view of an archive that zipdir judged, the first time an entry
  * must be read by libzip (a damaged one, whose verdict is libzip's): 0,
  * or -1 and *ze.  Without ZIP_CHECKCONS, which zipdir's checks stood for
@@ -1336,19 +1356,7 @@ static const char *entry_name(const struct insp *in, zip_uint64_t idx,
  */
 static int libzip_late(struct insp *in, zip_error_t *ze)
 {
-	zip_source_t *zs;
-
-	if (in->za)
-		return 0;
-	zs = zip_source_function_create(input_source, in->src, ze);
-	if (!zs)
-		return -1;
-	in->za = zip_open_from_source(zs, ZIP_RDONLY, ze);
-	if (!in->za) {
-		zip_source_free(zs);
-		return -1;
-	}
-	return 0;
+	return in->za ? 0 : libzip_open(in, ZIP_RDONLY, ze);
 }
 
 /*
@@ -1489,7 +1497,6 @@ static int precheck_entries(struct insp *in)
 	size_t tail, got, p;
 	uint64_t count = 0;
 	uint8_t *b, z[56];
-	struct zipdir plain;
 	int rc = 0, found = 0;
 
 	tail = in->src->size < ZIPDIR_TAIL ? (size_t)in->src->size
@@ -1528,7 +1535,7 @@ static int precheck_entries(struct insp *in)
 		}
 	}
 	/* The record zipdir reads is the one found: the file's last. */
-	in->plain_end = zipdir_end(b, tail, in->src->size, &plain);
+	in->plain_end = zipdir_end(b, tail, in->src->size, &in->plain);
 	if (found && count > in->lim.max_entries)
 		rc = fail(in, -EFBIG,
 			  "the archive declares %llu entries, over the limit "
@@ -1677,16 +1684,10 @@ static int open_error(struct insp *in, zip_error_t *ze, const uint8_t *head)
 				    zip_error_strerror(ze));
 	if (code == ZIP_ER_EXISTS) {
 		/* Open it again, leniently, only to name the duplicate. */
-		zip_source_t *zs;
 		zip_error_t ze2;
 
 		zip_error_init(&ze2);
-		zs = zip_source_function_create(input_source, in->src, &ze2);
-		if (zs) {
-			in->za = zip_open_from_source(zs, ZIP_RDONLY, &ze2);
-			if (!in->za)
-				zip_source_free(zs);
-		}
+		libzip_open(in, ZIP_RDONLY, &ze2);
 		zip_error_fini(&ze2);
 		if (in->za)
 			in->rep->nentries =
@@ -1766,17 +1767,20 @@ static int plain_read(void *ctx, void *buf, size_t n, uint64_t off, size_t *got)
  */
 static int open_plain(struct insp *in)
 {
-	struct zipdir z = {in->cd_off, in->cd_size, in->cd_count};
+	const struct zipdir *z = &in->plain;
 	int rc;
 
-	if (!in->plain_end || !in->cd || (in->test && in->test->libzip_only))
+	/* in->cd is what the precheck's record points to: the same one
+	 * when zipdir_end() found the file's last record plain. */
+	if (!in->plain_end || !in->cd || z->cd_off != in->cd_off ||
+	    z->cd_size != in->cd_size || (in->test && in->test->libzip_only))
 		return 0;
-	in->rec = malloc((size_t)z.count * sizeof(*in->rec));
+	in->rec = malloc((size_t)z->count * sizeof(*in->rec));
 	if (!in->rec)
 		return -ENOMEM;
-	rc = zipdir_check(in->cd, &z, in->rec, plain_read, in->src);
+	rc = zipdir_check(in->cd, z, in->rec, plain_read, in->src);
 	if (rc == 1) {
-		in->rep->nentries = (size_t)z.count;
+		in->rep->nentries = (size_t)z->count;
 		if (in->test)
 			in->test->zipdir = 1;
 		return 1;
@@ -1794,22 +1798,11 @@ static int open_plain(struct insp *in)
  */
 static int open_libzip(struct insp *in, const uint8_t *head)
 {
-	zip_source_t *zs;
 	zip_error_t ze;
 	int rc;
 
-	/* Our source, so both inputs read the same way; libzip owns it
-	 * once the open succeeds and frees it in zip_discard(). */
 	zip_error_init(&ze);
-	zs = zip_source_function_create(input_source, in->src, &ze);
-	if (!zs) {
-		rc = zip_errno(zip_error_code_zip(&ze));
-		zip_error_fini(&ze);
-		return cmfs_err_set(in->err, rc, "cannot read the archive");
-	}
-	in->za = zip_open_from_source(zs, ZIP_CHECKCONS | ZIP_RDONLY, &ze);
-	if (!in->za) {
-		zip_source_free(zs);
+	if (libzip_open(in, ZIP_CHECKCONS | ZIP_RDONLY, &ze)) {
 		rc = open_error(in, &ze, head);
 		zip_error_fini(&ze);
 		return rc;
