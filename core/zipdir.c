@@ -126,71 +126,82 @@ static size_t record_plain(const uint8_t *h, size_t left, uint64_t cd_off)
 	return CEN_LEN + nl + el;
 }
 
-/*
- * The local header of record h, read into buf (room for a header, a name
- * and an extra field, all at their longest): 1 when it agrees with h as
- * libzip wants, 0 when not, or the reader's -errno.
- */
-static int local_plain(const uint8_t *h, uint8_t *buf, zipdir_read_fn read,
-		       void *ctx)
+int zipdir_local(const uint8_t *h, const uint8_t *loc, size_t got)
 {
-	size_t nl = le16(h + 28), el, got, want = LOC_LEN + nl + 64;
-	uint64_t off = le32(h + 42);
+	size_t nl = le16(h + 28), el;
 	uint32_t crc, csize, usize;
-	int rc;
 
-	if ((rc = read(ctx, buf, want, off, &got)))
-		return rc;
-	if (got < LOC_LEN + nl || memcmp(buf, "PK\3\4", 4) ||
-	    le16(buf + 4) > le16(h + 6) || le16(buf + 8) != le16(h + 10) ||
-	    le16(buf + 10) != le16(h + 12) || le16(buf + 12) != le16(h + 14) ||
-	    le16(buf + 26) != nl || memcmp(buf + LOC_LEN, h + CEN_LEN, nl))
+	if (got < LOC_LEN + nl)
+		return -1;
+	if (memcmp(loc, "PK\3\4", 4) || le16(loc + 4) > le16(h + 6) ||
+	    le16(loc + 8) != le16(h + 10) || le16(loc + 10) != le16(h + 12) ||
+	    le16(loc + 12) != le16(h + 14) || le16(loc + 26) != nl ||
+	    memcmp(loc + LOC_LEN, h + CEN_LEN, nl))
 		return 0;
-	crc = le32(buf + 14);
-	csize = le32(buf + 18);
-	usize = le32(buf + 22);
+	crc = le32(loc + 14);
+	csize = le32(loc + 18);
+	usize = le32(loc + 22);
 	if (csize == SATURATED || usize == SATURATED)
 		return 0;
 	if ((crc != le32(h + 16) || csize != le32(h + 20) ||
 	     usize != le32(h + 24)) &&
-	    (!(le16(buf + 6) & FLAG_DESCRIPTOR) || crc || csize || usize))
+	    (!(le16(loc + 6) & FLAG_DESCRIPTOR) || crc || csize || usize))
 		return 0;
-	el = le16(buf + 28);
-	if (got < LOC_LEN + nl + el) {
-		/* A long extra field, or the file ends inside it. */
-		if (got < want)
+	el = le16(loc + 28);
+	if (got < LOC_LEN + nl + el)
+		return -1;
+	return extra_plain(loc + LOC_LEN + nl, el);
+}
+
+int zipdir_local_read(const uint8_t *h, uint8_t *buf, zipdir_read_fn read,
+		      void *ctx)
+{
+	size_t nl = le16(h + 28), got, want = LOC_LEN + nl + 64, more;
+	uint64_t off = le32(h + 42);
+	int rc;
+
+	if ((rc = read(ctx, buf, want, off, &got)))
+		return rc;
+	rc = zipdir_local(h, buf, got);
+	if (rc != -1 || got < want)
+		return rc == 1; /* short: the file ends inside the header */
+	/* A long extra field. */
+	more = LOC_LEN + nl + le16(buf + 28) - want;
+	if ((rc = read(ctx, buf + want, more, off + want, &got)))
+		return rc;
+	return got == more && zipdir_local(h, buf, want + more) == 1;
+}
+
+int zipdir_records(const uint8_t *cd, const struct zipdir *z, uint32_t *rec)
+{
+	size_t at = 0, len, size = (size_t)z->cd_size;
+	uint64_t i;
+
+	for (i = 0; i < z->count; i++) {
+		if (size - at < CEN_LEN ||
+		    !(len = record_plain(cd + at, size - at, z->cd_off)))
 			return 0;
-		if ((rc = read(ctx, buf + want, LOC_LEN + nl + el - want,
-			       off + want, &got)))
-			return rc;
-		if (got != LOC_LEN + nl + el - want)
-			return 0;
+		rec[i] = (uint32_t)at;
+		at += len;
 	}
-	return extra_plain(buf + LOC_LEN + nl, el);
+	/* Exactly the records counted, and nothing after them. */
+	return at == size;
 }
 
 int zipdir_check(const uint8_t *cd, const struct zipdir *z, uint32_t *rec,
 		 zipdir_read_fn read, void *ctx)
 {
-	size_t at = 0, len, size = (size_t)z->cd_size;
 	uint64_t i;
 	uint8_t *buf;
-	int rc = 1;
+	int rc;
 
-	buf = malloc(LOC_LEN + 2 * 65535u);
+	if (!zipdir_records(cd, z, rec))
+		return 0;
+	buf = malloc(ZIPDIR_LOCAL_MAX);
 	if (!buf)
 		return -ENOMEM;
-	for (i = 0; i < z->count && rc == 1; i++) {
-		if (size - at < CEN_LEN ||
-		    !(len = record_plain(cd + at, size - at, z->cd_off))) {
-			rc = 0;
-			break;
-		}
-		rec[i] = (uint32_t)at;
-		rc = local_plain(cd + at, buf, read, ctx);
-		at += len;
-	}
+	for (i = 0, rc = 1; i < z->count && rc == 1; i++)
+		rc = zipdir_local_read(cd + rec[i], buf, read, ctx);
 	free(buf);
-	/* Exactly the records counted, and nothing after them. */
-	return rc == 1 && at != size ? 0 : rc;
+	return rc;
 }

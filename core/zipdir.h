@@ -59,10 +59,40 @@ int zipdir_end(const uint8_t *tail, size_t n, uint64_t size, struct zipdir *z);
 typedef int (*zipdir_read_fn)(void *ctx, void *buf, size_t n, uint64_t off,
 			      size_t *got);
 
+/* The most bytes a local header takes: its fixed part, a name and an
+ * extra field, both at their longest. */
+#define ZIPDIR_LOCAL_MAX (30u + 2u * 65535u)
+
 /*
- * Judge directory `cd` (z->cd_size bytes, of the archive zipdir_end()
- * found plain), reading each entry's local header with `read`.  1: clean,
- * and rec[i] (z->count of them) is the offset of entry i's record in cd.
+ * Walk directory `cd` (z->cd_size bytes, of the archive zipdir_end() found
+ * plain) without reading anything else: 1 when every record is plain and
+ * they are exactly as many as z->count says, rec[i] then being the offset
+ * of entry i's record in cd; else 0 (unsure).  The archive is clean only
+ * if, besides, every entry's local header agrees with its record
+ * (zipdir_local).
+ */
+int zipdir_records(const uint8_t *cd, const struct zipdir *z, uint32_t *rec);
+
+/*
+ * Whether the local header at `loc` (got bytes of the file from there on)
+ * agrees with central record h as libzip wants: 1 yes, 0 no, -1 when got
+ * is too short to tell (a header is read whole: its fixed part, name and
+ * extra field).  A caller that reads an entry anyway can judge its header
+ * with the bytes it has.
+ */
+int zipdir_local(const uint8_t *h, const uint8_t *loc, size_t got);
+
+/*
+ * The same, reading the header with `read` into buf (ZIPDIR_LOCAL_MAX
+ * bytes): 1, 0 (also when the file ends inside it), or the reader's
+ * -errno.
+ */
+int zipdir_local_read(const uint8_t *h, uint8_t *buf, zipdir_read_fn read,
+		      void *ctx);
+
+/*
+ * Judge directory `cd` whole: zipdir_records(), then each entry's local
+ * header, read with `read`.  1: clean, and rec[] as zipdir_records() says.
  * 0: unsure.  -ENOMEM, or the reader's -errno.
  */
 int zipdir_check(const uint8_t *cd, const struct zipdir *z, uint32_t *rec,
