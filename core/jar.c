@@ -10,7 +10,11 @@
  * valid.  An archive of the plain shape that jar tools write is judged by
  * zipdir instead, which accepts only what libzip would, described as
  * libzip would describe it (zipdir.h; test_zipdir holds the two to each
- * other), for a tenth of libzip's cost.  Anything else libzip opens,
+ * other), for a tenth of libzip's cost: its directory first, and each
+ * local header as a reader reads it anyway, the rest once the walk is
+ * over (settle_locals).  One that does not agree with its record undoes
+ * the inspection, and libzip judges the archive from the start, as it
+ * would have without zipdir (inspect).  Anything else libzip opens,
  * through a zip_source of our own that reads with pread() (so a shared fd
  * keeps its offset, and memory and files take the same path).  To read
  * the entries we keep, for each plain one (stored or deflated, not
@@ -892,13 +896,21 @@ struct took {
 	char *refs_err; /* or why they cannot be taken */
 };
 
+/* An entry to read ourselves (fast_read). */
+struct spot {
+	zip_uint64_t idx;
+	uint64_t pos;	    /* its local header's offset, or NO_INDEX */
+	const char *name;   /* its raw name, not '\0'-terminated */
+	size_t nl;	    /* its length */
+	const uint8_t *rec; /* its central record, when its local header is
+			     * yet to be judged (insp.lok), else NULL */
+	uint8_t *agreed;    /* then set to 1 if it agrees with rec */
+};
+
 struct ahead {
 	const char *iname;
-	zip_uint64_t idx;
-	uint64_t pos; /* its local header's offset, or NO_INDEX */
+	struct spot e;
 	zip_stat_t st;
-	const char *entry; /* its raw name, not '\0'-terminated */
-	size_t nl;	   /* its length */
 	int done;	   /* read: t, whose why may say it is unusable */
 	size_t len;	   /* bytes inflated */
 	struct took t;
@@ -973,6 +985,12 @@ struct insp {
 			      * the pre-reader borrows them */
 	uint32_t *rec;	     /* zipdir judged the archive (open_plain): entry
 			      * -> its record in cd; NULL: libzip did */
+	uint8_t *lok;	     /* entry -> 1 once its local header is found to
+			      * agree with its record (read_directory) */
+	int locals;	     /* zipdir judged the records alone: the local
+			      * headers are judged as they are read, the
+			      * rest after the walk (settle_locals) */
+	int no_plain;	     /* libzip judges, not zipdir (a second try) */
 	uint64_t *at;	     /* entry -> its local header's offset, or NO_INDEX;
 			      * NULL = no index */
 	struct reader rd;    /* the walk's thread's; a helper has its own */
@@ -1199,24 +1217,25 @@ static void run_read(struct reader *rd, uint64_t off, uint64_t len)
 }
 
 /*
- * Read the entry whose local header is at `pos` ourselves (NO_INDEX: it is
- * not in the index, build_index): its local header, checked against the
- * directory (signature, method, name), then exactly its compressed bytes,
- * inflated in one call of libdeflate (or copied, if stored) into b, which
- * has room for st->size + INFLATE_SLACK bytes.  0 when b holds st->size
- * bytes with the declared CRC-32.  1 when anything is off: not in the
- * index, a short read, a mismatch, a stream that is damaged, ends early,
- * has bytes after its end or outgrows the declared size.  Then libzip
- * reads the entry, so that it gets libzip's verdict, word for word,
- * whichever way it came.  -ENOMEM.
+ * Read entry e ourselves (e->pos NO_INDEX: it is not in the index,
+ * build_index): its local header, checked against the directory
+ * (signature, method, name), then exactly its compressed bytes, inflated
+ * in one call of libdeflate (or copied, if stored) into b, which has room
+ * for st->size + INFLATE_SLACK bytes.  0 when b holds st->size bytes with
+ * the declared CRC-32.  1 when anything is off: not in the index, a short
+ * read, a mismatch, a stream that is damaged, ends early, has bytes after
+ * its end or outgrows the declared size.  Then libzip reads the entry, so
+ * that it gets libzip's verdict, word for word, whichever way it came.
+ * -ENOMEM.  With e->rec, the header is judged as zipdir would judge it
+ * too, while it is at hand (*e->agreed, for settle_locals).
  */
-static int fast_read(struct reader *rd, uint64_t pos, const char *name,
-		     size_t nl, const zip_stat_t *st, uint8_t *b)
+static int fast_read(struct reader *rd, const struct spot *e,
+		     const zip_stat_t *st, uint8_t *b)
 {
-	size_t got, start, want, used = 0, out = 0;
+	size_t got, start, want, used = 0, out = 0, nl = e->nl;
 	const uint8_t *hdr, *data;
 
-	if (pos == NO_INDEX || st->comp_size > rd->cap + ZBUF || !name ||
+	if (e->pos == NO_INDEX || st->comp_size > rd->cap + ZBUF || !e->name ||
 	    nl > ZBUF / 2)
 		return 1;
 	/* One read for the header, the name, a little extra field and the
@@ -1234,16 +1253,18 @@ static int fast_read(struct reader *rd, uint64_t pos, const char *name,
 	}
 	if (!rd->inflater && !(rd->inflater = libdeflate_alloc_decompressor()))
 		return -ENOMEM;
-	if (run_get(rd, pos, want, &hdr, &got)) {
-		if (input_direct(rd->src, rd->zbuf, want, pos, &got))
+	if (run_get(rd, e->pos, want, &hdr, &got)) {
+		if (input_direct(rd->src, rd->zbuf, want, e->pos, &got))
 			return 1;
 		hdr = rd->zbuf;
 	}
 	if (got < 30 + nl)
 		return 1;
 	if (memcmp(hdr, "PK\3\4", 4) || le16(hdr + 8) != st->comp_method ||
-	    le16(hdr + 26) != nl || memcmp(hdr + 30, name, nl))
+	    le16(hdr + 26) != nl || memcmp(hdr + 30, e->name, nl))
 		return 1;
+	if (e->rec && zipdir_local(e->rec, hdr, got) == 1)
+		__atomic_store_n(e->agreed, 1, __ATOMIC_RELAXED);
 	start = 30 + nl + le16(hdr + 28);
 	data = hdr + start;
 	if (got < start + st->comp_size) {
@@ -1251,7 +1272,7 @@ static int fast_read(struct reader *rd, uint64_t pos, const char *name,
 			return 1; /* the file ends inside the entry */
 		data = rd->zbuf;
 		if (input_direct(rd->src, rd->zbuf, (size_t)st->comp_size,
-				 pos + start, &got) ||
+				 e->pos + start, &got) ||
 		    got != st->comp_size)
 			return 1;
 	}
@@ -1359,6 +1380,16 @@ static int libzip_late(struct insp *in, zip_error_t *ze)
 	return in->za ? 0 : libzip_open(in, ZIP_RDONLY, ze);
 }
 
+/* Where entry idx is, for fast_read. */
+static void spot_of(struct insp *in, zip_uint64_t idx, struct spot *e)
+{
+	e->idx = idx;
+	e->pos = in->at ? in->at[idx] : NO_INDEX;
+	e->name = entry_name(in, idx, &e->nl);
+	e->rec = in->locals ? in->cd + in->rec[idx] : NULL;
+	e->agreed = in->locals ? &in->lok[idx] : NULL;
+}
+
 /*
  * Inflate entry `idx` (named `name`), at most `cap` bytes, into *out
  * (malloc'd, *len bytes): through our index if it can (fast_read), else
@@ -1371,11 +1402,10 @@ static int read_entry(struct insp *in, zip_uint64_t idx, const char *name,
 {
 	zip_file_t *f = NULL;
 	uint8_t *b = NULL;
-	const char *raw;
 	uint64_t got = 0;
 	zip_stat_t st;
 	zip_error_t ze;
-	size_t nl;
+	struct spot e;
 	int rc = 0;
 
 	if (entry_stat(in, idx, &st) < 0)
@@ -1390,9 +1420,8 @@ static int read_entry(struct insp *in, zip_uint64_t idx, const char *name,
 	b = malloc((size_t)st.size + INFLATE_SLACK);
 	if (!b)
 		return -ENOMEM;
-	raw = entry_name(in, idx, &nl);
-	rc = fast_read(&in->rd, in->at ? in->at[idx] : NO_INDEX, raw, nl, &st,
-		       b);
+	spot_of(in, idx, &e);
+	rc = fast_read(&in->rd, &e, &st, b);
 	if (rc < 0)
 		goto out;
 	if (!rc) {
@@ -1750,7 +1779,13 @@ static int read_directory(struct insp *in)
 	    got != in->cd_size) {
 		free(in->cd);
 		in->cd = NULL;
+		return 0;
 	}
+	/* Room for what readers find of local headers, when zipdir may
+	 * judge the archive (open_plain). */
+	if (in->plain_end && !in->no_plain && in->plain.count == in->cd_count &&
+	    !(in->test && in->test->libzip_only))
+		in->lok = calloc((size_t)in->cd_count, 1);
 	return 0;
 }
 
@@ -1763,7 +1798,10 @@ static int plain_read(void *ctx, void *buf, size_t n, uint64_t off, size_t *got)
 
 /*
  * Judge the archive with zipdir: 1 when it is clean, and in->rec maps its
- * entries; 0 when unsure (libzip judges it); -ENOMEM or -EIO.
+ * entries; 0 when unsure (libzip judges it); -ENOMEM or -EIO.  Clean may
+ * mean "if its local headers agree" (in->locals): reading every one of
+ * them before anything else was a tenth of a shaded JAR's inspection,
+ * and the readers read most of them anyway.
  */
 static int open_plain(struct insp *in)
 {
@@ -1773,15 +1811,19 @@ static int open_plain(struct insp *in)
 	/* in->cd is what the precheck's record points to: the same one
 	 * when zipdir_end() found the file's last record plain. */
 	if (!in->plain_end || !in->cd || z->cd_off != in->cd_off ||
-	    z->cd_size != in->cd_size || (in->test && in->test->libzip_only))
+	    z->cd_size != in->cd_size || in->no_plain ||
+	    (in->test && in->test->libzip_only))
 		return 0;
 	in->rec = malloc((size_t)z->count * sizeof(*in->rec));
 	if (!in->rec)
 		return -ENOMEM;
-	rc = zipdir_check(in->cd, z, in->rec, plain_read, in->src);
+	if (in->lok && !(in->test && in->test->locals_first))
+		rc = in->locals = zipdir_records(in->cd, z, in->rec);
+	else
+		rc = zipdir_check(in->cd, z, in->rec, plain_read, in->src);
 	if (rc == 1) {
 		in->rep->nentries = (size_t)z->count;
-		if (in->test)
+		if (in->test && !in->locals)
 			in->test->zipdir = 1;
 		return 1;
 	}
@@ -2049,7 +2091,7 @@ static void ahead_read(struct reader *rd, struct ahead *a)
 			return;
 		rd->ocap = size + INFLATE_SLACK;
 	}
-	if (fast_read(rd, a->pos, a->entry, a->nl, &a->st, rd->out))
+	if (fast_read(rd, &a->e, &a->st, rd->out))
 		return; /* the walk reads it: libzip, or its own ENOMEM */
 	rc = classfile_reparse(cf, rd->out, size, &e);
 	if (rc == -EINVAL) {
@@ -2182,11 +2224,12 @@ static int ahead_extent(const struct insp *in, size_t i, uint64_t *pos,
 {
 	const struct ahead *a = &in->ahead[i];
 
-	if (a->pos == NO_INDEX || !a->entry ||
-	    a->st.comp_size > in->lim.max_entry_size + ZBUF || a->nl > ZBUF / 2)
+	if (a->e.pos == NO_INDEX || !a->e.name ||
+	    a->st.comp_size > in->lim.max_entry_size + ZBUF ||
+	    a->e.nl > ZBUF / 2)
 		return 1;
-	*pos = a->pos;
-	*end = *pos + 30 + a->nl + LOCAL_SLACK + a->st.comp_size;
+	*pos = a->e.pos;
+	*end = *pos + 30 + a->e.nl + LOCAL_SLACK + a->st.comp_size;
 	return 0;
 }
 
@@ -2377,6 +2420,7 @@ struct prer {
 	uint64_t cd_off, cd_size, count; /* the directory (precheck) */
 	uint64_t budget;		 /* bytes it may inflate */
 	const uint8_t *cd;		 /* the central directory (insp.cd) */
+	uint8_t *lok;			 /* insp.lok, or NULL */
 	struct found *f;		 /* the JAR's classes, in file order */
 	struct preslot *v;		 /* what became of each, once read */
 	unsigned *state;		 /* PRE_*, one per f[] (atomic) */
@@ -2459,11 +2503,15 @@ static void prer_fill(struct prer *p, size_t k, struct ahead *a)
 
 	prer_wants(p, p->cd + p->f[k].rec, &r);
 	memset(a, 0, sizeof(*a));
-	a->idx = p->f[k].entry;
-	a->pos = r.off;
-	stat_of(&r, a->idx, &a->st);
-	a->entry = (const char *)r.name;
-	a->nl = r.nl;
+	a->e.idx = p->f[k].entry;
+	a->e.pos = r.off;
+	stat_of(&r, a->e.idx, &a->st);
+	a->e.name = (const char *)r.name;
+	a->e.nl = r.nl;
+	if (p->lok) {
+		a->e.rec = p->cd + p->f[k].rec;
+		a->e.agreed = &p->lok[a->e.idx];
+	}
 	a->iname = memcpy(p->names, r.name, r.nl - 6);
 	p->names[r.nl - 6] = '\0';
 }
@@ -2613,6 +2661,7 @@ static void prer_start(struct insp *in)
 	pthread_cond_init(&p->cond, NULL);
 	n = (size_t)in->cd_count;
 	p->cd = in->cd;
+	p->lok = in->lok;
 	p->f = malloc(n * sizeof(*p->f));
 	p->v = calloc(n, sizeof(*p->v));
 	p->of = calloc(n, sizeof(*p->of));
@@ -2700,6 +2749,21 @@ static void prer_free(struct prer *p)
 	free(p);
 }
 
+/* Have the pre-reader, if any, stop reading, and wait until it has. */
+static void prer_quit(struct insp *in)
+{
+	struct prer *p = in->pre;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	__atomic_store_n(&p->quit, 1, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&p->cond);
+	while (!__atomic_load_n(&p->over, __ATOMIC_RELAXED))
+		pthread_cond_wait(&p->cond, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+}
+
 /*
  * Stop the pre-reader; with `rest`, leave it that to let go of, and
  * itself, once it reads no more (the input is the caller's, and gone
@@ -2711,14 +2775,11 @@ static int prer_stop(struct insp *in, struct insp *rest)
 
 	if (!p)
 		return 0;
+	prer_quit(in);
 	in->pre = NULL;
 	if (rest && pthread_detach(p->thread))
 		rest = NULL;
 	pthread_mutex_lock(&p->mu);
-	__atomic_store_n(&p->quit, 1, __ATOMIC_RELAXED);
-	pthread_cond_broadcast(&p->cond);
-	while (!__atomic_load_n(&p->over, __ATOMIC_RELAXED))
-		pthread_cond_wait(&p->cond, &p->mu);
 	run_note(in, &p->rd); /* it reads no more */
 	p->rest = rest;
 	p->told = 1;
@@ -2808,7 +2869,7 @@ static struct ahead *prer_take(struct insp *in, zip_uint64_t idx)
 	}
 	a = &p->take;
 	ahead_clear(a);
-	a->idx = idx;
+	a->e.idx = idx;
 	a->t = v->t;
 	a->len = v->len;
 	a->done = 1;
@@ -2842,7 +2903,7 @@ static int load_name(struct insp *in, struct name *r, struct jclass **out)
 	/* One listed ahead was found in the JAR when it was listed. */
 	a = ahead_of(in, r);
 	if (a)
-		idx = a->idx;
+		idx = a->e.idx;
 	else if (!name_entry(r, &idx))
 		return 0;
 	if (in->ncls >= in->lim.max_classes)
@@ -3402,10 +3463,8 @@ static int ahead_plan(struct insp *in, size_t from, size_t *to)
 			in->ahead = p;
 			a = &in->ahead[in->nahead];
 			memset(a, 0, sizeof(*a));
-			a->idx = idx;
-			a->pos = in->at ? in->at[idx] : NO_INDEX;
+			spot_of(in, idx, &a->e);
 			a->st = st;
-			a->entry = entry_name(in, idx, &a->nl);
 			a->iname = r->key;
 			in->nlisted = ++in->nahead;
 			r->planned = in->nahead;
@@ -3633,6 +3692,7 @@ static void insp_free(struct insp *in)
 	map_release(&in->entries);
 	free(in->at);
 	free(in->rec);
+	free(in->lok);
 	free(in->cd);
 	ahead_drop(in);
 	free(in->ahead);
@@ -3666,10 +3726,48 @@ static void insp_release(struct insp *in)
 	insp_free(in);
 }
 
-/* The inspection proper, over any input; `t` may be NULL. */
-static int inspect(struct jar_report **out, struct input *src,
-		   const struct jar_limits *lim, struct jar_test *t,
-		   struct cmfs_err *err)
+/* inspect_once(): a local header disagrees with its record, zipdir's
+ * verdict does not stand, and libzip must judge the archive. */
+#define AGAIN 2
+
+/*
+ * zipdir judged the directory's records (in->locals), and the readers the
+ * local headers they read: judge the rest, the walk over.  1 when every
+ * one agrees with its record (the archive is clean), 0 when one does not
+ * (then libzip must judge it), -ENOMEM or -EIO.
+ */
+static int settle_locals(struct insp *in)
+{
+	uint8_t *buf;
+	uint64_t i;
+	int rc = 1;
+
+	/* What it has judged is final once it reads no more; the helpers'
+	 * and its lists of the walk's were over before the walk went on. */
+	prer_quit(in);
+	in->locals = 0;
+	buf = malloc(ZIPDIR_LOCAL_MAX);
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < in->plain.count && rc == 1; i++)
+		if (!__atomic_load_n(&in->lok[i], __ATOMIC_RELAXED))
+			rc = zipdir_local_read(in->cd + in->rec[i], buf,
+					       plain_read, in->src);
+	free(buf);
+	if (rc == 1 && in->test)
+		in->test->zipdir = 1;
+	if (rc == -EIO)
+		return cmfs_err_set(in->err, -EIO, "cannot read the archive");
+	return rc;
+}
+
+/*
+ * The inspection proper, over any input; `t` may be NULL.  0, AGAIN, or
+ * -errno.
+ */
+static int inspect_once(struct jar_report **out, struct input *src,
+			const struct jar_limits *lim, struct jar_test *t,
+			int no_plain, struct cmfs_err *err)
 {
 	struct insp in;
 	int rc;
@@ -3678,6 +3776,7 @@ static int inspect(struct jar_report **out, struct input *src,
 	in.src = src;
 	in.err = err;
 	in.test = t;
+	in.no_plain = no_plain;
 	if (lim)
 		in.lim = *lim;
 	else
@@ -3702,13 +3801,40 @@ static int inspect(struct jar_report **out, struct input *src,
 		rc = reach(&in);
 	if (!rc)
 		rc = report_external(&in);
+	/* Whatever was found stands only if the archive is clean. */
+	if (in.locals && rc != -ENOMEM) {
+		int clean = settle_locals(&in);
+
+		rc = clean == 0 ? AGAIN : clean < 0 ? clean : rc;
+	}
 	insp_release(&in);
-	if (rc < 0) {
+	if (rc < 0 || rc == AGAIN) {
 		jar_report_free(in.rep);
-		return cmfs_err_set(err, rc, "%s", strerror(-rc));
+		return rc == AGAIN ? AGAIN
+				   : cmfs_err_set(err, rc, "%s", strerror(-rc));
 	}
 	*out = in.rep;
 	return 0;
+}
+
+static int inspect(struct jar_report **out, struct input *src,
+		   const struct jar_limits *lim, struct jar_test *t,
+		   struct cmfs_err *err)
+{
+	int rc = inspect_once(out, src, lim, t, 0, err);
+
+	if (rc != AGAIN)
+		return rc;
+	/* A local header does not agree with its record (a damaged
+	 * archive, or one that changed while it was read): libzip's
+	 * verdict, as though zipdir had never judged it. */
+	cmfs_err_clear(err);
+	if (t) { /* what it counts is the second try's */
+		t->again = 1;
+		t->zipdir = 0;
+		t->nfast = t->npre = t->njoined = 0;
+	}
+	return inspect_once(out, src, lim, t, 1, err);
 }
 
 int jar_inspect_fd(struct jar_report **out, int fd,

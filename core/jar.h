@@ -126,6 +126,10 @@ struct jar_test {
 	int libzip_only;   /* libzip judges the archive (never zipdir) and
 			    * reads every entry, none read by us */
 	int zipdir;	   /* out: zipdir judged the archive, not libzip */
+	int locals_first;  /* zipdir reads every local header before the
+			    * walk, not after what the readers judged */
+	int again;	   /* out: zipdir found a local header amiss after
+			    * the walk, and libzip judged it all anew */
 	const void *later; /* non-NULL: once the archive is open, its bytes */
 	size_t later_len;  /* are these, as when a file is rewritten or cut */
 	size_t nfast;	   /* out: entries read through our own index */

@@ -144,8 +144,9 @@ static void inspect_one(struct buf *out, const uint8_t *data, size_t size,
 /*
  * Inspect every way: through our index with classes read ahead (by a
  * helper thread too; by a pre-reader while the archive is judged) or in
- * turn, and by libzip alone, judge and reader.  The reports must be the
- * same.
+ * turn, zipdir judging the local headers as they are read or all before
+ * the walk, and by libzip alone, judge and reader.  The reports must be
+ * the same.
  */
 static void inspect(const uint8_t *data, size_t size)
 {
@@ -157,6 +158,7 @@ static void inspect(const uint8_t *data, size_t size)
 		{"in turn", {.no_ahead = 1}},
 		{"helped", {.always_help = 1}},
 		{"pre-read", {.always_help = 1, .pre = 1}},
+		{"headers first", {.locals_first = 1}},
 	};
 	struct buf a = BUF_INIT(1 << 22), b = BUF_INIT(1 << 22);
 	struct jar_test t;

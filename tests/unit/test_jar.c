@@ -985,7 +985,10 @@ static void put32(uint8_t *p, uint32_t v)
  * ahead of the walk (by a helper thread too; PRE: by a pre-reader while
  * libzip opens the archive, however few the entries, all it will before
  * the walk starts), or by the walk in turn (no helper, no pre-reader). */
-enum way { LIBZIP, AHEAD, HELPED, PRE, IN_TURN };
+/* How entries are read: all by libzip, or through our index, read ahead
+ * by the walk's thread, a helper, the pre-reader, or in turn; FIRST as
+ * AHEAD, with every local header judged before the walk. */
+enum way { LIBZIP, AHEAD, HELPED, PRE, IN_TURN, FIRST };
 
 /* Inspect n bytes at b with the knobs of t: the outcome into `out`. */
 static void run_knobs(struct buf *out, const uint8_t *b, size_t n,
@@ -1010,9 +1013,9 @@ static void run_knobs(struct buf *out, const uint8_t *b, size_t n,
  * error, the report as JSON with verdicts) into `out`; entries read
  * through the index into *nfast.
  */
-static void run_with(struct buf *out, size_t *nfast, const uint8_t *b, size_t n,
-		     const uint8_t *later, size_t ln, enum way way,
-		     const struct jar_limits *lim)
+static struct jar_test run_way(struct buf *out, const uint8_t *b, size_t n,
+			       const uint8_t *later, size_t ln, enum way way,
+			       const struct jar_limits *lim)
 {
 	struct jar_test t = {
 		.libzip_only = way == LIBZIP,
@@ -1021,10 +1024,19 @@ static void run_with(struct buf *out, size_t *nfast, const uint8_t *b, size_t n,
 		.no_ahead = way == IN_TURN,
 		.always_help = way == HELPED || way == PRE,
 		.pre = way == PRE ? 2 : 0,
+		.locals_first = way == FIRST,
 	};
 
 	run_knobs(out, b, n, &t, lim);
-	*nfast = t.nfast;
+	return t;
+}
+
+/* run_way(), the entries read through the index into *nfast. */
+static void run_with(struct buf *out, size_t *nfast, const uint8_t *b, size_t n,
+		     const uint8_t *later, size_t ln, enum way way,
+		     const struct jar_limits *lim)
+{
+	*nfast = run_way(out, b, n, later, ln, way, lim).nfast;
 }
 
 /* run_with() the default limits. */
@@ -1053,7 +1065,7 @@ static size_t same(const char *what, const uint8_t *b, size_t n,
 	if (strcmp(buf_str(&a), buf_str(&c)))
 		fprintf(stderr, "  (%s)\n", what);
 	/* Read ahead or not, helped or not: the same, entry for entry. */
-	for (w = HELPED; w <= IN_TURN; w++) {
+	for (w = HELPED; w <= FIRST; w++) {
 		buf_reset(&c);
 		run(&c, &fw, b, n, later, ln, w);
 		T_STREQ(buf_str(&c), buf_str(&a));
@@ -1259,35 +1271,81 @@ static void test_index_streams(void)
 #define MONGO_FACTORY "com/example/mongodb/MongoDynamicTableFactory.class"
 
 /*
- * The archive cut to `ln` bytes of c once open.  libzip, when it opened
- * the archive, reads the factory's entry past the end and says so; when
- * zipdir did, libzip opens the archive only now, to read the entry our
- * index could not, and finds it changed.  Either way the factory's entry
- * is refused, in the words of the way; every fast way alike.
+ * The archive turned into the ln bytes at c once open (a local header
+ * changed, or the file cut).  zipdir judges the local headers as they are
+ * read and the rest after the walk: it finds one amiss, and libzip judges
+ * the archive anew, as it is now: every way that reads through the index
+ * says what libzip says of c from the start.  Judged whole before the
+ * walk (FIRST), the change is met as the entry is read: that outcome into
+ * `first`, with the entries read through the index into *nfirst.
+ */
+static void changed(const char *what, const uint8_t *b, size_t n,
+		    const uint8_t *c, size_t ln, struct buf *first,
+		    size_t *nfirst)
+{
+	struct buf now = BUF_INIT(1 << 20), w = BUF_INIT(1 << 20);
+	struct jar_test t;
+	size_t f;
+	enum way way;
+	int ok = 1;
+
+	run(&now, &f, c, ln, NULL, 0, LIBZIP);
+	for (way = AHEAD; way <= IN_TURN; way++) {
+		buf_reset(&w);
+		t = run_way(&w, b, n, c, ln, way, NULL);
+		T_STREQ(buf_str(&w), buf_str(&now));
+		T_CHECK(t.again && !t.zipdir);
+		ok &= !strcmp(buf_str(&w), buf_str(&now)) && t.again;
+	}
+	*nfirst = run_way(first, b, n, c, ln, FIRST, NULL).nfast;
+	if (!ok)
+		fprintf(stderr, "  (%s)\n", what);
+	buf_release(&now);
+	buf_release(&w);
+}
+
+/*
+ * The archive cut to `ln` bytes of c once open: libzip's verdict on the
+ * cut file.  Judged before the walk: libzip, when it opened the archive,
+ * reads the factory's entry past the end and says so; zipdir's way opens
+ * libzip only then, to read the entry our index could not, and finds it
+ * changed.  Either way the factory's entry is refused.
  */
 static void cut(const char *what, const uint8_t *b, size_t n, const uint8_t *c,
 		size_t ln)
 {
 	struct buf a = BUF_INIT(1 << 20), f = BUF_INIT(1 << 20);
-	struct buf w = BUF_INIT(1 << 20);
-	size_t fa, ff, fw;
-	enum way way;
+	size_t fa, ff;
 
+	changed(what, b, n, c, ln, &f, &ff);
 	run(&a, &fa, b, n, c, ln, LIBZIP);
-	run(&f, &ff, b, n, c, ln, AHEAD);
 	T_CONTAINS(buf_str(&a), "code -8 error entry " MONGO_FACTORY ": ");
 	T_CONTAINS(buf_str(&f), "code -8 error entry " MONGO_FACTORY
 				": the archive changed while it was read (");
-	for (way = HELPED; way <= IN_TURN; way++) {
-		buf_reset(&w);
-		run(&w, &fw, b, n, c, ln, way);
-		T_STREQ(buf_str(&w), buf_str(&f));
-	}
 	if (!strstr(buf_str(&f), "changed while"))
 		fprintf(stderr, "  (%s)\n", what);
 	buf_release(&a);
 	buf_release(&f);
-	buf_release(&w);
+}
+
+/*
+ * A local header of the n bytes at b changed once open (c): libzip's
+ * verdict on c; judged before the walk, the entry read by libzip, as
+ * libzip alone would (all - 1 entries through the index).
+ */
+static void changing(const char *what, const uint8_t *b, size_t n,
+		     const uint8_t *c, size_t all)
+{
+	struct buf a = BUF_INIT(1 << 20), f = BUF_INIT(1 << 20);
+	size_t fa, ff;
+
+	changed(what, b, n, c, n, &f, &ff);
+	run(&a, &fa, b, n, c, n, LIBZIP);
+	T_STREQ(buf_str(&f), buf_str(&a));
+	T_INTEQ(ff, all - 1);
+	T_CONTAINS(buf_str(&a), "code 0 error (none)");
+	buf_release(&a);
+	buf_release(&f);
 }
 
 /*
@@ -1297,7 +1355,8 @@ static void cut(const char *what, const uint8_t *b, size_t n, const uint8_t *c,
  */
 static void test_index_hostile(void)
 {
-	size_t n, n2, cen = 0, loc = 0, all;
+	struct buf out = BUF_INIT(1 << 20);
+	size_t n, n2, cen = 0, loc = 0, cen2 = 0, loc2 = 0, all;
 	char err[256];
 	uint8_t *b, *c, *z;
 
@@ -1337,15 +1396,34 @@ static void test_index_hostile(void)
 	memset(c + loc + 14, 0, 12);
 	T_INTEQ(same("descriptor", c, n, NULL, 0, err), all);
 	T_STREQ(err, "(none)");
-	/* The local name no longer the central one: libzip reads it. */
+	/* The local name no longer the central one: libzip finds the
+	 * archive inconsistent; judged before the walk, our index leaves the
+	 * entry to libzip, which reads it. */
 	memcpy(c, b, n);
 	c[loc + 30 + 12] ^= 0x20;
-	T_INTEQ(same("local name", b, n, c, n, err), all - 1);
-	T_STREQ(err, "(none)");
+	changing("local name", b, n, c, all);
 	/* The local method no longer the central one. */
 	memcpy(c, b, n);
 	c[loc + 8] = 0;
-	T_INTEQ(same("local method", b, n, c, n, err), all - 1);
+	changing("local method", b, n, c, all);
+	/* So from the start: libzip judges after the walk, as it would
+	 * have before it. */
+	T_INTEQ(same("local method, from the start", c, n, NULL, 0, err), 0);
+	T_INTEQ(run_way(&out, c, n, NULL, 0, AHEAD, NULL).again, 1);
+	T_CONTAINS(buf_str(&out), "rc -22 not a valid zip archive: Zip "
+				  "archive inconsistent");
+	/* The local time of an entry no reader reads (a class no factory
+	 * reaches): found after the walk. */
+	memcpy(c, b, n);
+	T_CHECK(!locate(c, n, "com/example/mongodb/internal/Unused.class",
+			&cen2, &loc2));
+	c[loc2 + 10] ^= 1;
+	T_INTEQ(same("local time, unread", c, n, NULL, 0, err), 0);
+	buf_reset(&out);
+	T_INTEQ(run_way(&out, c, n, NULL, 0, PRE, NULL).again, 1);
+	T_CONTAINS(buf_str(&out), "rc -22 not a valid zip archive: Zip "
+				  "archive inconsistent");
+	buf_release(&out);
 	/* The file cut inside the local header, then inside the data. */
 	memcpy(c, b, n);
 	cut("cut header", b, n, c, loc + 20);
