@@ -130,6 +130,8 @@ struct jar_test {
 			    * walk, not after what the readers judged */
 	int again;	   /* out: zipdir found a local header amiss after
 			    * the walk, and libzip judged it all anew */
+	int heads_pre;	   /* the pre-reader judges every local header left
+			    * after the walk (else it shares them) */
 	const void *later; /* non-NULL: once the archive is open, its bytes */
 	size_t later_len;  /* are these, as when a file is rewritten or cut */
 	size_t nfast;	   /* out: entries read through our own index */

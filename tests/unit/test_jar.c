@@ -1329,6 +1329,26 @@ static void cut(const char *what, const uint8_t *b, size_t n, const uint8_t *c,
 }
 
 /*
+ * The n bytes at b inspected with a pre-reader that judges alone the
+ * local headers left after the walk: libzip's verdict, as every way's,
+ * and a second try exactly when one is `amiss`.
+ */
+static void heads_by_pre(const uint8_t *b, size_t n, int amiss)
+{
+	struct buf want = BUF_INIT(1 << 20), got = BUF_INIT(1 << 20);
+	struct jar_test t = {.pre = 2, .heads_pre = 1};
+	size_t f;
+
+	run(&want, &f, b, n, NULL, 0, LIBZIP);
+	run_knobs(&got, b, n, &t, NULL);
+	T_STREQ(buf_str(&got), buf_str(&want));
+	T_INTEQ(t.again, amiss);
+	T_INTEQ(t.zipdir, !amiss);
+	buf_release(&want);
+	buf_release(&got);
+}
+
+/*
  * A local header of the n bytes at b changed once open (c): libzip's
  * verdict on c; judged before the walk, the entry read by libzip, as
  * libzip alone would (all - 1 entries through the index).
@@ -1423,6 +1443,10 @@ static void test_index_hostile(void)
 	T_INTEQ(run_way(&out, c, n, NULL, 0, PRE, NULL).again, 1);
 	T_CONTAINS(buf_str(&out), "rc -22 not a valid zip archive: Zip "
 				  "archive inconsistent");
+	/* The same, found by the pre-reader, which judges the headers
+	 * left after the walk with the walk's thread. */
+	heads_by_pre(c, n, 1);
+	heads_by_pre(b, n, 0);
 	buf_release(&out);
 	/* The file cut inside the local header, then inside the data. */
 	memcpy(c, b, n);
