@@ -1514,6 +1514,23 @@ static long find_local_header(struct input *src)
 }
 
 /*
+ * An archive that does not start with its first entry but holds one
+ * within its first 64 KiB (a prefixed archive: a script or an installer
+ * before it) is refused as such: -EINVAL, err says so; else 0.
+ */
+static int refuse_prefix(struct insp *in)
+{
+	long at = find_local_header(in->src);
+
+	if (at <= 0)
+		return 0;
+	return cmfs_err_set(in->err, -EINVAL,
+			    "not a valid zip archive: %ld bytes of other data "
+			    "before it (a prefixed archive)",
+			    at);
+}
+
+/*
  * Weigh the entry count that the end-of-central-directory record (or its
  * zip64 twin) declares, before libzip allocates a table that big.  Only a
  * record that ends the file exactly (as ZIP_CHECKCONS wants) is read;
@@ -1706,7 +1723,6 @@ static int build_index(struct insp *in)
 static int open_error(struct insp *in, zip_error_t *ze, const uint8_t *head)
 {
 	int code = zip_error_code_zip(ze), e = zip_errno(code), rc;
-	long at;
 
 	if (e != -EINVAL)
 		return cmfs_err_set(in->err, e, "cannot read the archive: %s",
@@ -1729,14 +1745,8 @@ static int open_error(struct insp *in, zip_error_t *ze, const uint8_t *head)
 				    "names");
 	}
 	if (memcmp(head, "PK\3\4", 4)) {
-		at = find_local_header(in->src);
-		if (at > 0)
-			return cmfs_err_set(
-				in->err, -EINVAL,
-				"not a valid zip archive: %ld bytes "
-				"of other data before it (a prefixed "
-				"archive)",
-				at);
+		if ((rc = refuse_prefix(in)))
+			return rc;
 		if (code == ZIP_ER_NOZIP)
 			return cmfs_err_set(in->err, -EINVAL,
 					    "not a zip archive");
@@ -1864,7 +1874,6 @@ static int open_archive(struct insp *in)
 {
 	uint8_t head[4] = {0, 0, 0, 0};
 	size_t got;
-	long at;
 	int rc;
 
 	if (input_read(in->src, head, 4, 0, &got))
@@ -1890,14 +1899,8 @@ static int open_archive(struct insp *in)
 		return rc;
 	/* libzip follows offsets that were adjusted for a prefix: we don't. */
 	if (memcmp(head, "PK\3\4", 4) && memcmp(head, "PK\5\6", 4)) {
-		at = find_local_header(in->src);
-		if (at > 0)
-			return cmfs_err_set(
-				in->err, -EINVAL,
-				"not a valid zip archive: %ld bytes "
-				"of other data before it (a prefixed "
-				"archive)",
-				at);
+		if ((rc = refuse_prefix(in)))
+			return rc;
 		return cmfs_err_set(in->err, -EINVAL,
 				    "not a valid zip archive: it does not "
 				    "start with a zip entry (a prefixed "
