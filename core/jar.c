@@ -2384,15 +2384,15 @@ static struct ahead *ahead_of(const struct insp *in, const struct name *r)
  * Meanwhile a thread of our own (the pre-reader) indexes the central
  * directory the walk's thread read and, in file order, reads the classes
  * as ahead_read does (judging their local headers for zipdir, insp.lok),
- * keeping of each what load_class takes.  The walk takes a class so read only if
- * the index reads its entry where the pre-reader did (prer_agrees); the
- * rest it reads itself, as before.  A class is read by one side only: its
- * slot goes once from PRE_FREE to PRE_BUSY (the pre-reader's) or to
- * PRE_WALK (the walk's).  The pre-reader stops when the walk is over, so
- * what it reads in vain is what it can read beside the open and the walk,
- * on a core that would have been idle; done with the file, it reads the
- * walk's lists with it (prer_join), and after the walk it judges with it
- * the local headers nobody read (settle_locals).
+ * keeping of each what load_class takes.  The walk takes a class so read
+ * only if the index reads its entry where the pre-reader did
+ * (prer_agrees); the rest it reads itself, as before.  A class is read by
+ * one side only: its slot goes once from PRE_FREE to PRE_BUSY (the
+ * pre-reader's) or to PRE_WALK (the walk's).  The pre-reader stops when
+ * the walk is over, so what it reads in vain is what it can read beside
+ * the open and the walk, on a core that would have been idle; done with
+ * the file, it reads the walk's lists with it (prer_join), and after the
+ * walk it judges with it the local headers nobody read (settle_locals).
  */
 #define PRE_MIN 512u	/* entries, for an archive to be pre-read */
 #define PRE_HOLD 16384u /* classes read and not taken, at most (memory) */

@@ -983,11 +983,9 @@ static void put32(uint8_t *p, uint32_t v)
 
 /* How run() reads: libzip alone, or our index with the classes read
  * ahead of the walk (by a helper thread too; PRE: by a pre-reader while
- * libzip opens the archive, however few the entries, all it will before
- * the walk starts), or by the walk in turn (no helper, no pre-reader). */
-/* How entries are read: all by libzip, or through our index, read ahead
- * by the walk's thread, a helper, the pre-reader, or in turn; FIRST as
- * AHEAD, with every local header judged before the walk. */
+ * the archive is judged, however few the entries, all it will before
+ * the walk starts), or by the walk in turn (no helper, no pre-reader);
+ * FIRST as AHEAD, with every local header judged before the walk. */
 enum way { LIBZIP, AHEAD, HELPED, PRE, IN_TURN, FIRST };
 
 /* Inspect n bytes at b with the knobs of t: the outcome into `out`. */
