@@ -91,6 +91,7 @@ struct later {
 	pthread_mutex_t flush; /* held while lines go in: keeps the order */
 	pthread_cond_t wake;
 	pthread_t thread;
+	int ready; /* set up (later_init): the above are live */
 	int running, stop;
 	size_t n;
 	struct later_line *head, **tail;
@@ -191,7 +192,7 @@ void repo_log(struct repo *r, int level, const char *fmt, ...)
 	char line[1024];
 	va_list ap;
 
-	if (!r->log || level > r->cfg->log_level)
+	if (!r->log || level > repo_config(r)->log_level)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
@@ -206,7 +207,7 @@ static void log_event(struct repo *r, const char *line, int rc)
 	size_t n = strlen(line);
 	char *copy;
 
-	if (!r->log || level > r->cfg->log_level)
+	if (!r->log || level > repo_config(r)->log_level)
 		return;
 	copy = strndup(line, n ? n - 1 : 0);
 	if (copy)
@@ -299,6 +300,7 @@ static void later_init(struct repo *r)
 	pthread_mutex_init(&q->flush, NULL);
 	thread_cond_init(&q->wake);
 	q->tail = &q->head;
+	q->ready = 1;
 }
 
 /* Tell a helper thread (`running`, or none) to stop, and wait for it. */
@@ -337,7 +339,7 @@ static void later_stop(struct repo *r)
 {
 	struct later *q = &r->later;
 
-	if (!q->tail)
+	if (!q->ready)
 		return;
 	stop_thread(&q->lock, &q->wake, &q->stop, &q->running, q->thread);
 	if (r->cat)
@@ -1462,11 +1464,12 @@ static int check_labels(struct repo *r, const char *name, int64_t art_id,
 				break;
 		n += !later && l->value;
 	}
-	if (n > r->cfg->limits.labels) {
-		rc = cmfs_err_set(err, -EDQUOT,
-				  "%s: %llu labels is over the limit of %llu",
-				  name, (unsigned long long)n,
-				  (unsigned long long)r->cfg->limits.labels);
+	if (n > repo_config(r)->limits.labels) {
+		rc = cmfs_err_set(
+			err, -EDQUOT,
+			"%s: %llu labels is over the limit of %llu", name,
+			(unsigned long long)n,
+			(unsigned long long)repo_config(r)->limits.labels);
 		goto out;
 	}
 	t = s.type;
@@ -1702,7 +1705,9 @@ int repo_upload_begin(struct repo_upload **out, struct repo *r,
 /* A blob of `size` bytes is to be inline ([store] inline_max; 0: none). */
 static int fits_inline(const struct repo *r, uint64_t size)
 {
-	return r->cfg->inline_max && size <= r->cfg->inline_max;
+	uint64_t max = repo_config(r)->inline_max;
+
+	return max && size <= max;
 }
 
 /* Give back the memory an upload held its bytes in. */
@@ -1723,7 +1728,7 @@ static void let_go(struct repo_upload *u)
  */
 static int hold(struct repo_upload *u, uint64_t need)
 {
-	uint64_t max = u->r->cfg->inline_max;
+	uint64_t max = repo_config(u->r)->inline_max;
 	size_t cap;
 	unsigned char *p;
 
@@ -1888,7 +1893,7 @@ ssize_t repo_upload_write(struct repo_upload *u, const void *data,
 	if (off < 0)
 		return -EINVAL;
 	drop_early(u);
-	if (end > u->r->cfg->limits.artifact_size)
+	if (end > repo_config(u->r)->limits.artifact_size)
 		return u->failed = -EFBIG;
 	if ((rc = ready(u, end)))
 		return u->failed = rc;
@@ -1954,7 +1959,7 @@ int repo_upload_truncate(struct repo_upload *u, off_t size)
 
 	if (size < 0)
 		return -EINVAL;
-	if ((uint64_t)size > u->r->cfg->limits.artifact_size)
+	if ((uint64_t)size > repo_config(u->r)->limits.artifact_size)
 		return -EFBIG;
 	if ((uint64_t)size == u->size && (u->fd >= 0 || u->mem))
 		return 0;
@@ -2009,7 +2014,8 @@ int repo_upload_label(struct repo_upload *u, const char *key,
 	int rc = 0;
 
 	if (value)
-		rc = label_check(u->r->cfg, key, value, strlen(value), err);
+		rc = label_check(repo_config(u->r), key, value, strlen(value),
+				 err);
 	if (!rc && label_push(&u->pending, key, value))
 		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
 	if (!rc)
@@ -2231,7 +2237,7 @@ int repo_scratch_label_set(struct repo *r, const char *env,
 			   const char *value, struct cmfs_err *err)
 {
 	struct label *l;
-	int rc = label_check(r->cfg, key, value, strlen(value), err);
+	int rc = label_check(repo_config(r), key, value, strlen(value), err);
 
 	if (rc)
 		return rc;
@@ -2364,10 +2370,11 @@ int repo_label_set(struct repo *r, const struct repo_who *who,
 		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
 		goto out;
 	}
-	rc = strlen(v) != len
-		     ? cmfs_err_set(err, -EINVAL, "label %s: value holds a "
-						  "NUL byte", key)
-		     : label_check(r->cfg, key, v, len, err);
+	rc = strlen(v) != len ? cmfs_err_set(err, -EINVAL,
+					     "label %s: value holds a "
+					     "NUL byte",
+					     key)
+			      : label_check(repo_config(r), key, v, len, err);
 	if (!rc)
 		rc = label_push(&pending, key, v);
 	if (!rc)

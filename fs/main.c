@@ -424,7 +424,8 @@ static void reload(struct cmfs *c)
 	}
 	c->old_at[c->nold] = now.tv_sec;
 	c->old[c->nold++] = c->cfg;
-	c->shared |= n->nscopes > 0;
+	if (n->nscopes)
+		__atomic_store_n(&c->shared, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->cfg, n, __ATOMIC_RELEASE);
 	repo_set_config(c->repo, n);
 	repo_log(c->repo, LOG_NOTICE, "SIGHUP: reloaded %s (%zu rule scopes)",

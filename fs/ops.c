@@ -90,6 +90,18 @@ static struct node *nd(fuse_req_t req, fuse_ino_t ino)
 	return path_node(cm(req)->paths, ino);
 }
 
+/* The configuration in force: SIGHUP swaps it (main.c, reload). */
+static const struct config *cfg_of(struct cmfs *c)
+{
+	return __atomic_load_n(&c->cfg, __ATOMIC_ACQUIRE);
+}
+
+/* 1 where callers see different modes: the kernel keeps no attributes. */
+static int shared(struct cmfs *c)
+{
+	return __atomic_load_n(&c->shared, __ATOMIC_RELAXED);
+}
+
 /* ---- Access ---- */
 
 /* The right a change of a node of kind `k` needs. */
@@ -119,11 +131,11 @@ static int holds(fuse_req_t req, const char *env, enum config_right right)
 	int n;
 
 	/* Groups cost a read of /proc: only rules can need them. */
-	if (c->cfg->nscopes) {
+	if (cfg_of(c)->nscopes) {
 		n = fuse_req_getgroups(req, 64, groups);
 		w.ngroups = n > 0 ? (size_t)(n > 64 ? 64 : n) : 0;
 	}
-	return access_allowed(c->cfg, c->owner, env && *env ? env : NULL, &w,
+	return access_allowed(cfg_of(c), c->owner, env && *env ? env : NULL, &w,
 			      right);
 }
 
@@ -277,8 +289,8 @@ static void inval_artifact(struct cmfs *c, const char *env, const char *name)
  */
 static double entry_timeout_of(struct cmfs *c, enum node_kind k, int found)
 {
-	double t = found ? c->cfg->mount.entry_timeout
-			 : c->cfg->mount.negative_timeout;
+	double t = found ? cfg_of(c)->mount.entry_timeout
+			 : cfg_of(c)->mount.negative_timeout;
 
 	if (k == N_VERS || k == N_VDIR || k == N_RESOLVED)
 		return found && t > 1 ? 1 : found ? t : 0;
@@ -289,16 +301,21 @@ static double entry_timeout_of(struct cmfs *c, enum node_kind k, int found)
 
 static double timeout_of(struct cmfs *c, const struct node *n)
 {
-	double t = c->cfg->mount.attr_timeout;
+	double t = cfg_of(c)->mount.attr_timeout;
+	int busy;
 
 	/* Computed files change without a write through their own name;
 	 * a file being written may yet be refused and vanish. */
-	if (n->kind == N_EVENTS || n->kind == N_RJARS || n->kind == N_RSQL ||
-	    n->writer || n->placeholder)
+	if (n->kind == N_EVENTS || n->kind == N_RJARS || n->kind == N_RSQL)
+		return 0;
+	path_lock(c->paths);
+	busy = n->writer || n->placeholder;
+	path_unlock(c->paths);
+	if (busy)
 		return 0;
 	/* Modes follow the caller, but the kernel keeps one copy for all:
 	 * where callers differ, it keeps none. */
-	return c->shared ? 0 : t;
+	return shared(c) ? 0 : t;
 }
 
 static void set_time(struct stat *st, int64_t ns)
@@ -1390,7 +1407,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	memset(&e, 0, sizeof(e));
 	e.attr_timeout = timeout_of(c, n);
-	e.entry_timeout = c->cfg->mount.entry_timeout;
+	e.entry_timeout = cfg_of(c)->mount.entry_timeout;
 	rc = attr_of(c, n, &e.attr);
 	if (rc == -ENOENT) {
 		/* New and not yet committed: the writer's view.  Its name is
@@ -1410,8 +1427,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	 * size and times the kernel keeps, and any look-up of the name
 	 * (not cached) brings the committed ones.
 	 */
-	if (n->kind == N_ART && n->solo && !c->shared)
-		e.attr_timeout = c->cfg->mount.attr_timeout;
+	if (n->kind == N_ART && n->solo && !shared(c))
+		e.attr_timeout = cfg_of(c)->mount.attr_timeout;
 	e.ino = path_ino(n);
 	e.attr.st_ino = e.ino;
 	e.generation = 1;
