@@ -103,9 +103,13 @@ write_ini() {
 }
 
 # mount_cmfs [EXTRA-ARGS...]: start the daemon in the foreground and wait.
+# With allow_other (other users' tests need it) unless MOUNT_OPTS says
+# otherwise: a mount only its owner uses lets the kernel keep more.
 mount_cmfs() {
 	write_ini
-	"$CMFS" -c "$T/cmfs.ini" -f -o allow_other "$@" "$M" >>"$LOG" 2>&1 &
+	# shellcheck disable=SC2086 # options are words
+	"$CMFS" -c "$T/cmfs.ini" -f ${MOUNT_OPTS--o allow_other} "$@" "$M" \
+		>>"$LOG" 2>&1 &
 	PID=$!
 	i=0
 	while ! mountpoint -q "$M"; do
