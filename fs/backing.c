@@ -165,6 +165,9 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 	struct k_init_out *init = NULL;
 	ssize_t n;
 
+	/* A reply (not a notification): nothing stale is read after it. */
+	if (h->unique)
+		cmfs_settle(c, 0);
 	if (count == 2 && iov[0].iov_len == sizeof(*h) && !h->error) {
 		if (pending.id && iov[1].iov_len == sizeof(struct k_open_out)) {
 			struct k_open_out *o = iov[1].iov_base;

@@ -53,6 +53,20 @@ struct cmfs {
 	struct inval *qhead, *qtail;
 	int qstop;
 	pthread_t qthread;
+
+	/*
+	 * Resolved files whose attributes the kernel may keep (ops.c,
+	 * "Resolved files in the page cache").  `slock` serialises
+	 * cmfs_settle(); `settled`, the catalog generation settled last, and
+	 * `changed`, when (ns since 1970), are atomic; the paths lock guards
+	 * `epoch` (settles so far, + 1) and `told`, the inodes told since.
+	 */
+	pthread_mutex_t slock;
+	uint64_t settled;
+	int64_t changed;
+	uint64_t epoch;
+	uint64_t *told;
+	size_t ntold, ctold;
 };
 
 /* The operations table, from ops.c. */
@@ -65,5 +79,13 @@ extern const struct fuse_lowlevel_ops cmfs_ops;
 int cmfs_inval_start(struct cmfs *c);
 void cmfs_inval_quiesce(struct cmfs *c);
 void cmfs_inval_stop(struct cmfs *c);
+
+/*
+ * Before a reply goes out (backing.c's writev hook): if the catalog
+ * changed since the last call, the kernel forgets the attributes it keeps
+ * of resolved files, so that nothing the request changed is read stale
+ * after it.  `force`: the rules changed (SIGHUP), whatever the catalog.
+ */
+void cmfs_settle(struct cmfs *c, int force);
 
 #endif

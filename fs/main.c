@@ -428,6 +428,7 @@ static void reload(struct cmfs *c)
 		__atomic_store_n(&c->shared, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&c->cfg, n, __ATOMIC_RELEASE);
 	repo_set_config(c->repo, n);
+	cmfs_settle(c, 1); /* resolutions follow the rules */
 	repo_log(c->repo, LOG_NOTICE, "SIGHUP: reloaded %s (%zu rule scopes)",
 		 n->file, n->nscopes);
 }
@@ -702,10 +703,10 @@ int main(int argc, char **argv)
 	sigaddset(&hup, SIGHUP);
 	sigaddset(&hup, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &hup, NULL);
-	hupped = !pthread_create(&hupt, NULL, hup_thread, &c);
 	if (cmfs_inval_start(&c))
 		goto out_unmount;
 	inval = 1;
+	hupped = !pthread_create(&hupt, NULL, hup_thread, &c);
 	repo_log(c.repo, LOG_NOTICE, "mounted %s (store %s)", mnt,
 		 cfg->store_path);
 	/* Set before the loop reads INIT, after which the rings start. */

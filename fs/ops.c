@@ -63,6 +63,9 @@ struct fh {
 	int refused;			/* the last commit was refused */
 	int creator;			/* opened by the create of its node */
 	int failed;			/* FH_TEXT: a write failed */
+	int paged;			/* FH_SNAP of N_RJARS: 1 read through
+					 * the page cache, -1 around it, as
+					 * counted in node.cache */
 	struct repo_who who;		/* who opened it: the uploader */
 	struct fh *wnext;		/* node's list of writers */
 	unsigned users;			/* (paths lock) live_writer()'s
@@ -233,6 +236,11 @@ int cmfs_inval_start(struct cmfs *c)
 {
 	pthread_mutex_init(&c->qlock, NULL);
 	pthread_cond_init(&c->qcond, NULL);
+	pthread_mutex_init(&c->slock, NULL);
+	c->epoch = 1;
+	c->settled = catalog_generation(repo_catalog(c->repo));
+	c->changed =
+		(int64_t)c->started.tv_sec * 1000000000 + c->started.tv_nsec;
 	return -pthread_create(&c->qthread, NULL, inval_thread, c);
 }
 
@@ -248,6 +256,10 @@ void cmfs_inval_stop(struct cmfs *c)
 {
 	cmfs_inval_quiesce(c);
 	pthread_join(c->qthread, NULL);
+	pthread_mutex_destroy(&c->slock);
+	free(c->told);
+	c->told = NULL;
+	c->ntold = c->ctold = 0;
 }
 
 /*
@@ -282,6 +294,231 @@ static void inval_artifact(struct cmfs *c, const char *env, const char *name)
 		inval_queue(c, 0, path_ino(n), NULL);
 }
 
+/* ---- Resolved files in the page cache ---- */
+
+/*
+ * A job reads its table's resolved/<t>.jars at every start.  Read around
+ * the page cache, that is OPEN, a READ, and a READ that finds the end;
+ * kept there with its size, OPEN alone.  What the kernel keeps must never
+ * be read after the change that made it stale has returned, and each open
+ * reads one snapshot, whole, whatever changes meanwhile.
+ *
+ * Attributes (the size) are kept for attr_timeout.  A resolved file whose
+ * attributes are about to be resolved goes on c->told first, and before
+ * any reply goes out after the catalog changed (a new generation: every
+ * reply passes backing.c's writev hook), cmfs_settle() makes the kernel
+ * drop the attributes of all of them: a stat after the change asks again.
+ * The kernel also ignores the attributes in the reply of any request sent
+ * before that.  So the attributes it may hold as valid were resolved since
+ * the last settle, on the node's epoch: `sizes` says which sizes those
+ * were.  Attributes only: dropping pages waits for page locks, which a
+ * READ queued behind this very thread may hold.
+ *
+ * Pages: node.cache holds the bytes they may hold.  The kernel has one
+ * size and one page cache for every handle of the file, so one snapshot at
+ * a time reads through them, and only where the kernel cannot hold
+ * another size for it: an open of other bytes while handles read them,
+ * or after a size of other bytes was told this epoch, reads around them
+ * (direct I/O), as every open did before; while handles read through
+ * them, attributes tell their size (not kept).  An open of the same bytes
+ * keeps the pages (keep_cache), any other drops them.  The kernel drops
+ * them too when it takes a new size or modification time (the time
+ * changes with every change: resolved_mtime()).  A handle that reads
+ * around them can still fill them, through a map: after one, the next
+ * open drops them (`other`).  One mapped while another reads through the
+ * pages can show that one its bytes: a map of a resolved file while the
+ * catalog changes under a reader of it, which nothing does.
+ *
+ * The .sql beside it says when it was resolved, to the second: it is
+ * always read around the page cache.  Where callers see different modes
+ * (c->shared), the kernel keeps no attributes, and none of this applies.
+ */
+
+enum { SIZES_NONE, SIZES_ONE, SIZES_MANY };
+
+static int pages_allowed(struct cmfs *c)
+{
+	return !shared(c) && cfg_of(c)->mount.attr_timeout > 0;
+}
+
+/*
+ * Resolved file `n` is about to be resolved for its attributes: on
+ * c->told first, so that a change after the resolution read the
+ * generation is settled.  0: the kernel may not keep them (nothing is
+ * kept here, or out of memory).
+ */
+static int cache_tell(struct cmfs *c, struct node *n)
+{
+	struct node_cache *nc;
+	int ok;
+
+	if (n->kind != N_RJARS || !pages_allowed(c))
+		return 0;
+	path_lock(c->paths);
+	if (!n->cache)
+		n->cache = calloc(1, sizeof(*n->cache));
+	nc = n->cache;
+	if (nc && nc->epoch != c->epoch && c->ntold == c->ctold) {
+		size_t cap = c->ctold ? 2 * c->ctold : 64;
+		uint64_t *t = realloc(c->told, cap * sizeof(*t));
+
+		if (t) {
+			c->told = t;
+			c->ctold = cap;
+		}
+	}
+	if (nc && nc->epoch != c->epoch && c->ntold < c->ctold) {
+		c->told[c->ntold++] = path_ino(n);
+		nc->epoch = c->epoch;
+		nc->sizes = SIZES_NONE;
+	}
+	ok = nc && nc->epoch == c->epoch;
+	path_unlock(c->paths);
+	return ok;
+}
+
+/*
+ * Resolved file `n` resolved to *size bytes, about to be told; `told`:
+ * cache_tell() said yes.  While handles read pages of bytes of another
+ * size, *size becomes theirs.  Returns how long the kernel may keep it.
+ * (A size the kernel takes that is not its own drops the pages there.)
+ */
+static double cache_sized(struct cmfs *c, struct node *n, int told,
+			  uint64_t *size)
+{
+	struct node_cache *nc;
+	double keep = told ? cfg_of(c)->mount.attr_timeout : 0;
+
+	path_lock(c->paths);
+	nc = n->cache;
+	if (nc && nc->data && nc->len != *size && nc->npaged) {
+		*size = nc->len;
+		keep = 0;
+	}
+	if (!*size)
+		keep = 0; /* failed, or nothing to read */
+	/* Sizes not kept are not the kernel's for long: a read past them
+	 * asks again. */
+	if (keep && nc->epoch == c->epoch) {
+		if (nc->sizes == SIZES_NONE)
+			nc->size = *size;
+		nc->sizes = nc->sizes == SIZES_NONE || nc->size == *size
+				    ? SIZES_ONE
+				    : SIZES_MANY;
+	}
+	path_unlock(c->paths);
+	return keep;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/*
+ * The modification time of resolved file `n`: when the catalog last
+ * changed, as far as this daemon saw (now, if the change is not settled
+ * yet).  Steady while nothing changes, so that the kernel keeps the pages
+ * (it drops them when it sees a new time), and new after any change that
+ * may have changed the bytes, for rsync and make.  A .sql says when it was
+ * resolved: now.
+ */
+static int64_t resolved_mtime(struct cmfs *c, const struct node *n)
+{
+	if (n->kind == N_RSQL ||
+	    catalog_generation(repo_catalog(c->repo)) >
+		    __atomic_load_n(&c->settled, __ATOMIC_ACQUIRE))
+		return now_ns();
+	return __atomic_load_n(&c->changed, __ATOMIC_RELAXED);
+}
+
+void cmfs_settle(struct cmfs *c, int force)
+{
+	uint64_t gen, *inos;
+	size_t n, i;
+
+	if (!c->repo || !c->se)
+		return;
+	gen = catalog_generation(repo_catalog(c->repo));
+	if (!force && __atomic_load_n(&c->settled, __ATOMIC_ACQUIRE) >= gen)
+		return;
+	pthread_mutex_lock(&c->slock);
+	gen = catalog_generation(repo_catalog(c->repo));
+	if (force || c->settled < gen) {
+		/* Told after this: resolved under `gen` or later. */
+		path_lock(c->paths);
+		inos = c->told;
+		n = c->ntold;
+		c->told = NULL;
+		c->ntold = c->ctold = 0;
+		c->epoch++;
+		path_unlock(c->paths);
+		for (i = 0; i < n; i++)
+			fuse_lowlevel_notify_inval_inode(c->se, inos[i], -1, 0);
+		free(inos);
+		__atomic_store_n(&c->changed, now_ns(), __ATOMIC_RELAXED);
+		__atomic_store_n(&c->settled, gen, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&c->slock);
+}
+
+/*
+ * Handle `f`, a snapshot of resolved file `n`: 1 if it reads through the
+ * page cache (*keep: what is there may stay), 0 if around it.
+ */
+static int cache_open(struct cmfs *c, struct node *n, struct fh *f, int *keep)
+{
+	struct node_cache *nc;
+	int same, paged = 0;
+
+	*keep = 0;
+	path_lock(c->paths);
+	nc = n->kind == N_RJARS && pages_allowed(c) ? n->cache : NULL;
+	same = nc && nc->data && nc->len == f->data.len &&
+	       !memcmp(nc->data, f->data.data, nc->len);
+	if (nc && !nc->ndirect && (same || !nc->npaged) &&
+	    !(nc->epoch == c->epoch &&
+	      (nc->sizes == SIZES_MANY ||
+	       (nc->sizes == SIZES_ONE && nc->size != f->data.len)))) {
+		*keep = same && !nc->other;
+		paged = same;
+		if (!same) {
+			char *d = malloc(f->data.len ? f->data.len : 1);
+
+			if (d) {
+				memcpy(d, f->data.data, f->data.len);
+				free(nc->data);
+				nc->data = d;
+				nc->len = f->data.len;
+				paged = 1;
+			}
+		}
+		if (paged && !*keep)
+			nc->other = 0; /* the open drops the pages */
+	}
+	if (paged)
+		nc->npaged++;
+	else if (n->cache)
+		n->cache->ndirect++;
+	f->paged = paged ? 1 : n->cache ? -1 : 0;
+	path_unlock(c->paths);
+	return paged;
+}
+
+/* Handle `f` is gone (table lock held). */
+static void cache_close(struct fh *f)
+{
+	struct node_cache *nc = f->node->cache;
+
+	if (f->paged > 0)
+		nc->npaged--;
+	else if (f->paged < 0 && !--nc->ndirect)
+		nc->other = 1; /* a private map of it may have filled pages */
+}
+
 /*
  * How long the kernel may keep a name found in a directory of kind `k`:
  * names in versions/ and resolved/ come and go with writes under other
@@ -299,6 +536,8 @@ static double entry_timeout_of(struct cmfs *c, enum node_kind k, int found)
 
 /* ---- Attributes ---- */
 
+/* How long the kernel may keep the attributes of `n` (not N_RJARS:
+ * attr_of() says). */
 static double timeout_of(struct cmfs *c, const struct node *n)
 {
 	double t = cfg_of(c)->mount.attr_timeout;
@@ -397,7 +636,10 @@ static uint64_t resolved_size(struct cmfs *c, struct node *n)
 	return size;
 }
 
-static int attr_of(struct cmfs *c, struct node *n, struct stat *st)
+/* The attributes of `n`, and how long the kernel may keep them (*keep,
+ * unless NULL). */
+static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
+		   double *keep)
 {
 	struct catalog *cat = repo_catalog(c->repo);
 	struct catalog_env e;
@@ -406,8 +648,12 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st)
 	struct catalog_table t;
 	struct fh *w;
 	uint64_t size;
-	int rc = 0;
+	double ignored;
+	int told, rc = 0;
 
+	if (!keep)
+		keep = &ignored;
+	*keep = timeout_of(c, n);
 	memset(st, 0, sizeof(*st));
 	st->st_ino = path_ino(n);
 	st->st_uid = c->owner;
@@ -520,9 +766,12 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st)
 		if (rc)
 			return rc;
 		st->st_mode = S_IFREG | 0444;
-		st->st_size = (off_t)resolved_size(c, n);
-		clock_gettime(CLOCK_REALTIME, &st->st_mtim);
-		st->st_ctim = st->st_atim = st->st_mtim;
+		told = cache_tell(c, n);
+		size = resolved_size(c, n);
+		if (n->kind == N_RJARS)
+			*keep = cache_sized(c, n, told, &size);
+		st->st_size = (off_t)size;
+		set_time(st, resolved_mtime(c, n));
 		break;
 	case N_EVENTS:
 		st->st_mode = S_IFREG | 0444;
@@ -547,7 +796,7 @@ static void reply_entry(fuse_req_t req, struct node *n)
 	int rc;
 
 	memset(&e, 0, sizeof(e));
-	rc = attr_of(c, n, &e.attr);
+	rc = attr_of(c, n, &e.attr, &e.attr_timeout);
 	if (rc) {
 		path_forget(c->paths, n, 1);
 		fuse_reply_err(req, -rc);
@@ -556,7 +805,6 @@ static void reply_entry(fuse_req_t req, struct node *n)
 	fit_mode(req, n, &e.attr);
 	e.ino = path_ino(n);
 	e.generation = 1;
-	e.attr_timeout = timeout_of(c, n);
 	e.entry_timeout = entry_timeout_of(c, n->parent->kind, 1);
 	if (fuse_reply_entry(req, &e))
 		path_forget(c->paths, n, 1);
@@ -602,7 +850,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	{
 		struct stat st;
-		int rc = attr_of(c, n, &st);
+		int rc = attr_of(c, n, &st, NULL);
 
 		if (rc == -ENOENT) {
 			path_forget(c->paths, n, 1);
@@ -636,16 +884,17 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct cmfs *c = cm(req);
 	struct node *n = nd(req, ino);
 	struct stat st;
+	double keep;
 	int rc;
 
 	(void)fi;
-	rc = attr_of(c, n, &st);
+	rc = attr_of(c, n, &st, &keep);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
 	fit_mode(req, n, &st);
-	fuse_reply_attr(req, &st, timeout_of(c, n));
+	fuse_reply_attr(req, &st, keep);
 }
 
 static struct fh *fh_of(struct fuse_file_info *fi)
@@ -684,6 +933,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	struct repo_who w = who_of(req);
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct stat st;
+	double keep;
 	int rc = 0;
 
 	if ((to_set & FUSE_SET_ATTR_SIZE) &&
@@ -786,13 +1036,13 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		}
 	}
 	if (!rc)
-		rc = attr_of(c, n, &st);
+		rc = attr_of(c, n, &st, &keep);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
 	fit_mode(req, n, &st);
-	fuse_reply_attr(req, &st, timeout_of(c, n));
+	fuse_reply_attr(req, &st, keep);
 }
 
 /* ---- Directories ---- */
@@ -981,6 +1231,8 @@ static void fh_destroy(struct cmfs *c, struct fh *f)
 	path_lock(c->paths);
 	if (f->counted)
 		backing_put_locked(c, f->node);
+	if (f->paged)
+		cache_close(f);
 	path_release(c->paths, f->node);
 	path_unlock(c->paths);
 	if (f->fd >= 0)
@@ -1120,7 +1372,8 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 			n = NULL;
 			if (strcmp(p + 1, ".") && strcmp(p + 1, "..")) {
 				n = path_lookup(c->paths, dir, p + 1);
-				if (n && attr_of(c, n, &e.attr)) {
+				if (n &&
+				    attr_of(c, n, &e.attr, &e.attr_timeout)) {
 					/* Gone since opendir: skip it. */
 					path_forget(c->paths, n, 1);
 					n = NULL;
@@ -1131,7 +1384,6 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 				fit_mode(req, n, &e.attr);
 				e.ino = path_ino(n);
 				e.generation = 1;
-				e.attr_timeout = timeout_of(c, n);
 				e.entry_timeout =
 					entry_timeout_of(c, dir->kind, 1);
 			} else {
@@ -1312,7 +1564,12 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 					      &err)
 			       : -ENOMEM;
 		}
-		fi->direct_io = 1;
+		if (!rc) {
+			int keep;
+
+			fi->direct_io = !cache_open(c, n, f, &keep);
+			fi->keep_cache = keep;
+		}
 		break;
 	case N_EVENTS:
 		if (wr) {
@@ -1406,9 +1663,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		path_unlock(c->paths);
 	}
 	memset(&e, 0, sizeof(e));
-	e.attr_timeout = timeout_of(c, n);
 	e.entry_timeout = cfg_of(c)->mount.entry_timeout;
-	rc = attr_of(c, n, &e.attr);
+	rc = attr_of(c, n, &e.attr, &e.attr_timeout);
 	if (rc == -ENOENT) {
 		/* New and not yet committed: the writer's view.  Its name is
 		 * not cached, since a refused commit leaves no file behind. */
@@ -1884,7 +2140,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	if (flags & RENAME_NOREPLACE) {
 		n = path_lookup(c->paths, np, newname);
-		rc = n ? attr_of(c, n, &st) : -ENOENT;
+		rc = n ? attr_of(c, n, &st, NULL) : -ENOENT;
 		if (n)
 			path_forget(c->paths, n, 1);
 		if (!rc) {
@@ -1953,7 +2209,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (!attr_of(c, n, &st) || n->placeholder || n->writer) {
+	if (!attr_of(c, n, &st, NULL) || n->placeholder || n->writer) {
 		path_forget(c->paths, n, 1);
 		fuse_reply_err(req, EEXIST);
 		return;

@@ -101,6 +101,15 @@ int path_is_dir(enum node_kind k)
 	       k == N_VERS || k == N_VDIR || k == N_TABLES || k == N_RESOLVED;
 }
 
+static void node_free(struct node *n)
+{
+	if (n->cache)
+		free(n->cache->data);
+	free(n->cache);
+	free(n->name);
+	free(n);
+}
+
 /*
  * Name `n` (whose parent and kind are set) `name`: its name, object,
  * environment and version, in one new block.  NULL: out of memory, and
@@ -244,8 +253,7 @@ void path_free(struct paths *t)
 	for (i = 0; i < t->nbuckets; i++)
 		for (n = t->buckets[i]; n; n = next) {
 			next = n->hnext;
-			free(n->name);
-			free(n);
+			node_free(n);
 		}
 	while (t->retired) {
 		struct retired *r = t->retired;
@@ -362,8 +370,7 @@ static void release(struct paths *t, struct node *n)
 
 		hash_remove(t, n);
 		repo_upload_free(n->placeholder);
-		free(n->name);
-		free(n);
+		node_free(n);
 		p->children--;
 		n = p;
 	}

@@ -44,12 +44,28 @@ enum node_kind {
 
 struct fh;
 
+/*
+ * N_RJARS: what the kernel may keep of a resolved file, so that an open
+ * can leave its pages in the page cache (ops.c, "Resolved files in the
+ * page cache").  Table lock.
+ */
+struct node_cache {
+	char *data;		/* the bytes its pages may hold, or NULL */
+	size_t len;
+	unsigned npaged;	/* open handles reading through the pages */
+	unsigned ndirect;	/* open handles reading around them */
+	uint8_t other;		/* pages not of `data` may be there */
+	uint8_t sizes;		/* sizes told this epoch: none, one, many */
+	uint64_t size;		/* the one */
+	uint64_t epoch;		/* of c->told it is on (ops.c) */
+};
+
 struct node {
 	uint64_t nlookup;	/* the kernel's references */
 	unsigned children;	/* nodes whose parent this is */
+	enum node_kind kind;
 	struct node *parent;
 	struct node *hnext;	/* hash chain of (parent, name) */
-	enum node_kind kind;
 	/*
 	 * One allocation, "name\0obj\0env\0": a mount holds a node for each
 	 * name the kernel knows, 100,000 artifacts and more, so a node keeps
@@ -77,6 +93,7 @@ struct node {
 	 * nothing to invalidate (ops.c, commit).  Table lock.
 	 */
 	uint8_t solo;
+	struct node_cache *cache;	/* N_RJARS, once told; table lock */
 };
 
 /* What a name in directory kind `parent` is: N_INVALID when it cannot be
