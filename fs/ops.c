@@ -395,11 +395,12 @@ static double cache_sized(struct cmfs *c, struct node *n, int told,
 		*size = nc->len;
 		keep = 0;
 	}
-	if (!*size)
-		keep = 0; /* failed, or nothing to read */
+	/* Failed, nothing to read, or settled since cache_tell(). */
+	if (!*size || (keep && nc->epoch != c->epoch))
+		keep = 0;
 	/* Sizes not kept are not the kernel's for long: a read past them
 	 * asks again. */
-	if (keep && nc->epoch == c->epoch) {
+	if (keep) {
 		if (nc->sizes == SIZES_NONE)
 			nc->size = *size;
 		nc->sizes = nc->sizes == SIZES_NONE || nc->size == *size
