@@ -330,15 +330,28 @@ static void inval_artifact(struct cmfs *c, const char *env, const char *name)
  * catalog changes under a reader of it, which nothing does.
  *
  * The .sql beside it says when it was resolved, to the second: it is
- * always read around the page cache.  Where callers see different modes
- * (c->shared), the kernel keeps no attributes, and none of this applies.
+ * always read around the page cache.  Where callers may see different
+ * modes of it (a rule limits who reads its environment, and others than
+ * the owner call), the kernel keeps no attributes, and none of this
+ * applies.
  */
 
 enum { SIZES_NONE, SIZES_ONE, SIZES_MANY };
 
-static int pages_allowed(struct cmfs *c)
+/*
+ * 1 if the kernel may keep what it is told of resolved file `n`: all
+ * callers see the same modes (only the owner calls, or no rule limits
+ * who reads `n`'s environment: its mode is 0444 for all).
+ */
+static int pages_allowed(struct cmfs *c, const struct node *n)
 {
-	return !shared(c) && cfg_of(c)->mount.attr_timeout > 0;
+	const struct config *cfg = cfg_of(c);
+	const struct config_scope *e = config_scope_env(cfg, n->env);
+	const struct config_scope *g = config_scope_global(cfg);
+
+	return cfg->mount.attr_timeout > 0 &&
+	       (!shared(c) || (!(e && e->who[CONFIG_READ].set) &&
+			       !(g && g->who[CONFIG_READ].set)));
 }
 
 /*
@@ -352,7 +365,7 @@ static int cache_tell(struct cmfs *c, struct node *n)
 	struct node_cache *nc;
 	int ok;
 
-	if (n->kind != N_RJARS || !pages_allowed(c))
+	if (n->kind != N_RJARS || !pages_allowed(c, n))
 		return 0;
 	path_lock(c->paths);
 	if (!n->cache)
@@ -466,6 +479,16 @@ void cmfs_settle(struct cmfs *c, int force)
 	pthread_mutex_unlock(&c->slock);
 }
 
+/* 1 if the kernel may hold as valid a size of resolved file `nc` other
+ * than `len` (table lock held). */
+static int other_size_kept(const struct cmfs *c, const struct node_cache *nc,
+			   size_t len)
+{
+	return nc->epoch == c->epoch &&
+	       (nc->sizes == SIZES_MANY ||
+		(nc->sizes == SIZES_ONE && nc->size != len));
+}
+
 /*
  * Handle `f`, a snapshot of resolved file `n`: 1 if it reads through the
  * page cache (*keep: what is there may stay), 0 if around it.
@@ -477,13 +500,11 @@ static int cache_open(struct cmfs *c, struct node *n, struct fh *f, int *keep)
 
 	*keep = 0;
 	path_lock(c->paths);
-	nc = n->kind == N_RJARS && pages_allowed(c) ? n->cache : NULL;
+	nc = n->kind == N_RJARS && pages_allowed(c, n) ? n->cache : NULL;
 	same = nc && nc->data && nc->len == f->data.len &&
 	       !memcmp(nc->data, f->data.data, nc->len);
 	if (nc && !nc->ndirect && (same || !nc->npaged) &&
-	    !(nc->epoch == c->epoch &&
-	      (nc->sizes == SIZES_MANY ||
-	       (nc->sizes == SIZES_ONE && nc->size != f->data.len)))) {
+	    !other_size_kept(c, nc, f->data.len)) {
 		*keep = same && !nc->other;
 		paged = same;
 		if (!same) {

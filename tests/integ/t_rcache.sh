@@ -4,7 +4,8 @@
 # stays as it was, and never read stale after a change has returned -
 # not its bytes, not its size, not after a reload of the rules.  Mounted
 # without allow_other: only a mount whose callers all see the same modes
-# lets the kernel keep the attributes.
+# lets the kernel keep the attributes (or one with no rule on who reads:
+# at the end).
 . "$(dirname "$0")/lib.sh"
 MOUNT_OPTS=
 mount_cmfs
@@ -158,6 +159,22 @@ eq "and its bytes" "$PFX/envs/prod/versions/mongodb-connector.jar/1.jar" \
 # The .sql beside it says when it was resolved: never kept.
 cat "$R/orders.sql" >/dev/null
 eq "the .sql leaves no pages" 0 "$(pages "$R/orders.sql")"
+
+# With allow_other (others may call) and no rule on who reads, every
+# caller sees the same mode: the kernel keeps it all the same.
+unset MOUNT_OPTS
+remount_cmfs
+eq "allow_other: reads" "$long" "$(cat "$R/orders.jars")"
+eq "and the page stays" 1 "$(pages "$R/orders.jars")"
+# A rule on who reads: modes differ by caller, nothing is kept.
+INI_EXTRA="[access]
+read = root"
+remount_cmfs
+eq "a read rule: reads" "$long" "$(cat "$R/orders.jars")"
+eq "and leaves no page" 0 "$(pages "$R/orders.jars")"
+sz=$(stat -c %s "$R/orders.jars")
+mv "$A/mongodb-connector.jar" "$A/m.jar"
+eq "stat after a change" $((sz - ${#long} + ${#short})) "$(stat -c %s "$R/orders.jars")"
 
 umount_cmfs
 finish
