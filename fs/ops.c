@@ -811,27 +811,6 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 
 /* ---- Lookup and attributes ---- */
 
-static void reply_entry(fuse_req_t req, struct node *n)
-{
-	struct cmfs *c = cm(req);
-	struct fuse_entry_param e;
-	int rc;
-
-	memset(&e, 0, sizeof(e));
-	rc = attr_of(c, n, &e.attr, &e.attr_timeout);
-	if (rc) {
-		path_forget(c->paths, n, 1);
-		fuse_reply_err(req, -rc);
-		return;
-	}
-	fit_mode(req, n, &e.attr);
-	e.ino = path_ino(n);
-	e.generation = 1;
-	e.entry_timeout = entry_timeout_of(c, n->parent->kind, 1);
-	if (fuse_reply_entry(req, &e))
-		path_forget(c->paths, n, 1);
-}
-
 /* A negative entry the kernel may cache (see entry_timeout_of()). */
 static void reply_noent(fuse_req_t req, const struct node *parent)
 {
@@ -842,10 +821,41 @@ static void reply_noent(fuse_req_t req, const struct node *parent)
 	fuse_reply_entry(req, &e);
 }
 
+/*
+ * Reply with `n`, whose reference is the kernel's now (forgotten if the
+ * reply fails).  If `n` is not there: an error, or a negative entry in
+ * `absent` (not NULL).
+ */
+static void reply_entry(fuse_req_t req, struct node *n,
+			const struct node *absent)
+{
+	struct cmfs *c = cm(req);
+	struct fuse_entry_param e;
+	int rc;
+
+	memset(&e, 0, sizeof(e));
+	rc = attr_of(c, n, &e.attr, &e.attr_timeout);
+	if (rc) {
+		path_forget(c->paths, n, 1);
+		if (rc == -ENOENT && absent)
+			reply_noent(req, absent);
+		else
+			fuse_reply_err(req, -rc);
+		return;
+	}
+	fit_mode(req, n, &e.attr);
+	e.ino = path_ino(n);
+	e.generation = 1;
+	e.entry_timeout = entry_timeout_of(c, n->parent->kind, 1);
+	if (fuse_reply_entry(req, &e))
+		path_forget(c->paths, n, 1);
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct cmfs *c = cm(req);
 	struct node *p = nd(req, parent), *n;
+	int busy;
 
 	if (strlen(name) > 255) {
 		fuse_reply_err(req, ENAMETOOLONG);
@@ -865,22 +875,12 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		reply_noent(req, p);
 		return;
 	}
-	/* A node with a writer exists before its first commit. */
-	if (n->writer || n->placeholder) {
-		reply_entry(req, n);
-		return;
-	}
-	{
-		struct stat st;
-		int rc = attr_of(c, n, &st, NULL);
-
-		if (rc == -ENOENT) {
-			path_forget(c->paths, n, 1);
-			reply_noent(req, p);
-			return;
-		}
-	}
-	reply_entry(req, n);
+	/* A node with a writer exists before its first commit: not in the
+	 * catalog, it is not absent for good. */
+	path_lock(c->paths);
+	busy = n->writer || n->placeholder;
+	path_unlock(c->paths);
+	reply_entry(req, n, busy ? NULL : p);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -1094,7 +1094,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!n)
 		fuse_reply_err(req, ENOMEM);
 	else
-		reply_entry(req, n);
+		reply_entry(req, n, NULL);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -2256,7 +2256,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	reply_entry(req, n);
+	reply_entry(req, n, NULL);
 }
 
 /* ---- Extended attributes: labels and computed attributes ---- */
