@@ -41,32 +41,39 @@ static uint32_t le32(const uint8_t *p)
 
 int zipdir_end(const uint8_t *tail, size_t n, uint64_t size, struct zipdir *z)
 {
-	const uint8_t *e, *p;
+	const uint8_t *e = NULL, *p;
 
 	if (n < EOCD_LEN || n != (size < ZIPDIR_TAIL ? size : ZIPDIR_TAIL))
 		return 0;
-	e = tail + n - EOCD_LEN;
-	if (memcmp(e, "PK\5\6", 4))
+	/* The one end-record signature where libzip looks for one, all of
+	 * it inside the tail: libzip weighs every other as a candidate. */
+	for (p = tail; (p = memchr(p, 'P', (size_t)(tail + n - 3 - p))); p++) {
+		if (memcmp(p, "PK\5\6", 4))
+			continue;
+		if (e)
+			return 0;
+		e = p;
+	}
+	/* Its comment runs to the end of the file (ZIP_CHECKCONS). */
+	if (!e || (size_t)(tail + n - e) < EOCD_LEN ||
+	    (size_t)(tail + n - e) != EOCD_LEN + le16(e + 20))
 		return 0;
-	/* One disk, the entries of this disk all of them, no comment, no
-	 * zip64 value (0xffff, 0xffffffff: libzip would look for one). */
+	/* One disk, the entries of this disk all of them, no zip64 value
+	 * (0xffff, 0xffffffff: libzip would look for one). */
 	if (le32(e + 4) || le16(e + 8) != le16(e + 10) || !le16(e + 10) ||
 	    le16(e + 10) == 0xffff || le32(e + 12) == SATURATED ||
-	    le32(e + 16) == SATURATED || le16(e + 20))
+	    le32(e + 16) == SATURATED)
 		return 0;
 	/* The directory ends where the record starts (ZIP_CHECKCONS). */
 	z->count = le16(e + 10);
 	z->cd_size = le32(e + 12);
 	z->cd_off = le32(e + 16);
-	if (z->cd_off + z->cd_size != size - EOCD_LEN)
+	if (z->cd_off + z->cd_size != size - (uint64_t)(tail + n - e))
 		return 0;
 	/* libzip reads a zip64 end record when a locator precedes this
-	 * one, and weighs every other signature as a candidate. */
-	if (n >= EOCD_LEN + 20 && !memcmp(e - 20, "PK\6\7", 4))
+	 * one. */
+	if (e - tail >= 20 && !memcmp(e - 20, "PK\6\7", 4))
 		return 0;
-	for (p = tail; (p = memchr(p, 'P', (size_t)(e - p))); p++)
-		if (!memcmp(p, "PK\5\6", 4))
-			return 0;
 	return 1;
 }
 

@@ -11,9 +11,10 @@
  * (of the test fixtures, all but the odd ones on purpose and the one
  * with non-ASCII names):
  *
- *   - one end record, the file's last 22 bytes: no comment, no zip64
- *     locator before it, and no other end-record signature where libzip
- *     looks for one (the file's last ZIPDIR_TAIL bytes);
+ *   - one end record, its comment (if any) running to the end of the
+ *     file: no zip64 locator before it, and no other end-record
+ *     signature where libzip looks for one (the file's last ZIPDIR_TAIL
+ *     bytes);
  *   - one disk; the directory ends where the end record starts and holds
  *     exactly the records it counts, at least one;
  *   - each entry stored (sizes equal) or deflated, not encrypted, sizes
