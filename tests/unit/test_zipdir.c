@@ -368,19 +368,30 @@ static void first_entry(const uint8_t *b, size_t n, size_t *cen, size_t *loc)
 	*loc = get32(b + *cen + 42);
 }
 
+/* mongodb.jar (*n bytes) and, in *c, room for `copies` of it and `more`
+ * bytes; NULL (both freed) when either is missing. */
+static uint8_t *with_room(size_t *n, size_t copies, size_t more, uint8_t **c)
+{
+	uint8_t *b = jar("mongodb.jar", n);
+
+	*c = b ? malloc(copies * *n + more) : NULL;
+	T_CHECK(*c != NULL);
+	if (!*c) {
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
 /* Shapes that libzip opens and zipdir leaves to it, and one it takes. */
 static void test_shapes(void)
 {
 	size_t n, cen, loc;
 	uint8_t *b, *c;
 
-	b = jar("mongodb.jar", &n);
-	c = b ? malloc(n + 64) : NULL;
-	T_CHECK(c != NULL);
-	if (!c) {
-		free(b);
+	b = with_room(&n, 1, 64, &c);
+	if (!b)
 		return;
-	}
 	first_entry(b, n, &cen, &loc);
 	T_INTEQ(held("plain", b, n), 1);
 	/* A data descriptor flagged, the local sizes and CRC zero. */
@@ -441,13 +452,9 @@ static void test_comments(void)
 	size_t n, i, clean;
 	uint8_t *b, *c;
 
-	b = jar("mongodb.jar", &n);
-	c = b ? malloc(n + 65535) : NULL;
-	T_CHECK(c != NULL);
-	if (!c) {
-		free(b);
+	b = with_room(&n, 1, 65535, &c);
+	if (!b)
 		return;
-	}
 	memcpy(c, b, n);
 	put16(c + n - 2, 65535);
 	for (i = 0; i < 65535; i++)
@@ -491,13 +498,9 @@ static void test_second_end_record(void)
 	uint8_t *b, *c;
 	size_t o;
 
-	b = jar("mongodb.jar", &n);
-	c = b ? malloc(2 * n + 64) : NULL;
-	T_CHECK(c != NULL);
-	if (!c) {
-		free(b);
+	b = with_room(&n, 2, 64, &c);
+	if (!b)
 		return;
-	}
 	cd = get32(b + n - 22 + 16);
 	size = get32(b + n - 22 + 12);
 	for (p = cd; p < cd + size; p += len) {
