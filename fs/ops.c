@@ -502,7 +502,7 @@ static int cache_open(struct cmfs *c, struct node *n, struct fh *f, int *keep)
 	path_lock(c->paths);
 	nc = n->kind == N_RJARS && pages_allowed(c, n) ? n->cache : NULL;
 	same = nc && nc->data && nc->len == f->data.len &&
-	       !memcmp(nc->data, f->data.data, nc->len);
+	       (!nc->len || !memcmp(nc->data, f->data.data, nc->len));
 	if (nc && !nc->ndirect && (same || !nc->npaged) &&
 	    !other_size_kept(c, nc, f->data.len)) {
 		*keep = same && !nc->other;
@@ -511,7 +511,9 @@ static int cache_open(struct cmfs *c, struct node *n, struct fh *f, int *keep)
 			char *d = malloc(f->data.len ? f->data.len : 1);
 
 			if (d) {
-				memcpy(d, f->data.data, f->data.len);
+				/* (no bytes: no buffer to copy from) */
+				if (f->data.len)
+					memcpy(d, f->data.data, f->data.len);
 				free(nc->data);
 				nc->data = d;
 				nc->len = f->data.len;

@@ -156,6 +156,12 @@ eq "after a reload: the size of the new prefix" \
 eq "and its bytes" "$PFX/envs/prod/versions/mongodb-connector.jar/1.jar" \
 	"$(cat "$R/orders.jars")"
 
+# A table that needs no JAR (built-ins only): nothing to read, twice.
+printf "CREATE TABLE g (a INT) WITH ('connector' = 'datagen')" >"$P/tables/g.sql"
+eq "a table of built-ins: an empty .jars" "" "$(cat "$R/g.jars")"
+eq "again" "" "$(cat "$R/g.jars")"
+eq "its size" 0 "$(stat -c %s "$R/g.jars")"
+
 # The .sql beside it says when it was resolved: never kept.
 cat "$R/orders.sql" >/dev/null
 eq "the .sql leaves no pages" 0 "$(pages "$R/orders.sql")"
