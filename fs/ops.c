@@ -129,16 +129,17 @@ static int holds(fuse_req_t req, const char *env, enum config_right right)
 {
 	struct cmfs *c = cm(req);
 	const struct fuse_ctx *x = fuse_req_ctx(req);
+	const struct config *cfg = cfg_of(c);
 	gid_t groups[64];
 	struct access_who w = { x->uid, x->gid, 0, groups };
 	int n;
 
 	/* Groups cost a read of /proc: only rules can need them. */
-	if (cfg_of(c)->nscopes) {
+	if (cfg->nscopes) {
 		n = fuse_req_getgroups(req, 64, groups);
 		w.ngroups = n > 0 ? (size_t)(n > 64 ? 64 : n) : 0;
 	}
-	return access_allowed(cfg_of(c), c->owner, env && *env ? env : NULL, &w,
+	return access_allowed(cfg, c->owner, env && *env ? env : NULL, &w,
 			      right);
 }
 
@@ -354,6 +355,22 @@ static int pages_allowed(struct cmfs *c, const struct node *n)
 			       !(g && g->who[CONFIG_READ].set)));
 }
 
+/* Put inode `ino` on c->told (table lock held).  0: out of memory. */
+static int told_add(struct cmfs *c, uint64_t ino)
+{
+	if (c->ntold == c->ctold) {
+		size_t cap = c->ctold ? 2 * c->ctold : 64;
+		uint64_t *t = realloc(c->told, cap * sizeof(*t));
+
+		if (!t)
+			return 0;
+		c->told = t;
+		c->ctold = cap;
+	}
+	c->told[c->ntold++] = ino;
+	return 1;
+}
+
 /*
  * Resolved file `n` is about to be resolved for its attributes: on
  * c->told first, so that a change after the resolution read the
@@ -371,17 +388,7 @@ static int cache_tell(struct cmfs *c, struct node *n)
 	if (!n->cache)
 		n->cache = calloc(1, sizeof(*n->cache));
 	nc = n->cache;
-	if (nc && nc->epoch != c->epoch && c->ntold == c->ctold) {
-		size_t cap = c->ctold ? 2 * c->ctold : 64;
-		uint64_t *t = realloc(c->told, cap * sizeof(*t));
-
-		if (t) {
-			c->told = t;
-			c->ctold = cap;
-		}
-	}
-	if (nc && nc->epoch != c->epoch && c->ntold < c->ctold) {
-		c->told[c->ntold++] = path_ino(n);
+	if (nc && nc->epoch != c->epoch && told_add(c, path_ino(n))) {
 		nc->epoch = c->epoch;
 		nc->sizes = SIZES_NONE;
 	}
@@ -424,14 +431,6 @@ static double cache_sized(struct cmfs *c, struct node *n, int told,
 	return keep;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /*
  * The modification time of resolved file `n`: when the catalog last
  * changed, as far as this daemon saw (now, if the change is not settled
@@ -445,7 +444,7 @@ static int64_t resolved_mtime(struct cmfs *c, const struct node *n)
 	if (n->kind == N_RSQL ||
 	    catalog_generation(repo_catalog(c->repo)) >
 		    __atomic_load_n(&c->settled, __ATOMIC_ACQUIRE))
-		return now_ns();
+		return repo_now();
 	return __atomic_load_n(&c->changed, __ATOMIC_RELAXED);
 }
 
@@ -473,7 +472,7 @@ void cmfs_settle(struct cmfs *c, int force)
 		for (i = 0; i < n; i++)
 			fuse_lowlevel_notify_inval_inode(c->se, inos[i], -1, 0);
 		free(inos);
-		__atomic_store_n(&c->changed, now_ns(), __ATOMIC_RELAXED);
+		__atomic_store_n(&c->changed, repo_now(), __ATOMIC_RELAXED);
 		__atomic_store_n(&c->settled, gen, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&c->slock);
@@ -550,8 +549,9 @@ static void cache_close(struct fh *f)
  */
 static double entry_timeout_of(struct cmfs *c, enum node_kind k, int found)
 {
-	double t = found ? cfg_of(c)->mount.entry_timeout
-			 : cfg_of(c)->mount.negative_timeout;
+	const struct config *cfg = cfg_of(c);
+	double t =
+		found ? cfg->mount.entry_timeout : cfg->mount.negative_timeout;
 
 	if (k == N_VERS || k == N_VDIR || k == N_RESOLVED)
 		return found && t > 1 ? 1 : found ? t : 0;
@@ -560,21 +560,28 @@ static double entry_timeout_of(struct cmfs *c, enum node_kind k, int found)
 
 /* ---- Attributes ---- */
 
+/* 1 if `n` has an upload open or a placeholder: it exists before its
+ * first commit, and may yet vanish. */
+static int being_written(struct cmfs *c, const struct node *n)
+{
+	int busy;
+
+	path_lock(c->paths);
+	busy = n->writer || n->placeholder;
+	path_unlock(c->paths);
+	return busy;
+}
+
 /* How long the kernel may keep the attributes of `n` (not N_RJARS:
  * attr_of() says). */
 static double timeout_of(struct cmfs *c, const struct node *n)
 {
 	double t = cfg_of(c)->mount.attr_timeout;
-	int busy;
 
 	/* Computed files change without a write through their own name;
 	 * a file being written may yet be refused and vanish. */
-	if (n->kind == N_EVENTS || n->kind == N_RJARS || n->kind == N_RSQL)
-		return 0;
-	path_lock(c->paths);
-	busy = n->writer || n->placeholder;
-	path_unlock(c->paths);
-	if (busy)
+	if (n->kind == N_EVENTS || n->kind == N_RJARS || n->kind == N_RSQL ||
+	    being_written(c, n))
 		return 0;
 	/* Modes follow the caller, but the kernel keeps one copy for all:
 	 * where callers differ, it keeps none. */
@@ -672,12 +679,11 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 	struct catalog_table t;
 	struct fh *w;
 	uint64_t size;
-	double ignored;
+	double kept;
 	int told, rc = 0;
 
-	if (!keep)
-		keep = &ignored;
-	*keep = timeout_of(c, n);
+	if (keep)
+		*keep = timeout_of(c, n);
 	memset(st, 0, sizeof(*st));
 	st->st_ino = path_ino(n);
 	st->st_uid = c->owner;
@@ -792,8 +798,9 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		st->st_mode = S_IFREG | 0444;
 		told = cache_tell(c, n);
 		size = resolved_size(c, n);
-		if (n->kind == N_RJARS)
-			*keep = cache_sized(c, n, told, &size);
+		kept = n->kind == N_RJARS ? cache_sized(c, n, told, &size) : 0;
+		if (keep)
+			*keep = kept;
 		st->st_size = (off_t)size;
 		set_time(st, resolved_mtime(c, n));
 		break;
@@ -857,7 +864,6 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct cmfs *c = cm(req);
 	struct node *p = nd(req, parent), *n;
-	int busy;
 
 	if (strlen(name) > 255) {
 		fuse_reply_err(req, ENAMETOOLONG);
@@ -877,12 +883,8 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		reply_noent(req, p);
 		return;
 	}
-	/* A node with a writer exists before its first commit: not in the
-	 * catalog, it is not absent for good. */
-	path_lock(c->paths);
-	busy = n->writer || n->placeholder;
-	path_unlock(c->paths);
-	reply_entry(req, n, busy ? NULL : p);
+	/* Not in the catalog while being written: not absent for good. */
+	reply_entry(req, n, being_written(c, n) ? NULL : p);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -2233,7 +2235,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	if (!attr_of(c, n, &st, NULL) || n->placeholder || n->writer) {
+	if (!attr_of(c, n, &st, NULL) || being_written(c, n)) {
 		path_forget(c->paths, n, 1);
 		fuse_reply_err(req, EEXIST);
 		return;
