@@ -77,14 +77,29 @@ static int zinflate(const uint8_t *in, size_t n, uint8_t *out, size_t cap,
 	return rc != Z_STREAM_END;
 }
 
+/* Bytes after the room, which no inflate may write. */
+#define CANARY 64
+
+/* Whether any of the CANARY bytes at p (0xa5 each) was written. */
+static int past_room(const uint8_t *p)
+{
+	int i;
+
+	for (i = 0; i < CANARY; i++)
+		if (p[i] != 0xa5)
+			return 1;
+	return 0;
+}
+
 /*
- * Both builds against zlib on one stream, into room for cap bytes: the
+ * Both builds against zlib on one stream, into room for cap bytes (and
+ * nothing written past it): the
  * same verdict, and when valid the same bytes and length read.  Returns
  * 1 when they agree (a check each, failures printed with `what`).
  */
 static int agree_cap(const uint8_t *in, size_t n, size_t cap, const char *what)
 {
-	uint8_t *want = malloc(cap + 1), *have = malloc(cap + 1);
+	uint8_t *want = malloc(cap + 1), *have = malloc(cap + CANARY);
 	size_t got = 0, used = 0, hgot, hused;
 	int zrc, ok = 1, i;
 
@@ -101,10 +116,12 @@ static int agree_cap(const uint8_t *in, size_t n, size_t cap, const char *what)
 		int rc;
 
 		hgot = hused = (size_t)-1;
+		memset(have + cap, 0xa5, CANARY);
 		rc = inflate_raw(zs[i], have, cap, &hgot, in, n, &hused);
-		if (zrc ? rc != 0 && (rc == -EINVAL || rc == -EFBIG)
-			: rc == 0 && hgot == got && hused == used &&
-				    !memcmp(have, want, got))
+		if (!past_room(have + cap) &&
+		    (zrc ? rc != 0 && (rc == -EINVAL || rc == -EFBIG)
+			 : rc == 0 && hgot == got && hused == used &&
+				     !memcmp(have, want, got)))
 			continue;
 		ok = 0;
 		fprintf(stderr,
@@ -291,14 +308,36 @@ static void test_matches(void)
 	}
 }
 
-/* The output's room: exactly the bytes (no slack), one short, none. */
+/* The output's room: exactly the bytes (no slack), one short, none;
+ * a long match last, at every distance kind, with room for it alone. */
 static void test_room(void)
 {
+	static const size_t dists[] = {1, 2, 3, 7, 8, 9, 16, 40, 300};
+	uint8_t buf[1400];
+	size_t di, length, extra;
 	uint64_t seed = 99;
 	uint8_t *in = make_input(6, 5000, &seed), *z;
 	size_t len, cap;
 	int i;
 
+	/* 1,000 bytes of noise, a match, 100 more: the room ends at the
+	 * match's end or just after, with input left to read. */
+	for (di = 0; di < sizeof(dists) / sizeof(*dists); di++)
+		for (length = 200; length <= 258; length += 2) {
+			size_t d = dists[di], j;
+
+			noise(buf, 1000, &seed);
+			for (j = 1000; j < 1000 + length; j++)
+				buf[j] = buf[j - d];
+			noise(buf + 1000 + length, 100, &seed);
+			z = zdeflate(buf, 1100 + length, 9, Z_DEFAULT_STRATEGY,
+				     9, &len);
+			T_CHECK(z != NULL);
+			for (extra = 0; z && extra < 10; extra++)
+				agree_cap(z, len, 1000 + length + extra,
+					  "a match at the room's end");
+			free(z);
+		}
 	T_CHECK(in != NULL);
 	z = in ? zdeflate(in, 5000, 6, Z_DEFAULT_STRATEGY, 8, &len) : NULL;
 	T_CHECK(z != NULL);
