@@ -128,7 +128,8 @@ build-fuzz/%: tests/fuzz/%.c $(CORE_SRC)
 	@mkdir -p $(@D)
 	clang -std=c11 -D_XOPEN_SOURCE=700 -DCMFS_VERSION='"$(VERSION)"' -g -O1 \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		$(CORE_CFLAGS) -Icore -o $@ $< $(CORE_SRC) $(CORE_LIBS)
+		$(CORE_CFLAGS) -Icore -o $@ $< $(CORE_SRC) $(CORE_LIBS) \
+		$(TEST_LIBS)
 
 fuzz: $(FUZZ_BIN)
 	@for f in $(FUZZ_BIN); do n=$${f#build-fuzz/fuzz_}; \

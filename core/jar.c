@@ -20,11 +20,12 @@
  * the entries we keep, for each plain one (stored or deflated, not
  * encrypted) that the judge describes as its record does, where its local
  * header is (build_index); fast_read then checks that header, reads
- * exactly the entry's compressed bytes and inflates them with libdeflate,
- * in one call.  Any other entry, and any entry whose bytes do not come
- * out exactly as declared (size, CRC-32), is read by libzip instead
- * (opened only then, if zipdir judged the archive), so every verdict on a
- * damaged entry is libzip's.  Then:
+ * exactly the entry's compressed bytes and inflates them in one call of
+ * inflate.c (which refuses what zlib refuses, faster than libdeflate
+ * over small streams); libdeflate checks their CRC-32.  Any other entry,
+ * and any entry whose bytes do not come out exactly as declared (size,
+ * CRC-32), is read by libzip instead (opened only then, if zipdir judged
+ * the archive), so every verdict on a damaged entry is libzip's.  Then:
  *
  *   1. the service file is inflated and parsed as ServiceLoader would;
  *   2. each listed factory class is read; its supertypes are walked
@@ -49,6 +50,7 @@
 #include "jar.h"
 
 #include "classfile.h"
+#include "inflate.h"
 #include "store.h"
 #include "thread.h"
 #include "zipdir.h"
@@ -758,9 +760,9 @@ static int cd_record(const uint8_t *h, struct cdrec *r)
 
 /*
  * Room that an inflated entry's buffer has past its declared size:
- * libdeflate decodes in its fast loop only while this much output space
- * is left, and a class file is a few KiB (a stream that would outgrow the
- * declared size still fails: its size is checked after).
+ * inflate_raw decodes in its fast loop only while some 300 bytes of
+ * output space are left, and a class file is a few KiB (a stream that
+ * would outgrow the declared size still fails: its size is checked after).
  */
 #define INFLATE_SLACK 512u
 
@@ -809,7 +811,7 @@ struct reader {
 	uint8_t *out;  /* a class inflated (ahead_read) */
 	size_t ocap;   /* bytes out holds */
 	struct classfile *cf; /* and parsed: its arrays are kept */
-	struct libdeflate_decompressor *inflater; /* NULL until needed */
+	struct inflater *inflater; /* NULL until needed */
 };
 
 /*
@@ -876,7 +878,7 @@ static void reader_release(struct reader *rd)
 	free(rd->out);
 	classfile_free(rd->cf);
 	free(rd->zbuf);
-	libdeflate_free_decompressor(rd->inflater);
+	inflate_free(rd->inflater);
 	memset(rd, 0, sizeof(*rd));
 }
 
@@ -1220,7 +1222,7 @@ static void run_read(struct reader *rd, uint64_t off, uint64_t len)
  * Read entry e ourselves (e->pos NO_INDEX: it is not in the index,
  * build_index): its local header, checked against the directory
  * (signature, method, name), then exactly its compressed bytes, inflated
- * in one call of libdeflate (or copied, if stored) into b, which has room
+ * in one call of inflate_raw (or copied, if stored) into b, which has room
  * for st->size + INFLATE_SLACK bytes.  0 when b holds st->size bytes with
  * the declared CRC-32.  1 when anything is off: not in the index, a short
  * read, a mismatch, a stream that is damaged, ends early, has bytes after
@@ -1251,7 +1253,7 @@ static int fast_read(struct reader *rd, const struct spot *e,
 			return -ENOMEM;
 		}
 	}
-	if (!rd->inflater && !(rd->inflater = libdeflate_alloc_decompressor()))
+	if (!rd->inflater && inflate_new(&rd->inflater))
 		return -ENOMEM;
 	if (run_get(rd, e->pos, want, &hdr, &got)) {
 		if (input_direct(rd->src, rd->zbuf, want, e->pos, &got))
@@ -1280,10 +1282,9 @@ static int fast_read(struct reader *rd, const struct spot *e,
 		if (st->comp_size != st->size)
 			return 1;
 		memcpy(b, data, (size_t)st->size);
-	} else if (libdeflate_deflate_decompress_ex(
-			   rd->inflater, data, (size_t)st->comp_size, b,
-			   (size_t)st->size + INFLATE_SLACK, &used,
-			   &out) != LIBDEFLATE_SUCCESS ||
+	} else if (inflate_raw(rd->inflater, b,
+			       (size_t)st->size + INFLATE_SLACK, &out, data,
+			       (size_t)st->comp_size, &used) ||
 		   used != st->comp_size || out != st->size) {
 		return 1;
 	}
