@@ -67,7 +67,7 @@
 #define LENS_ROOM 320u
 
 /* Output the fast loop may write in a round: two literals, or a match
- * of 258 bytes copied in words of 8 bytes (7 over). */
+ * of 258 bytes copied in 40-byte steps (280, copy_match). */
 #define FAST_ROOM 300u
 
 /*
@@ -496,8 +496,9 @@ static int header(struct inflater *z, struct bits *b)
 
 /*
  * A match of `length` bytes (3-258) from `dist` (1-32,768) bytes back,
- * to op.  It may write up to 40 bytes, or 7 past its end, beyond it: the
- * fast loop's room.
+ * to op.  A distance of 8 or more is copied 40 bytes at a time, a
+ * shorter one 8: it may write up to 280 bytes from op, the fast loop's
+ * room.
  */
 static inline void copy_match(uint8_t *op, size_t dist, size_t length)
 {
@@ -510,10 +511,12 @@ static inline void copy_match(uint8_t *op, size_t dist, size_t length)
 	int i;
 
 	if (dist >= 8) { /* each word read is whole before it is read */
-		for (i = 0; i < 5; i++)
-			memcpy(op + 8 * i, src + 8 * i, 8);
-		for (op += 40, src += 40; op < end; op += 8, src += 8)
-			memcpy(op, src, 8);
+		do {
+			for (i = 0; i < 5; i++)
+				memcpy(op + 8 * i, src + 8 * i, 8);
+			op += 40;
+			src += 40;
+		} while (op < end);
 	} else if (dist == 1) {
 		memset(op, *src, length);
 	} else {

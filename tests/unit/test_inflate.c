@@ -321,7 +321,8 @@ static void test_room(void)
 	int i;
 
 	/* 1,000 bytes of noise, a match, 100 more: the room ends at the
-	 * match's end or just after, with input left to read. */
+	 * match's end or up to 40 bytes after (where the fast loop may
+	 * copy it: it copies in steps of 40), with input left to read. */
 	for (di = 0; di < sizeof(dists) / sizeof(*dists); di++)
 		for (length = 200; length <= 258; length += 2) {
 			size_t d = dists[di], j;
@@ -333,7 +334,7 @@ static void test_room(void)
 			z = zdeflate(buf, 1100 + length, 9, Z_DEFAULT_STRATEGY,
 				     9, &len);
 			T_CHECK(z != NULL);
-			for (extra = 0; z && extra < 10; extra++)
+			for (extra = 0; z && extra <= 40; extra++)
 				agree_cap(z, len, 1000 + length + extra,
 					  "a match at the room's end");
 			free(z);
