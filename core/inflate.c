@@ -23,11 +23,12 @@
  * entry points to.  A table is built for each dynamic block: the symbols
  * of each length found 16 at a time by SSE2 compares, the root table
  * grown by doubling (a code of L bits fills every entry whose low L bits
- * are its bits reversed), so each symbol is one store.  What
- * zlib refuses when it builds the same tables is refused here: a code
- * that is over-subscribed, or incomplete beyond a single code of one bit
- * (and any incomplete precode), too many symbols, a length repeated with
- * none before it, or a block whose end-of-block symbol has no code.
+ * are its bits reversed), so a symbol with a code of root bits or fewer
+ * is one store.  What zlib refuses when it builds the same tables is
+ * refused here: a code that is over-subscribed, or incomplete beyond a
+ * single code of one bit (and any incomplete precode), too many symbols,
+ * a length repeated with none before it, a run of lengths past the
+ * last, or a block whose end-of-block symbol has no code.
  *
  * Decoding.  While at least 16 input bytes and FAST_ROOM output bytes
  * are left, the fast loop decodes without bounds checks on either: one
@@ -131,8 +132,8 @@ struct inflater {
 /* ------------------------------------------------------------------ */
 /* Tables                                                              */
 
-/* The first `len` bits of `code` (MSB first), reversed: the order in
- * which the stream holds them. */
+/* code, a number of len bits, with its bits reversed: a Huffman code
+ * is stored from its most significant bit, the stream from its least. */
 static inline unsigned reversed(unsigned code, unsigned len)
 {
 	return ((unsigned)k.rev[code & 0xff] << 8 | k.rev[code >> 8]) >>
@@ -185,6 +186,21 @@ static unsigned sub_width(const unsigned *count, unsigned len, unsigned done,
 	return bits;
 }
 
+/* The codes a set of lengths leaves unused (0: a complete code), or -1
+ * when it is over-subscribed. */
+static long unused_codes(const unsigned *count)
+{
+	long left = 1;
+	unsigned len;
+
+	for (len = 1; len <= MAX_BITS; len++) {
+		left = 2 * left - (long)count[len];
+		if (left < 0)
+			return -1;
+	}
+	return left;
+}
+
 /*
  * Build a decoding table in t (room for cap entries) for the code whose
  * lengths are lens[0..nsym), count[len] of each length 1..15 (lens is
@@ -196,26 +212,21 @@ static int build(uint32_t *t, unsigned cap, unsigned root, const uint8_t *lens,
 		 unsigned nsym, const unsigned *count, const uint32_t *sym,
 		 uint32_t bad, uint32_t sub)
 {
-	unsigned len, max = 0, left = 1, code = 0, size = 2, i, j, n;
+	unsigned len, max = 0, code = 0, size = 2, i, j, n;
 	unsigned nw = (nsym + 63) / 64, mask = (1u << root) - 1;
 	unsigned end = 1u << root, prefix = ~0u, bits = 0, start = 0;
+	long left = unused_codes(count);
 	uint16_t syms[LENS_ROOM];
 
-	/* Kraft: every length may take at most the codes left. */
-	for (len = 1; len <= MAX_BITS; len++) {
-		left <<= 1;
-		if (count[len] > left)
-			return -EINVAL;
-		left -= count[len];
+	for (len = 1; len <= MAX_BITS; len++)
 		if (count[len])
 			max = len;
-	}
 	if (max == 0) { /* no codes (a block without distances) */
 		for (i = 0; i < 1u << root; i++)
 			t[i] = bad;
 		return 0;
 	}
-	if (left && max != 1)
+	if (left < 0 || (left && max != 1))
 		return -EINVAL;
 
 	/* The root table, doubled from 2 entries to 1 << root; the codes
@@ -318,7 +329,10 @@ static void setup(void)
 /* ------------------------------------------------------------------ */
 /* Bits                                                                */
 
-/* At least 56 bits in the buffer; 8 bytes of input must be left. */
+/* At least 56 bits in the buffer; 8 bytes of input must be left.  n is
+ * 63 at most here: fill_slow, which may leave 64, only runs once fewer
+ * than 8 bytes are left, and then this never again (but after a stored
+ * block, which empties the buffer). */
 static inline void fill_fast(struct bits *b)
 {
 	uint64_t w;
@@ -392,21 +406,6 @@ static int stored(struct bits *b, uint8_t **op, uint8_t *end)
 	*op += len;
 	b->p += len;
 	return 0;
-}
-
-/* The codes a set of lengths leaves unused (0: a complete code), or -1
- * when it is over-subscribed. */
-static long unused_codes(const unsigned *count)
-{
-	long left = 1;
-	unsigned len;
-
-	for (len = 1; len <= MAX_BITS; len++) {
-		left = 2 * left - (long)count[len];
-		if (left < 0)
-			return -1;
-	}
-	return left;
 }
 
 /*
