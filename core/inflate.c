@@ -527,6 +527,40 @@ static inline void copy_match(uint8_t *op, size_t dist, size_t length)
 	}
 }
 
+/* A length's or distance's value: its entry's base, plus the extra bits
+ * after its code, all of which it takes from the buffer. */
+static inline size_t take_value(struct bits *b, uint32_t e)
+{
+	size_t v = (e >> 16) + (size_t)(LOW(b->buf, TAKES(e)) >> CODE_BITS(e));
+
+	drop(b, TAKES(e));
+	return v;
+}
+
+/* The distance whose code starts the buffer (at most 28 bits), into
+ * *dist.  0, or -EINVAL for a code that is none. */
+static inline int take_dist(struct bits *b, const uint32_t *dt, size_t *dist)
+{
+	uint32_t e = dt[LOW(b->buf, DIST_BITS)];
+
+	if (e & D_SUB) {
+		drop(b, TAKES(e));
+		e = dt[(e >> 16) + LOW(b->buf, CODE_BITS(e))];
+	}
+	if (e & D_BAD)
+		return -EINVAL;
+	*dist = take_value(b, e);
+	return 0;
+}
+
+/* The subtable entry of the literal/length code whose root entry, e,
+ * the buffer has just given up. */
+static inline uint32_t sub_entry(const struct bits *b, const uint32_t *lt,
+				 uint32_t e)
+{
+	return lt[(e >> 16 & 0xfff) + LOW(b->buf, CODE_BITS(e))];
+}
+
 /*
  * The codes of one block up to its end-of-block, from *bp's bits into
  * *opp, with the tables lt (literals, lengths) and dt (distances).  0,
@@ -563,7 +597,7 @@ codes(struct bits *bp, const uint32_t *lt, const uint32_t *dt, uint8_t *out,
 		}
 		if (e & SUB) {
 			drop(&b, TAKES(e));
-			e = lt[(e >> 16 & 0xfff) + LOW(b.buf, CODE_BITS(e))];
+			e = sub_entry(&b, lt, e);
 			if (e & LIT) {
 				drop(&b, TAKES(e));
 				lit = e >> 16;
@@ -579,18 +613,8 @@ codes(struct bits *bp, const uint32_t *lt, const uint32_t *dt, uint8_t *out,
 			goto done;
 		}
 		/* A length (at most 20 bits), then its distance (28). */
-		length = (e >> 16) + (LOW(b.buf, TAKES(e)) >> CODE_BITS(e));
-		drop(&b, TAKES(e));
-		e = dt[LOW(b.buf, DIST_BITS)];
-		if (e & D_SUB) {
-			drop(&b, TAKES(e));
-			e = dt[(e >> 16) + LOW(b.buf, CODE_BITS(e))];
-		}
-		if (e & D_BAD)
-			return -EINVAL;
-		dist = (e >> 16) + (LOW(b.buf, TAKES(e)) >> CODE_BITS(e));
-		drop(&b, TAKES(e));
-		if (dist > (size_t)(op - out))
+		length = take_value(&b, e);
+		if (take_dist(&b, dt, &dist) || dist > (size_t)(op - out))
 			return -EINVAL;
 		/* The next code is looked up while the match is copied. */
 		fill_fast(&b);
@@ -605,7 +629,7 @@ codes(struct bits *bp, const uint32_t *lt, const uint32_t *dt, uint8_t *out,
 		e = lt[LOW(b.buf, LIT_BITS)];
 		if (e & SUB) {
 			drop(&b, TAKES(e));
-			e = lt[(e >> 16 & 0xfff) + LOW(b.buf, CODE_BITS(e))];
+			e = sub_entry(&b, lt, e);
 		}
 		if (e & BAD)
 			return -EINVAL;
@@ -622,19 +646,10 @@ codes(struct bits *bp, const uint32_t *lt, const uint32_t *dt, uint8_t *out,
 			drop(&b, TAKES(e));
 			break;
 		}
-		length = (e >> 16) + (LOW(b.buf, TAKES(e)) >> CODE_BITS(e));
-		drop(&b, TAKES(e));
+		length = take_value(&b, e);
 		fill(&b);
-		e = dt[LOW(b.buf, DIST_BITS)];
-		if (e & D_SUB) {
-			drop(&b, TAKES(e));
-			e = dt[(e >> 16) + LOW(b.buf, CODE_BITS(e))];
-		}
-		if (e & D_BAD)
-			return -EINVAL;
-		dist = (e >> 16) + (LOW(b.buf, TAKES(e)) >> CODE_BITS(e));
-		drop(&b, TAKES(e));
-		if (overrun(&b) || dist > (size_t)(op - out))
+		if (take_dist(&b, dt, &dist) || overrun(&b) ||
+		    dist > (size_t)(op - out))
 			return -EINVAL;
 		if (length > (size_t)(end - op))
 			return -EFBIG;
