@@ -424,7 +424,7 @@ static int header(struct inflater *z, struct bits *b)
 	uint8_t plens[64] = {0}, dlens[64] = {0};
 	int rc;
 
-	fill(b);
+	/* The block's top-up left at least 53 bits: 14 are here. */
 	nlit = 257 + (unsigned)LOW(b->buf, 5);
 	ndist = 1 + (unsigned)LOW(b->buf >> 5, 5);
 	npre = 4 + (unsigned)LOW(b->buf >> 10, 4);
@@ -679,15 +679,22 @@ decode(struct inflater *z, uint8_t *out, size_t cap, size_t *out_len,
 		final = b.buf & 1;
 		type = b.buf >> 1 & 3;
 		drop(&b, 3);
-		if (type == 0)
+		switch (type) {
+		case 0:
 			rc = stored(&b, &op, end);
-		else if (type == 1)
+			break;
+		case 1:
 			rc = codes(&b, k.fixed_lit, k.fixed_dist, out, &op,
 				   end);
-		else if (type == 2 && !(rc = header(z, &b)))
-			rc = codes(&b, z->lit, z->dist, out, &op, end);
-		else if (type == 3)
+			break;
+		case 2:
+			rc = header(z, &b);
+			if (!rc)
+				rc = codes(&b, z->lit, z->dist, out, &op, end);
+			break;
+		default:
 			rc = -EINVAL;
+		}
 		if (rc)
 			return rc;
 	} while (!final);
