@@ -326,6 +326,25 @@ int catalog_unsynced_list(struct catalog *c,
 	return c->be->unsynced_list(c->impl, fn, arg, err);
 }
 
+int catalog_loose_add(struct catalog *c, const char *sha256,
+		      struct cmfs_err *err)
+{
+	return c->be->loose_add(c->impl, sha256, err);
+}
+
+int catalog_loose_del(struct catalog *c, const char *sha256,
+		      struct cmfs_err *err)
+{
+	return c->be->loose_del(c->impl, sha256, err);
+}
+
+int catalog_loose_list(struct catalog *c,
+		       int (*fn)(void *arg, const char *const *row),
+		       void *arg, struct cmfs_err *err)
+{
+	return c->be->loose_list(c->impl, fn, arg, err);
+}
+
 int catalog_blob_refs(struct catalog *c, const char *sha256, uint64_t *out,
 		      struct cmfs_err *err)
 {

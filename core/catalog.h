@@ -198,6 +198,22 @@ int catalog_unsynced_list(struct catalog *c,
 			  void *arg, struct cmfs_err *err);
 
 /*
+ * The loose blobs: blob files that may have no version referring to them,
+ * the only ones a mount may free.  add before a new blob file is linked
+ * into the store (in a transaction of its own, so that the row is there
+ * whenever the file may be); the catalog adds one itself when the last
+ * version of a blob goes, and drops it when a version takes the blob.
+ * list gives each sha256 in row[0]; del drops a row (none: not an error).
+ */
+int catalog_loose_add(struct catalog *c, const char *sha256,
+		      struct cmfs_err *err);
+int catalog_loose_del(struct catalog *c, const char *sha256,
+		      struct cmfs_err *err);
+int catalog_loose_list(struct catalog *c,
+		       int (*fn)(void *arg, const char *const *row),
+		       void *arg, struct cmfs_err *err);
+
+/*
  * Inline blobs: the bytes of a small blob kept in the catalog itself, by
  * sha256, instead of in a file of the store (repo.c says when and why).
  * A row goes in the transaction that drops the last version referring to
@@ -408,6 +424,11 @@ struct catalog_backend {
 	int (*unsynced_list)(void *impl,
 			     int (*fn)(void *arg, const char *const *row),
 			     void *arg, struct cmfs_err *err);
+	int (*loose_add)(void *impl, const char *sha256, struct cmfs_err *err);
+	int (*loose_del)(void *impl, const char *sha256, struct cmfs_err *err);
+	int (*loose_list)(void *impl,
+			  int (*fn)(void *arg, const char *const *row),
+			  void *arg, struct cmfs_err *err);
 	int (*ver_by_sha)(void *impl, const char *sha256,
 			  int (*fn)(void *arg, const char *const *row),
 			  void *arg, struct cmfs_err *err);

@@ -29,7 +29,7 @@
 #include "json.h"
 #include "walvfs.h"
 
-#define SCHEMA_VERSION 7
+#define SCHEMA_VERSION 8
 
 static const char *const schema_v1[] = {
 	"CREATE TABLE envs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
@@ -187,6 +187,24 @@ static const char *const schema_v7[] = {
 	"ALTER TABLE events_v7 RENAME TO events",
 	NULL};
 
+/*
+ * Version 8: the loose blobs, the only blob files a mount may free.  A
+ * row goes in before a new blob file is linked into the store (its own
+ * transaction), and in the transaction that drops the last version
+ * referring to a blob; the version that takes the blob drops it.  A blob
+ * file that the catalog neither refers to nor lists here is kept: it may
+ * belong to another catalog (a wrong path, a catalog restored from a
+ * backup), and only fsck names it.
+ */
+static const char *const schema_v8[] = {
+	"CREATE TABLE loose(sha256 TEXT PRIMARY KEY) WITHOUT ROWID",
+	"CREATE TRIGGER loose_free AFTER DELETE ON versions"
+	" WHEN NOT EXISTS (SELECT 1 FROM versions WHERE sha256 = OLD.sha256)"
+	" BEGIN INSERT OR IGNORE INTO loose(sha256) VALUES(OLD.sha256); END",
+	"CREATE TRIGGER loose_taken AFTER INSERT ON versions"
+	" BEGIN DELETE FROM loose WHERE sha256 = NEW.sha256; END",
+	NULL};
+
 /* The prepared statements, by index into sql[]. */
 enum {
 	S_ENV_ADD,
@@ -235,6 +253,9 @@ enum {
 	S_UNSYNCED_MARK,
 	S_UNSYNCED_CLEAR,
 	S_UNSYNCED_LIST,
+	S_LOOSE_ADD,
+	S_LOOSE_DEL,
+	S_LOOSE_LIST,
 	S_VER_BY_SHA,
 	S_INLINE_PUT,
 	S_INLINE_GET,
@@ -354,6 +375,9 @@ static const char *const sql[S_COUNT] = {
 	[S_UNSYNCED_MARK] = "SELECT COALESCE(max(seq), 0) FROM unsynced",
 	[S_UNSYNCED_CLEAR] = "DELETE FROM unsynced WHERE seq <= ?",
 	[S_UNSYNCED_LIST] = "SELECT DISTINCT sha256 FROM unsynced",
+	[S_LOOSE_ADD] = "INSERT OR IGNORE INTO loose(sha256) VALUES(?)",
+	[S_LOOSE_DEL] = "DELETE FROM loose WHERE sha256 = ?",
+	[S_LOOSE_LIST] = "SELECT sha256 FROM loose",
 	[S_VER_BY_SHA] = "SELECT e.name, a.name, v.n FROM versions v"
 			 " JOIN artifacts a ON a.id = v.artifact_id"
 			 " JOIN envs e ON e.id = a.env_id WHERE v.sha256 = ?"
@@ -536,7 +560,10 @@ static int migrate(struct sq *q, struct cmfs_err *err)
 	for (i = 0; version < 7 && schema_v7[i]; i++)
 		if ((rc = sqlite3_exec(q->db, schema_v7[i], NULL, NULL, NULL)))
 			goto bad;
-	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 7", NULL, NULL,
+	for (i = 0; version < 8 && schema_v8[i]; i++)
+		if ((rc = sqlite3_exec(q->db, schema_v8[i], NULL, NULL, NULL)))
+			goto bad;
+	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 8", NULL, NULL,
 			       NULL)) ||
 	    (rc = sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL)))
 		goto bad;
@@ -2092,6 +2119,23 @@ static int sq_unsynced_list(void *impl,
 	return list_text(impl, S_UNSYNCED_LIST, 1, fn, arg, err);
 }
 
+static int sq_loose_add(void *impl, const char *sha256, struct cmfs_err *err)
+{
+	return exec_sha(impl, S_LOOSE_ADD, sha256, NULL, err);
+}
+
+static int sq_loose_del(void *impl, const char *sha256, struct cmfs_err *err)
+{
+	return exec_sha(impl, S_LOOSE_DEL, sha256, NULL, err);
+}
+
+static int sq_loose_list(void *impl,
+			 int (*fn)(void *arg, const char *const *row),
+			 void *arg, struct cmfs_err *err)
+{
+	return list_text(impl, S_LOOSE_LIST, 1, fn, arg, err);
+}
+
 static int sq_inline_put(void *impl, const char *sha256, const void *data,
 			 size_t len, struct cmfs_err *err)
 {
@@ -2458,6 +2502,9 @@ const struct catalog_backend catalog_sqlite_backend = {
 	.unsynced_mark = sq_unsynced_mark,
 	.unsynced_clear = sq_unsynced_clear,
 	.unsynced_list = sq_unsynced_list,
+	.loose_add = sq_loose_add,
+	.loose_del = sq_loose_del,
+	.loose_list = sq_loose_list,
 	.ver_by_sha = sq_ver_by_sha,
 	.inline_put = sq_inline_put,
 	.inline_get = sq_inline_get,

@@ -2213,6 +2213,7 @@ int export_load(const char *dir, const char *store, uint64_t inline_max,
 		goto out;
 	}
 	if ((rc = store_open(&L.store, store, err)) ||
+	    (rc = store_lock(L.store, err)) ||
 	    (rc = path_fmt(db, err, "%s/catalog.db", store_path(L.store))) ||
 	    (rc = catalog_open(&L.cat, db, err)))
 		goto out;

@@ -834,6 +834,16 @@ int fsck_run(struct fsck_report **out, const char *store, int repair_it,
 			 (long)x.r->busy);
 	if ((rc = store_open(&x.store, store, err)))
 		goto out;
+	if (repair_it && !x.r->busy) {
+		struct cmfs_err e2 = CMFS_ERR_INIT;
+
+		/* One writer at a time. */
+		if (store_lock(x.store, &e2)) {
+			x.r->busy = -1;
+			snprintf(x.r->note, sizeof(x.r->note), "%s",
+				 cmfs_err_msg(&e2));
+		}
+	}
 	if (!have_db) {
 		struct fsck_problem *p = problem(&x, FSCK_CATALOG);
 
@@ -941,11 +951,14 @@ int fsck_report_format(struct buf *out, const struct fsck_report *r)
 	size_t i, fixed = 0;
 	int rc = 0;
 
-	if (r->busy)
+	if (r->busy > 0)
 		rc = buf_printf(out,
 				"the store is in use by pid %ld (a mount?): "
 				"checked read-only\n",
 				(long)r->busy);
+	else if (r->busy)
+		rc = buf_printf(out, "the store is locked by another cmfs: "
+				     "checked read-only\n");
 	for (i = 0; !rc && i < r->nproblems; i++) {
 		const struct fsck_problem *p = &r->problems[i];
 

@@ -93,7 +93,8 @@ struct fsck_report {
 			   * (sync = batch: the store was not closed
 			   * cleanly); checked like every blob */
 	int unsynced_cleared; /* repair cleared that list */
-	pid_t busy;	/* a process holding the catalog open, or 0 */
+	pid_t busy;	/* a process holding the catalog open, -1 one
+			 * holding the store's lock, or 0 */
 	int repair;	/* repair was asked for */
 	char note[256]; /* why nothing was repaired, or "" */
 };

@@ -389,7 +389,9 @@ static void *reaper_thread(void *arg)
 		for (i = 0; i < n; i++)
 			store_reap(r->store, names[i]);
 		free(names);
-		pthread_mutex_lock(&q->lock);
+		/* What a delete on a full disk released, back once there is
+		 * room: it must be there at the next full disk or mount. */
+			pthread_mutex_lock(&q->lock);
 	}
 	pthread_mutex_unlock(&q->lock);
 	return NULL;
@@ -839,18 +841,124 @@ static void free_blobs(struct repo *r, char (*shas)[STORE_SHA_HEX], size_t n)
 	pthread_mutex_unlock(&y->lock);
 }
 
-/* Start-up sweep: unlink every blob that no version refers to. */
-static int sweep_blob(void *arg, const char *sha, uint64_t size)
+/* Blob names: of an artifact's versions before deleting it, ... */
+struct blob_list {
+	char (*sha)[STORE_SHA_HEX];
+	size_t n;
+};
+
+static int blob_list_add(struct blob_list *l, const char *sha)
 {
-	struct repo *r = arg;
+	char(*p)[STORE_SHA_HEX] = realloc(l->sha, (l->n + 1) * sizeof(*p));
+
+	if (!p)
+		return -ENOMEM;
+	l->sha = p;
+	snprintf(l->sha[l->n++], STORE_SHA_HEX, "%s", sha);
+	return 0;
+}
+
+/*
+ * Start-up: free the loose blobs that no version refers to (what a crash
+ * between a blob's link and its version's commit, or between a delete's
+ * commit and its unlink, leaves), and drop their rows.
+ */
+static int sweep_loose(void *arg, const char *const *row)
+{
+	struct blob_list *l = arg;
+
+	return strlen(row[0]) == STORE_SHA_HEX - 1 ? blob_list_add(l, row[0])
+						   : 0;
+}
+
+/* What the blob files of the store are to the catalog. */
+struct blob_census {
+	struct repo *r;
+	uint64_t known;		/* referred to by a version */
+	uint64_t unknown;	/* neither referred to nor loose: kept */
+	char first[STORE_SHA_HEX];
+};
+
+static int count_blob(void *arg, const char *sha, uint64_t size)
+{
+	struct blob_census *c = arg;
 	uint64_t refs;
 
 	(void)size;
-	if (strlen(sha) == 64 && !catalog_blob_refs(r->cat, sha, &refs, NULL) &&
-	    !refs) {
-		store_blob_unlink(r->store, sha);
-		repo_log(r, LOG_NOTICE, "freed orphan blob %s", sha);
+	if (catalog_blob_refs(c->r->cat, sha, &refs, NULL) || refs) {
+		c->known++;
+		return 0;
 	}
+	if (!c->unknown++)
+		snprintf(c->first, sizeof(c->first), "%s", sha);
+	return 0;
+}
+
+static int first_blob(void *arg, const char *sha, uint64_t size)
+{
+	(void)arg;
+	(void)sha;
+	(void)size;
+	return 1;
+}
+
+/*
+ * Refuse a store whose blobs no catalog knows: a new catalog beside them
+ * would show an empty store and, were they swept, lose them all.
+ * `db` missing or empty is refused before SQLite creates it.
+ */
+static int check_catalog_file(struct repo *r, const char *db,
+			      struct cmfs_err *err)
+{
+	struct stat st;
+
+	if (!stat(db, &st) && st.st_size > 0)
+		return 0;
+	if (store_blob_walk(r->store, first_blob, NULL) != 1)
+		return 0; /* a new store */
+	return cmfs_err_set(err, -EUCLEAN,
+			    "store %s: catalog.db is %s but blobs/ holds "
+			    "blobs: not mounted, a new catalog would know "
+			    "none; restore catalog.db or fix [store] path "
+			    "(cmfs fsck lists the blobs)",
+			    store_path(r->store),
+			    stat(db, &st) ? "missing" : "empty");
+}
+
+static int sweep(struct repo *r, struct cmfs_err *err)
+{
+	struct blob_list loose = { NULL, 0 };
+	struct blob_census c = { r, 0, 0, "" };
+	uint64_t refs, total;
+	size_t i;
+	int rc;
+
+	rc = catalog_loose_list(r->cat, sweep_loose, &loose, NULL);
+	for (i = 0; !rc && i < loose.n; i++) {
+		if (catalog_blob_refs(r->cat, loose.sha[i], &refs, NULL))
+			continue;
+		if (!refs && !store_blob_unlink(r->store, loose.sha[i]))
+			repo_log(r, LOG_NOTICE, "freed orphan blob %s",
+				 loose.sha[i]);
+		catalog_loose_del(r->cat, loose.sha[i], NULL);
+	}
+	free(loose.sha);
+	store_blob_walk(r->store, count_blob, &c);
+	/* A catalog that knows bytes of its own is this store's. */
+	if (c.unknown && !c.known &&
+	    !catalog_blob_total(r->cat, &total, NULL) && !total)
+		return cmfs_err_set(err, -EUCLEAN,
+				    "store %s: its catalog knows none of its "
+				    "%llu blobs: not mounted; restore the "
+				    "store's catalog.db or fix [store] path "
+				    "(cmfs fsck lists the blobs)",
+				    store_path(r->store),
+				    (unsigned long long)c.unknown);
+	if (c.unknown)
+		repo_log(r, LOG_WARNING,
+			 "%llu blobs (%s first) are not known to the catalog: "
+			 "kept; cmfs fsck names them",
+			 (unsigned long long)c.unknown, c.first);
 	return 0;
 }
 
@@ -878,7 +986,8 @@ int repo_open(struct repo **out, const struct config *cfg,
 		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
-	if ((rc = store_open(&r->store, cfg->store_path, err)))
+	if ((rc = store_open(&r->store, cfg->store_path, err)) ||
+	    (rc = store_lock(r->store, err)))
 		goto fail;
 	if ((size_t)snprintf(db, sizeof(db), "%s/catalog.db",
 			     store_path(r->store)) >= sizeof(db)) {
@@ -889,11 +998,13 @@ int repo_open(struct repo **out, const struct config *cfg,
 	sync_init(r);
 	reaper_init(r);
 	r->batch = cfg->sync == CONFIG_SYNC_BATCH;
-	if ((rc = catalog_open(&r->cat, db, err)) ||
+	if ((rc = check_catalog_file(r, db, err)) ||
+	    (rc = catalog_open(&r->cat, db, err)) ||
 	    (rc = catalog_set_sync(r->cat, !r->batch, err)))
 		goto fail;
 	recover(r);
-	store_blob_walk(r->store, sweep_blob, r);
+	if ((rc = sweep(r, err)))
+		goto fail;
 	r->sync.quiet = 0; /* from here on, a thread may sync */
 	*out = r;
 	return 0;
@@ -1033,23 +1144,6 @@ int repo_env_remove(struct repo *r, const struct repo_who *who,
 	}
 	event_release(&e);
 	return rc;
-}
-
-/* Blob names: of an artifact's versions before deleting it, ... */
-struct blob_list {
-	char (*sha)[STORE_SHA_HEX];
-	size_t n;
-};
-
-static int blob_list_add(struct blob_list *l, const char *sha)
-{
-	char(*p)[STORE_SHA_HEX] = realloc(l->sha, (l->n + 1) * sizeof(*p));
-
-	if (!p)
-		return -ENOMEM;
-	l->sha = p;
-	snprintf(l->sha[l->n++], STORE_SHA_HEX, "%s", sha);
-	return 0;
 }
 
 static int collect_blob(void *arg, const struct catalog_version *v)
@@ -1538,6 +1632,21 @@ static int inspect(struct repo *r, const char *name, const char *sha, int fd,
 }
 
 /*
+ * Before blob `sha` is linked into the store: unless a version refers to
+ * it already, list it as loose, so that a crash before its version
+ * commits leaves a blob the next mount knows it may free.  Under gc_lock.
+ */
+static int loose_first(struct repo *r, const char *sha, struct cmfs_err *err)
+{
+	uint64_t refs;
+	int rc = catalog_blob_refs(r->cat, sha, &refs, err);
+
+	if (!rc && !refs)
+		rc = catalog_loose_add(r->cat, sha, err);
+	return rc;
+}
+
+/*
  * The commit of every upload: bytes [0, size) with SHA-256 `sha`, held
  * at `mem` (an inline blob, in this transaction) or in staging file `fd`
  * (a blob file, linked before it), become the next version of `name` in
@@ -1582,8 +1691,10 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 		goto refused;
 
 	pthread_mutex_lock(&r->gc_lock);
-	rc = mem ? 0
-		 : store_blob_commit(r->store, fd, sha, size, !r->batch, err);
+	if (!mem)
+		rc = loose_first(r, sha, err);
+	if (!rc && !mem)
+		rc = store_blob_commit(r->store, fd, sha, size, !r->batch, err);
 	if (!rc)
 		rc = begin(r, err);
 	if (rc) {

@@ -7,6 +7,8 @@
  *                                           where O_TMPFILE is missing),
  *                                           retired blobs not yet unlinked
  *   scratch/<env>/{a,t}/<name>              editors' and rsync's temp files
+ *   lock                                    flock(2)ed by the one process
+ *                                           that may change the store
  * Every path is opened relative to a directory fd held from store_open(),
  * so a name is never re-resolved through the mount's own tree.
  */
@@ -23,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +37,7 @@ struct store {
 	int blobs_fd;
 	int staging_fd;
 	int scratch_fd;
+	int lock_fd;		/* <store>/lock, flock()ed; -1: not held */
 	int no_tmpfile;		/* the file system refused O_TMPFILE */
 	unsigned long retired;	/* blobs retired: their names' counter */
 	int new_dir;		/* a blob directory made since the last
@@ -117,7 +121,7 @@ int store_open(struct store **out, const char *path, struct cmfs_err *err)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
-	s->blobs_fd = s->staging_fd = s->scratch_fd = -1;
+	s->blobs_fd = s->staging_fd = s->scratch_fd = s->lock_fd = -1;
 	s->path = strdup(real);
 	s->root_fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (!s->path || s->root_fd < 0) {
@@ -128,7 +132,6 @@ int store_open(struct store **out, const char *path, struct cmfs_err *err)
 	    (rc = open_dir(s->root_fd, "staging", &s->staging_fd)) ||
 	    (rc = open_dir(s->root_fd, "scratch", &s->scratch_fd)))
 		goto fail;
-	sweep_staging(s->staging_fd);
 	*out = s;
 	return 0;
 fail:
@@ -148,6 +151,8 @@ void store_close(struct store *s)
 		close(s->staging_fd);
 	if (s->scratch_fd >= 0)
 		close(s->scratch_fd);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd); /* drops the flock */
 	free(s->path);
 	free(s);
 }
@@ -155,6 +160,44 @@ void store_close(struct store *s)
 const char *store_path(const struct store *s)
 {
 	return s->path;
+}
+
+/* ---- one writer: the lock ---- */
+
+int store_lock(struct store *s, struct cmfs_err *err)
+{
+	char pid[32];
+	int fd, n;
+
+	if (s->lock_fd >= 0)
+		return 0;
+	fd = openat(s->root_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return cmfs_err_set(err, -errno, "store %s: lock: %s", s->path,
+				    strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int e = errno;
+
+		n = (int)pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		close(fd);
+		if (e != EWOULDBLOCK)
+			return cmfs_err_set(err, -e, "store %s: lock: %s",
+					    s->path, strerror(e));
+		return cmfs_err_set(err, -EBUSY,
+				    "store %s is in use by another cmfs "
+				    "(pid %s): one store, one daemon; unmount "
+				    "it first", s->path, pid[0] ? pid : "?");
+	}
+	/* For the message above, in whoever comes second. */
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, pid, (size_t)n, 0) < 0)
+		(void)0; /* the lock holds without its note */
+	s->lock_fd = fd;
+	/* Named staging files are in flight only while a holder lives. */
+	sweep_staging(s->staging_fd);
+	return 0;
 }
 
 int store_hash_new(struct store_hash **out)

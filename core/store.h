@@ -39,6 +39,15 @@ void store_close(struct store *s);
 /* The store directory, absolute.  Valid while the store is open. */
 const char *store_path(const struct store *s);
 
+/*
+ * Become the one process that changes the store: flock(2) <store>/lock
+ * for as long as the store is open, then remove the named staging files a
+ * crash left.  -EBUSY, naming the holder's pid, while another process
+ * (a mount, fsck --repair, import) holds it.  Readers (export, fsck
+ * without --repair) do not lock.
+ */
+int store_lock(struct store *s, struct cmfs_err *err);
+
 /* A streaming SHA-256 (OpenSSL EVP). */
 struct store_hash;
 int store_hash_new(struct store_hash **out);

@@ -191,6 +191,9 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 
 /* A version-7 catalog made as version 6 had it: events in a rowid table
  * with an index on (env, off), lines and all. */
+#define V8_TO_V7                                                               \
+	"DROP TRIGGER loose_free; DROP TRIGGER loose_taken;"                   \
+	"DROP TABLE loose; PRAGMA user_version = 7;"
 #define V7_TO_V6                                                               \
 	"CREATE TABLE events_v6(id INTEGER PRIMARY KEY, env TEXT NOT NULL,"    \
 	" off INTEGER NOT NULL, len INTEGER NOT NULL, line BLOB NOT NULL);"    \
@@ -246,7 +249,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 7);
+	T_INTEQ(pragma_int("user_version"), 8);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -261,7 +264,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 7);
+	T_INTEQ(pragma_int("user_version"), 8);
 	{
 		char mode[16];
 
@@ -297,7 +300,9 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V7_TO_V6 V6_TO_V5 V5_TO_V4 V4_TO_V3), 0);
+		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
+				 V4_TO_V3),
+			0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
 				 "DROP TRIGGER tab_add; DROP TRIGGER tab_del;"
 				 "ALTER TABLE envs DROP COLUMN nart;"
@@ -305,7 +310,7 @@ static void test_open(void)
 				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 7);
+		T_INTEQ(pragma_int("user_version"), 8);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -326,12 +331,14 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V7_TO_V6 V6_TO_V5 V5_TO_V4 V4_TO_V3), 0);
+		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
+				 V4_TO_V3),
+			0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 7);
+		T_INTEQ(pragma_int("user_version"), 8);
 		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
 		T_INTEQ(mark, 0);
 		catalog_close(c);
@@ -367,11 +374,13 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V7_TO_V6 V6_TO_V5 V5_TO_V4 V4_TO_V3), 0);
+		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
+				 V4_TO_V3),
+			0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 7);
+		T_INTEQ(pragma_int("user_version"), 8);
 		T_INTEQ(exec_sql("SELECT * FROM factories"), 1);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
@@ -415,11 +424,11 @@ static void test_open(void)
 		k = c ? art(c, e.id, "k.jar", SHA_B, 3) : 0;
 		u = c ? art(c, e.id, "u.txt", SHA_C, 3) : 0;
 		catalog_close(c);
-		T_INTEQ(exec_sql(V7_TO_V6 V6_TO_V5 V5_TO_V4), 0);
+		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4), 0);
 		T_INTEQ(pragma_int("user_version"), 4);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 7);
+		T_INTEQ(pragma_int("user_version"), 8);
 		/* Every version of an inspected blob names its row. */
 		T_INTEQ(query_int("SELECT count(*) FROM versions v"
 				  " WHERE v.insp IS NOT (SELECT id FROM"
@@ -460,13 +469,13 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_add(c, "prod", "two\n", &err) : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V7_TO_V6), 0);
+		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE name = 'events_env_off'"),
 			1);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 7);
+		T_INTEQ(pragma_int("user_version"), 8);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE tbl_name = 'events'"),
 			1);
@@ -488,7 +497,7 @@ static void test_open(void)
 	}
 
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 8"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 9"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);

@@ -104,6 +104,18 @@ static int event_lines(struct fixture *x, const char *env)
 	return n;
 }
 
+/* Bytes over inline_max: their blob is a file of the store. */
+#define BIG_SIZE (200 << 10)
+static const char *big_bytes(void)
+{
+	static char b[BIG_SIZE];
+
+	if (!b[0])
+		for (size_t i = 0; i < sizeof(b); i++)
+			b[i] = (char)('a' + i * 7 % 26);
+	return b;
+}
+
 /* Blob `sha` is a file of the store. */
 static int blob_file(struct fixture *x, const char *sha)
 {
@@ -1836,14 +1848,55 @@ static void test_reopen(void)
 	fixture_close(&x);
 }
 
+/* Write blob file `sha` by hand, its path into `p`. */
+static void plant_blob(struct fixture *x, const char *sha, const char *data,
+		       size_t len, char *p, size_t n)
+{
+	char dir[200];
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/blobs/%.2s", x->store, sha);
+	mkdir(dir, 0700);
+	snprintf(p, n, "%s/%s", dir, sha);
+	fd = open(p, O_CREAT | O_WRONLY, 0600);
+	T_CHECK(fd >= 0);
+	if (fd >= 0) {
+		T_INTEQ(write(fd, data, len), (ssize_t)len);
+		close(fd);
+	}
+}
+
+/* Through the catalog file itself, with no repo open. */
+static int loose_add(struct fixture *x, const char *sha)
+{
+	struct catalog *c = NULL;
+	char db[200];
+	int rc;
+
+	snprintf(db, sizeof(db), "%s/catalog.db", x->store);
+	rc = catalog_open(&c, db, NULL);
+	if (!rc)
+		rc = catalog_loose_add(c, sha, NULL);
+	catalog_close(c);
+	return rc;
+}
+
+/* Rows of the catalog's loose table. */
+static int loose_rows(struct fixture *x)
+{
+	int n = 0;
+
+	catalog_loose_list(repo_catalog(x->r), count_row, &n, NULL);
+	return n;
+}
+
 /* A blob nothing refers to (what a crash between link and commit leaves)
  * is freed at open; referenced blobs and foreign files are not touched. */
 static void test_orphan_sweep(void)
 {
 	struct fixture x;
-	char keep[STORE_SHA_HEX], orphan[STORE_SHA_HEX], p[300], dir[200];
+	char keep[STORE_SHA_HEX], orphan[STORE_SHA_HEX], p[300];
 	struct stat st;
-	int fd;
 
 	setup(&x);
 	T_INTEQ(mkenv(&x, "dev"), 0);
@@ -1853,15 +1906,9 @@ static void test_orphan_sweep(void)
 	repo_close(x.r);
 	x.r = NULL;
 
-	snprintf(dir, sizeof(dir), "%s/blobs/%.2s", x.store, orphan);
-	mkdir(dir, 0700);
-	snprintf(p, sizeof(p), "%s/%s", dir, orphan);
-	fd = open(p, O_CREAT | O_WRONLY, 0600);
-	T_CHECK(fd >= 0);
-	if (fd >= 0) {
-		T_INTEQ(write(fd, "orphan bytes", 12), 12);
-		close(fd);
-	}
+	/* As an upload lists its blob before linking it. */
+	T_INTEQ(loose_add(&x, orphan), 0);
+	plant_blob(&x, orphan, "orphan bytes", 12, p, sizeof(p));
 	T_CHECK(stat(p, &st) == 0);
 
 	fixture_reopen(&x);
@@ -1871,6 +1918,126 @@ static void test_orphan_sweep(void)
 	T_CHECK(blob_is(&x, keep, "kept", 4));
 	T_INTEQ(count_blobs(&x), 1);
 	T_CONTAINS(buf_str(&x.log), "freed orphan blob");
+	fixture_close(&x);
+}
+
+/*
+ * A blob file the catalog neither refers to nor lists as loose may be
+ * another catalog's: kept, and said so in the log.
+ */
+static void test_unknown_blob_kept(void)
+{
+	struct fixture x;
+	char stray[STORE_SHA_HEX], p[300];
+	struct stat st;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(ups(&x, "dev", "keep.txt", "kept"), 0);
+	T_INTEQ(upload(&x, "dev", "big.bin", big_bytes(), BIG_SIZE, NULL), 0);
+	fixture_sha(stray, "stray bytes", 11);
+	repo_close(x.r);
+	x.r = NULL;
+	plant_blob(&x, stray, "stray bytes", 11, p, sizeof(p));
+	fixture_reopen(&x);
+	T_CHECK(stat(p, &st) == 0);
+	T_CONTAINS(buf_str(&x.log), "not known to the catalog: kept");
+	T_CHECK(!strstr(buf_str(&x.log), "freed orphan blob"));
+	fixture_close(&x);
+}
+
+/*
+ * A delete's commit lists the blob it leaves without a version: a crash
+ * before its unlink (the file planted back here) is swept at the next
+ * open, and the row with it.
+ */
+static void test_deleted_blob_swept(void)
+{
+	struct fixture x;
+	char sha[STORE_SHA_HEX], p[300];
+	struct stat st;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(ups(&x, "dev", "keep.txt", "kept"), 0);
+	T_INTEQ(upload(&x, "dev", "big.bin", big_bytes(), BIG_SIZE, NULL), 0);
+	fixture_sha(sha, big_bytes(), BIG_SIZE);
+	T_CHECK(blob_file(&x, sha));
+	T_INTEQ(loose_rows(&x), 0); /* the version took it */
+	T_INTEQ(repo_art_remove(x.r, &who, "dev", "big.bin", NULL), 0);
+	T_INTEQ(loose_rows(&x), 1);
+	T_CHECK(freed(&x, sha));
+	repo_close(x.r);
+	x.r = NULL;
+	plant_blob(&x, sha, big_bytes(), BIG_SIZE, p, sizeof(p));
+	fixture_reopen(&x);
+	T_CHECK(stat(p, &st) != 0);
+	T_INTEQ(loose_rows(&x), 0);
+	T_CONTAINS(buf_str(&x.log), "freed orphan blob");
+	fixture_close(&x);
+}
+
+/* repo_open() of x's store, as a second mount would: rc, message kept. */
+static int open_again(struct fixture *x)
+{
+	struct repo *r = NULL;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int rc = repo_open(&r, &x->cfg, FIXTURE_MNT, NULL, NULL, &err);
+
+	keep_msg(&err);
+	repo_close(r);
+	return rc;
+}
+
+/*
+ * No mount frees blobs that no catalog knows: a missing or empty
+ * catalog.db beside blobs, or a catalog that knows none of them, is
+ * refused, and nothing is created or removed.  A second mount of a store
+ * in use is refused too.
+ */
+static void test_refuse_unknown_store(void)
+{
+	struct fixture x;
+	char sha[STORE_SHA_HEX], db[200], p[300];
+	struct stat st;
+	int fd;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(upload(&x, "dev", "big.bin", big_bytes(), BIG_SIZE, NULL), 0);
+	fixture_sha(sha, big_bytes(), BIG_SIZE);
+	snprintf(p, sizeof(p), "%s/blobs/%.2s/%s", x.store, sha, sha);
+
+	T_ERRNO(open_again(&x), EBUSY);
+	T_CONTAINS(last_msg, "in use by another cmfs");
+
+	repo_close(x.r);
+	x.r = NULL;
+	snprintf(db, sizeof(db), "%s/catalog.db", x.store);
+	T_INTEQ(unlink(db), 0);
+	T_ERRNO(open_again(&x), EUCLEAN);
+	T_CONTAINS(last_msg, "is missing");
+	T_CHECK(stat(db, &st) != 0);	 /* not created */
+	T_CHECK(stat(p, &st) == 0);	 /* not freed */
+
+	fd = open(db, O_CREAT | O_WRONLY, 0600);
+	T_CHECK(fd >= 0);
+	close(fd);
+	T_ERRNO(open_again(&x), EUCLEAN);
+	T_CONTAINS(last_msg, "is empty");
+	T_CHECK(stat(p, &st) == 0);
+
+	/* A catalog of its own that knows nothing of the blob. */
+	T_INTEQ(unlink(db), 0);
+	{
+		struct catalog *c = NULL;
+
+		T_INTEQ(catalog_open(&c, db, NULL), 0);
+		catalog_close(c);
+	}
+	T_ERRNO(open_again(&x), EUCLEAN);
+	T_CONTAINS(last_msg, "knows none of its 1 blobs");
+	T_CHECK(stat(p, &st) == 0);
 	fixture_close(&x);
 }
 
@@ -2404,6 +2571,9 @@ int main(void)
 	T_RUN(test_sync_catalog_only);
 	T_RUN(test_sync_close);
 	T_RUN(test_orphan_sweep);
+	T_RUN(test_unknown_blob_kept);
+	T_RUN(test_deleted_blob_swept);
+	T_RUN(test_refuse_unknown_store);
 	T_RUN(test_reaper);
 	T_RUN(test_inline);
 	T_RUN(test_inspect_early);

@@ -449,6 +449,27 @@ static void test_walk(void)
 	rm_temp_dir();
 }
 
+/* One holder of the lock at a time, named to the second; free on close. */
+static void test_lock(void)
+{
+	struct store *a, *b;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char pid[32];
+
+	mktemp_dir();
+	a = open_store();
+	b = open_store();
+	T_INTEQ(store_lock(a, NULL), 0);
+	T_INTEQ(store_lock(a, NULL), 0); /* held already */
+	T_ERRNO(store_lock(b, &err), EBUSY);
+	snprintf(pid, sizeof(pid), "pid %ld", (long)getpid());
+	T_CONTAINS(err.msg, pid);
+	store_close(a);
+	T_INTEQ(store_lock(b, NULL), 0);
+	store_close(b);
+	rm_temp_dir();
+}
+
 /* Named staging files left by a crash are swept at open; blobs stay. */
 static void test_sweep_staging(void)
 {
@@ -465,6 +486,9 @@ static void test_sweep_staging(void)
 	close(open(p, O_CREAT | O_WRONLY, 0600));
 	T_INTEQ(count_dir("staging"), 2);
 	s = open_store();
+	/* A reader (export) leaves them: they may be a mount's. */
+	T_INTEQ(count_dir("staging"), 2);
+	T_INTEQ(store_lock(s, NULL), 0);
 	T_INTEQ(count_dir("staging"), 0);
 	/* Reopened: the blob is still there, whole. */
 	{
@@ -659,6 +683,7 @@ int main(void)
 	T_RUN(test_copy_unlink);
 	T_RUN(test_walk);
 	T_RUN(test_sweep_staging);
+	T_RUN(test_lock);
 	T_RUN(test_scratch);
 	T_RUN(test_drop_nested);
 	return T_DONE();
