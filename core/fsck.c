@@ -837,11 +837,13 @@ int fsck_run(struct fsck_report **out, const char *store, int repair_it,
 	if (repair_it && !x.r->busy) {
 		struct cmfs_err e2 = CMFS_ERR_INIT;
 
-		/* One writer at a time. */
+		/* One writer; on a full disk, room for the repair's commit. */
 		if (store_lock(x.store, &e2)) {
 			x.r->busy = -1;
 			snprintf(x.r->note, sizeof(x.r->note), "%s",
 				 cmfs_err_msg(&e2));
+		} else {
+			store_reserve_release(x.store, 0);
 		}
 	}
 	if (!have_db) {
@@ -916,6 +918,8 @@ int fsck_run(struct fsck_report **out, const char *store, int repair_it,
 	}
 	explain(&x);
 out:
+	if (repair_it && !x.r->busy)
+		store_reserve_take(x.store);
 	catalog_close(x.cat);
 	store_close(x.store);
 	free(x.vers);

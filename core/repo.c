@@ -391,7 +391,8 @@ static void *reaper_thread(void *arg)
 		free(names);
 		/* What a delete on a full disk released, back once there is
 		 * room: it must be there at the next full disk or mount. */
-			pthread_mutex_lock(&q->lock);
+		store_reserve_take(r->store);
+		pthread_mutex_lock(&q->lock);
 	}
 	pthread_mutex_unlock(&q->lock);
 	return NULL;
@@ -841,6 +842,19 @@ static void free_blobs(struct repo *r, char (*shas)[STORE_SHA_HEX], size_t n)
 	pthread_mutex_unlock(&y->lock);
 }
 
+/*
+ * Before a change that frees space (or takes none): on a full disk, give
+ * the reserve's blocks back so that its transaction can commit.  The next
+ * change that takes space takes the reserve again once there is room.
+ */
+static void room_to_free(struct repo *r)
+{
+	if (store_reserve_release(r->store, 0))
+		repo_log(r, LOG_WARNING,
+			 "store %s is full: its reserve is released so that "
+			 "deletes can commit", store_path(r->store));
+}
+
 /* Blob names: of an artifact's versions before deleting it, ... */
 struct blob_list {
 	char (*sha)[STORE_SHA_HEX];
@@ -998,6 +1012,8 @@ int repo_open(struct repo **out, const struct config *cfg,
 	sync_init(r);
 	reaper_init(r);
 	r->batch = cfg->sync == CONFIG_SYNC_BATCH;
+	/* On a full disk, the reserve's room lets the catalog open. */
+	store_reserve_release(r->store, 0);
 	if ((rc = check_catalog_file(r, db, err)) ||
 	    (rc = catalog_open(&r->cat, db, err)) ||
 	    (rc = catalog_set_sync(r->cat, !r->batch, err)))
@@ -1005,6 +1021,11 @@ int repo_open(struct repo **out, const struct config *cfg,
 	recover(r);
 	if ((rc = sweep(r, err)))
 		goto fail;
+	if (store_reserve_take(r->store))
+		repo_log(r, LOG_WARNING,
+			 "store %s: too full to keep its reserve for deletes; "
+			 "taken when there is room",
+			 store_path(r->store));
 	r->sync.quiet = 0; /* from here on, a thread may sync */
 	*out = r;
 	return 0;
@@ -1122,6 +1143,7 @@ int repo_env_remove(struct repo *r, const struct repo_who *who,
 	struct event e;
 	int rc;
 
+	room_to_free(r);
 	event_init(&e, repo_now(), who->uid, name, "rmdir");
 	rc = begin(r, err);
 	if (!rc) {
@@ -1175,6 +1197,7 @@ int repo_art_remove(struct repo *r, const struct repo_who *who,
 	struct event ev;
 	int rc;
 
+	room_to_free(r);
 	event_init(&ev, repo_now(), who->uid, env, "delete");
 	event_add(&ev, "artifact", name);
 	rc = begin(r, err);
@@ -1213,6 +1236,7 @@ static int ver_remove(struct repo *r, const struct repo_who *who,
 	struct event ev;
 	int rc;
 
+	room_to_free(r);
 	event_init(&ev, repo_now(), who->uid, env, action);
 	event_add(&ev, "artifact", name);
 	event_addf(&ev, "version", "%lld", (long long)n);
@@ -1363,6 +1387,7 @@ int repo_art_rename(struct repo *r, const struct repo_who *who,
 	struct event ev;
 	int rc, replaced = 0;
 
+	room_to_free(r);
 	event_init(&ev, repo_now(), who->uid, env, "rename");
 	event_add(&ev, "artifact", from);
 	event_add(&ev, "to", to);
@@ -1690,6 +1715,7 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 	if (rc)
 		goto refused;
 
+	store_reserve_take(r->store);
 	pthread_mutex_lock(&r->gc_lock);
 	if (!mem)
 		rc = loose_first(r, sha, err);
@@ -2473,6 +2499,7 @@ int repo_label_set(struct repo *r, const struct repo_who *who,
 	char *v = strndup(value, len);
 	int rc;
 
+	store_reserve_take(r->store);
 	event_init(&ev, repo_now(), who->uid, env, "label");
 	event_add(&ev, "artifact", name);
 	event_add(&ev, "key", key);
@@ -2523,6 +2550,7 @@ int repo_label_remove(struct repo *r, const struct repo_who *who,
 	struct event ev;
 	int rc;
 
+	room_to_free(r);
 	event_init(&ev, repo_now(), who->uid, env, "unlabel");
 	event_add(&ev, "artifact", name);
 	event_add(&ev, "key", key);
@@ -2703,6 +2731,7 @@ int repo_table_write(struct repo *r, const struct repo_who *who,
 	int rc;
 
 	memset(&d, 0, sizeof(d));
+	store_reserve_take(r->store);
 	event_init(&ev, repo_now(), who->uid, env, "table-write");
 	event_add(&ev, "table", name);
 	if (len > cfg->limits.ddl_size) {
@@ -2778,6 +2807,7 @@ int repo_table_remove(struct repo *r, const struct repo_who *who,
 	struct event ev;
 	int rc;
 
+	room_to_free(r);
 	event_init(&ev, repo_now(), who->uid, env, "table-drop");
 	event_add(&ev, "table", name);
 	rc = begin(r, err);

@@ -9,6 +9,7 @@
  *   scratch/<env>/{a,t}/<name>              editors' and rsync's temp files
  *   lock                                    flock(2)ed by the one process
  *                                           that may change the store
+ *   reserve                                 space held back for deletes
  * Every path is opened relative to a directory fd held from store_open(),
  * so a name is never re-resolved through the mount's own tree.
  */
@@ -27,6 +28,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define IO_CHUNK (1 << 20)
@@ -38,6 +40,7 @@ struct store {
 	int staging_fd;
 	int scratch_fd;
 	int lock_fd;		/* <store>/lock, flock()ed; -1: not held */
+	int reserved;		/* <store>/reserve holds its blocks (atomic) */
 	int no_tmpfile;		/* the file system refused O_TMPFILE */
 	unsigned long retired;	/* blobs retired: their names' counter */
 	int new_dir;		/* a blob directory made since the last
@@ -198,6 +201,66 @@ int store_lock(struct store *s, struct cmfs_err *err)
 	/* Named staging files are in flight only while a holder lives. */
 	sweep_staging(s->staging_fd);
 	return 0;
+}
+
+/* ---- room for deletes: the reserve ---- */
+
+/*
+ * Bytes the reserve holds: 1/64 of the file system, from 1 MiB to
+ * 16 MiB.  A delete writes a few catalog pages and one events line; the
+ * catalog's log may have to grow by its pages once after a remount.
+ */
+static uint64_t reserve_size(const struct statvfs *v)
+{
+	uint64_t fs = (uint64_t)v->f_blocks * v->f_frsize, r = fs / 64;
+
+	if (r < (1u << 20))
+		r = 1u << 20;
+	if (r > (16u << 20))
+		r = 16u << 20;
+	return r;
+}
+
+int store_reserve_take(struct store *s)
+{
+	struct statvfs v;
+	uint64_t size, avail;
+	int fd, rc = 0;
+
+	if (__atomic_load_n(&s->reserved, __ATOMIC_ACQUIRE))
+		return 0;
+	if (fstatvfs(s->root_fd, &v))
+		return -errno;
+	size = reserve_size(&v);
+	avail = (uint64_t)v.f_bavail * v.f_frsize;
+	if (avail < size + size / 2)
+		return -ENOSPC; /* not yet: taking it would fill the disk */
+	fd = openat(s->root_fd, "reserve", O_WRONLY | O_CREAT | O_CLOEXEC,
+		    0600);
+	if (fd < 0)
+		return -errno;
+	/* Blocks, not a hole: fallocate(2), never a sparse ftruncate. */
+	if ((rc = posix_fallocate(fd, 0, (off_t)size))) {
+		unlinkat(s->root_fd, "reserve", 0);
+		rc = -rc;
+	} else {
+		__atomic_store_n(&s->reserved, 1, __ATOMIC_RELEASE);
+	}
+	close(fd);
+	return rc;
+}
+
+int store_reserve_release(struct store *s, int always)
+{
+	struct statvfs v;
+
+	if (!always && !fstatvfs(s->root_fd, &v) &&
+	    (uint64_t)v.f_bavail * v.f_frsize >= reserve_size(&v))
+		return 0;
+	if (unlinkat(s->root_fd, "reserve", 0))
+		return 0;
+	__atomic_store_n(&s->reserved, 0, __ATOMIC_RELEASE);
+	return 1;
 }
 
 int store_hash_new(struct store_hash **out)

@@ -48,6 +48,18 @@ const char *store_path(const struct store *s);
  */
 int store_lock(struct store *s, struct cmfs_err *err);
 
+/*
+ * The reserve: a file of real blocks (fallocate(2)) that keeps a little
+ * room in the store's file system, so that on a full disk a delete can
+ * still commit and free space.  take() allocates it when it is missing
+ * and the file system has 1.5 times its size free (-ENOSPC otherwise, and it
+ * stays missing); release() gives its blocks back when the file system
+ * has less than its size free, or `always`: 1 when it released them.
+ * Size: 1/64 of the file system, from 1 MiB to 16 MiB.  Any thread.
+ */
+int store_reserve_take(struct store *s);
+int store_reserve_release(struct store *s, int always);
+
 /* A streaming SHA-256 (OpenSSL EVP). */
 struct store_hash;
 int store_hash_new(struct store_hash **out);
