@@ -10,13 +10,9 @@
  * the factory code reaches, which resolution checks against
  * `[sql] class_allowlist`.  See DESIGN.md, "Artifacts" and "Resolution".
  *
- * The archive is judged as libzip judges it (consistency checks on,
- * read-only): by zipdir (zipdir.h) when it has the plain shape jar tools
- * write, by libzip otherwise; the entries it accepts are read through our
- * own index of the central directory and inflated with libdeflate, or by
- * libzip where anything about them is unusual; the class files with our
- * own reader
- * (classfile.h).  Only the service file and the classes reached from the
+ * The archive is judged by libzip (consistency checks on, read-only),
+ * which also reads and inflates its entries; the class files are read
+ * with our own reader (classfile.h).  Only the service file and the classes reached from the
  * factories are inflated, every inflate is counted against caps (struct
  * jar_limits), and no size declared in the archive is trusted.
  * Inspection is reentrant: no global state.
@@ -117,41 +113,6 @@ int jar_inspect_fd(struct jar_report **out, int fd,
 /* Same, from `len` bytes in memory (borrowed for the call). */
 int jar_inspect_mem(struct jar_report **out, const void *data, size_t len,
 		    const struct jar_limits *lim, struct cmfs_err *err);
-
-/*
- * For tests and the fuzzer: how jar_inspect_test() reads the entries,
- * what it found, and the archive changing under an inspection.
- */
-struct jar_test {
-	int libzip_only;   /* libzip judges the archive (never zipdir) and
-			    * reads every entry, none read by us */
-	int zipdir;	   /* out: zipdir judged the archive, not libzip */
-	int locals_first;  /* zipdir reads every local header before the
-			    * walk, not after what the readers judged */
-	int again;	   /* out: zipdir found a local header amiss after
-			    * the walk, and libzip judged it all anew */
-	int heads_pre;	   /* the pre-reader judges every local header left
-			    * after the walk (else it shares them) */
-	const void *later; /* non-NULL: once the archive is open, its bytes */
-	size_t later_len;  /* are these, as when a file is rewritten or cut */
-	size_t nfast;	   /* out: entries read through our own index */
-	int no_ahead;	   /* the walk reads every class itself, in turn */
-	int always_help;   /* a helper thread reads ahead, however few */
-	int pre;	   /* a thread reads classes while the archive is
-			    * judged: 1 however few the entries (2: and it
-			    * reads all it will before it is judged), -1
-			    * never, 0 for wide ones */
-	size_t npre;	   /* out: classes the walk took from it */
-	int join;	   /* it reads only once the walk lists classes, and
-			    * reads each list before the walk does */
-	size_t njoined;	   /* out: runs of the walk's lists it read */
-	size_t run_most;   /* out: the most bytes read in one run */
-};
-
-/* jar_inspect_mem() with the knobs of `t` (NULL = none). */
-int jar_inspect_test(struct jar_report **out, const void *data, size_t len,
-		     const struct jar_limits *lim, struct jar_test *t,
-		     struct cmfs_err *err);
 
 /* Free a report; NULL is ok. */
 void jar_report_free(struct jar_report *r);

@@ -584,10 +584,8 @@ int main(int argc, char **argv)
 	int rc = 1, mounted = 0, inval = 0, hupped = 0, i;
 	size_t k;
 
-	/* libzip converts every entry's time with mktime(), which reads
-	 * /etc/localtime each time unless TZ says where it is; and
-	 * fs/mktime.c remembers its answers, right while TZ stays as it is
-	 * from here on (nothing sets it again). */
+	/* libzip converts every entry's time with mktime(), which checks
+	 * /etc/localtime on each call unless TZ says where it is. */
 	setenv("TZ", ":/etc/localtime", 0);
 	/*
 	 * A daemon that runs for months: big buffers (FUSE's 1 MiB request

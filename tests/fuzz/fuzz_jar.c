@@ -4,10 +4,7 @@
  * Two modes, by the input's first bytes:
  *  - anything else: the bytes are the archive, inspected from memory
  *    (the same zip_source path as a file), then reported as text and
- *    JSON, once judged by zipdir (where the shape is plain) with entries
- *    read through our index and once judged and read by libzip alone,
- *    which must agree; and the same bytes are parsed as a service
- *    file;
+ *    JSON; and the same bytes are parsed as a service file;
  *  - CA FE BA BE: the bytes are class files laid end to end (split where
  *    each magic starts).  Each one that parses is stored under its own
  *    class name in a JAR made here, whose service file lists the first
@@ -115,68 +112,25 @@ static void write_zip(struct buf *z, const struct entry *e, size_t n)
 	buf_release(&cd);
 }
 
-/*
- * Inspect (entries read through our index, or with `t`, by libzip alone)
- * and format the report both ways; the outcome, as text, into `out`.
- */
-static void inspect_one(struct buf *out, const uint8_t *data, size_t size,
-			struct jar_test *t)
+/* Inspect and format the report both ways. */
+static void inspect(const uint8_t *data, size_t size)
 {
+	struct buf out = BUF_INIT(1 << 22);
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct jar_report *r = NULL;
 	struct jar_limits lim;
-	int rc;
 
 	jar_limits_default(&lim);
 	lim.max_entry_size = 1 << 20;
 	lim.max_inflated = 8 << 20;
 	lim.max_entries = 10000;
 	lim.max_classes = 2000;
-	rc = jar_inspect_test(&r, data, size, &lim, t, &err);
-	buf_printf(out, "%d %s\n", rc, rc ? err.msg : "");
-	if (rc == 0) {
-		jar_report_format(out, r, "java.*, org.apache.flink.*", 0);
-		jar_report_format(out, r, NULL, 1);
+	if (jar_inspect_mem(&r, data, size, &lim, &err) == 0) {
+		jar_report_format(&out, r, "java.*, org.apache.flink.*", 0);
+		jar_report_format(&out, r, NULL, 1);
 		jar_report_free(r);
 	}
-}
-
-/*
- * Inspect every way: through our index with classes read ahead (by a
- * helper thread too; by a pre-reader while the archive is judged) or in
- * turn, zipdir judging the local headers as they are read or all before
- * the walk, and by libzip alone, judge and reader.  The reports must be
- * the same.
- */
-static void inspect(const uint8_t *data, size_t size)
-{
-	static const struct {
-		const char *name;
-		struct jar_test t;
-	} ways[] = {
-		{"libzip", {.libzip_only = 1}},
-		{"in turn", {.no_ahead = 1}},
-		{"helped", {.always_help = 1}},
-		{"pre-read", {.always_help = 1, .pre = 1}},
-		{"headers first", {.locals_first = 1}},
-	};
-	struct buf a = BUF_INIT(1 << 22), b = BUF_INIT(1 << 22);
-	struct jar_test t;
-	size_t i;
-
-	inspect_one(&a, data, size, NULL);
-	for (i = 0; i < sizeof(ways) / sizeof(ways[0]); i++) {
-		t = ways[i].t;
-		buf_reset(&b);
-		inspect_one(&b, data, size, &t);
-		if (strcmp(buf_str(&a), buf_str(&b))) {
-			fprintf(stderr, "index:\n%s\n%s:\n%s\n",
-				buf_str(&a), ways[i].name, buf_str(&b));
-			abort();
-		}
-	}
-	buf_release(&a);
-	buf_release(&b);
+	buf_release(&out);
 }
 
 /* The class-files mode: a JAR of the classes in `data`. */
