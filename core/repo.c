@@ -67,9 +67,11 @@
 #include <unistd.h>
 
 #include "blob.h"
+#include "budget.h"
 #include "ddl.h"
 #include "events.h"
 #include "jar.h"
+#include "jar_cost.h"
 #include "name.h"
 #include "resolve.h"
 #include "store.h"
@@ -136,6 +138,14 @@ struct label {
 	char *value;		/* NULL: remove (pending changes only) */
 };
 
+/*
+ * Memory all inspections may hold at once (jar_cost.h): a JAR of 200,000
+ * entries holds some 80 MiB while it is inspected, and sixteen of them
+ * uploaded at once must not take the daemon past 256 MiB.  One bigger
+ * than this runs alone.
+ */
+#define INSPECT_BUDGET (96u << 20)
+
 struct repo {
 	const struct config *cfg;	/* swapped whole on SIGHUP */
 	char *mountpoint;
@@ -153,6 +163,7 @@ struct repo {
 	struct reaper reaper;
 	unsigned staged; /* uploads being written (atomic) */
 	size_t held;	 /* bytes of uploads held in memory (atomic) */
+	struct budget insp; /* memory the inspections hold at once */
 };
 
 /* This thread's catalog transactions open through begin(). */
@@ -995,6 +1006,7 @@ int repo_open(struct repo **out, const struct config *cfg,
 	r->log_arg = log_arg;
 	pthread_mutex_init(&r->gc_lock, NULL);
 	pthread_mutex_init(&r->scratch_lock, NULL);
+	budget_init(&r->insp, INSPECT_BUDGET);
 	if ((mountpoint && !(r->mountpoint = strdup(mountpoint))) ||
 	    !(r->resolved = resolve_cache_new())) {
 		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
@@ -1056,6 +1068,7 @@ void repo_close(struct repo *r)
 	}
 	pthread_mutex_destroy(&r->gc_lock);
 	pthread_mutex_destroy(&r->scratch_lock);
+	budget_release(&r->insp);
 	free(r->mountpoint);
 	free(r);
 }
@@ -1637,14 +1650,18 @@ static int inspect(struct repo *r, const char *name, const char *sha, int fd,
 {
 	struct jar_limits lim;
 	struct cmfs_err e2 = CMFS_ERR_INIT;
+	uint64_t cost;
 	int rc;
 
 	*fresh = 0;
 	if (!mem && !catalog_insp_get(r->cat, sha, out, NULL))
 		return 0;
 	jar_limits_default(&lim);
+	cost = mem ? jar_cost_mem(mem, (size_t)size) : jar_cost_fd(fd);
+	budget_take(&r->insp, cost);
 	rc = mem ? jar_inspect_mem(out, mem, (size_t)size, &lim, &e2)
 		 : jar_inspect_fd(out, fd, &lim, &e2);
+	budget_give(&r->insp, cost);
 	if (rc == -EINVAL)
 		return cmfs_err_set(err, rc,
 				    "%s is not a valid JAR (zip archive): %s",
@@ -2006,16 +2023,22 @@ int repo_upload_inspect_early(struct repo_upload *u)
 	struct jar_limits lim;
 	struct jar_report *rep = NULL;
 	struct cmfs_err e2 = CMFS_ERR_INIT;
+	uint64_t cost;
 
 	if (u->early || !u->mem || u->fd >= 0 || u->failed || !u->dirty ||
 	    !name_is_jar(u->name) ||
 	    !ends_like_zip(u->mem, u->size, u->wrote_from, u->wrote_to))
 		return u->early != NULL;
+	/* Early only when the inspections' memory allows it now. */
+	cost = jar_cost_mem(u->mem, (size_t)u->size);
+	if (!budget_try(&u->r->insp, cost))
+		return 0;
 	jar_limits_default(&lim);
 	if (!jar_inspect_mem(&rep, u->mem, (size_t)u->size, &lim, &e2))
 		u->early = rep;
 	else
 		jar_report_free(rep); /* the commit tries again, says why */
+	budget_give(&u->r->insp, cost);
 	cmfs_err_clear(&e2);
 	return u->early != NULL;
 }
@@ -2192,16 +2215,21 @@ static struct jar_report *inspect_while_hashing(struct repo_upload *u)
 	struct jar_report *rep = NULL;
 	struct catalog_artifact a;
 	struct cmfs_err e2 = CMFS_ERR_INIT;
+	uint64_t cost;
 
 	if (!u->pipe || u->fd < 0 || !name_is_jar(u->name))
 		return NULL;
 	if (!art_find(u->r, u->env, u->name, &a) && a.latest.size == u->size)
 		return NULL;
+	cost = jar_cost_fd(u->fd);
+	if (!budget_try(&u->r->insp, cost))
+		return NULL; /* the commit inspects, when memory allows */
 	jar_limits_default(&lim);
 	if (jar_inspect_fd(&rep, u->fd, &lim, &e2)) {
 		jar_report_free(rep);
 		rep = NULL;
 	}
+	budget_give(&u->r->insp, cost);
 	cmfs_err_clear(&e2);
 	return rep;
 }

@@ -1,0 +1,35 @@
+/*
+ * budget.h - a budget of bytes that concurrent work shares: memory that
+ * inspections may hold at once.
+ *
+ * budget_take() waits until `n` more bytes fit under the cap, or until
+ * nothing else holds any (a single piece of work bigger than the cap runs
+ * alone rather than never); budget_try() does not wait.  budget_give()
+ * hands bytes back and, when the last holder leaves, gives the freed heap
+ * back to the system (malloc_trim), so that a burst of big inspections
+ * does not leave the daemon at its peak.
+ *
+ * Thread safety: every function may be called from any thread.
+ */
+#ifndef CMFS_BUDGET_H
+#define CMFS_BUDGET_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+struct budget {
+	pthread_mutex_t lock;
+	pthread_cond_t freed;
+	uint64_t cap;
+	uint64_t used;	/* guarded by lock */
+};
+
+void budget_init(struct budget *b, uint64_t cap);
+void budget_release(struct budget *b);
+
+void budget_take(struct budget *b, uint64_t n);
+/* 1 when the bytes were taken, 0 when they would have to wait. */
+int budget_try(struct budget *b, uint64_t n);
+void budget_give(struct budget *b, uint64_t n);
+
+#endif
