@@ -35,7 +35,7 @@ CFLAGS_ALL := -std=c11 -D_XOPEN_SOURCE=700 -DCMFS_VERSION='"$(VERSION)"' \
 	-MMD -MP $(OPT) $(WARN) $(SANFLAGS) $(CFLAGS)
 CORE_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(CORE_PKGS))
 CORE_LIBS   := $(shell $(PKG_CONFIG) --libs $(CORE_PKGS)) -lpthread
-FS_CFLAGS   := $(shell $(PKG_CONFIG) --cflags $(FS_PKGS)) -DFUSE_USE_VERSION=31
+FS_CFLAGS   := $(shell $(PKG_CONFIG) --cflags $(FS_PKGS)) -DFUSE_USE_VERSION=314
 FS_LIBS     := $(shell $(PKG_CONFIG) --libs $(FS_PKGS))
 TEST_LIBS   := $(shell $(PKG_CONFIG) --libs $(TEST_PKGS))
 LDFLAGS_ALL := $(SANFLAGS) $(LDFLAGS)

@@ -27,7 +27,6 @@
 #include "buf.h"
 #include "jar.h"
 #include "json.h"
-#include "walvfs.h"
 
 #define SCHEMA_VERSION 8
 
@@ -623,7 +622,7 @@ static int sq_open(void **impl, const char *uri, struct cmfs_err *err)
 	rc = sqlite3_open_v2(uri, &q->db,
 			     SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 				     SQLITE_OPEN_NOMUTEX,
-			     walvfs_name());
+			     NULL);
 	if (rc) {
 		rc = cmfs_err_set(err, rc == SQLITE_CANTOPEN ? -ENOENT : -EIO,
 				  "catalog %s: %s", uri,
@@ -1901,8 +1900,7 @@ static void open_ckpt(struct sq *q)
 
 	if (!db || !*db ||
 	    sqlite3_open_v2(db, &q->ckpt,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-			    walvfs_name()) ||
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) ||
 	    sqlite3_exec(q->ckpt,
 			 "PRAGMA synchronous = NORMAL;"
 			 "PRAGMA wal_autocheckpoint = 0;",
@@ -2305,7 +2303,7 @@ static int sq_open_existing(void **impl, const char *uri, int rdonly,
 		uri, &q->db,
 		(rdonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) |
 			SQLITE_OPEN_NOMUTEX,
-		rdonly ? NULL : walvfs_name());
+		NULL);
 	if (rc) {
 		rc = cmfs_err_set(err, rc == SQLITE_CANTOPEN ? -ENOENT : -EIO,
 				  "catalog %s: %s", uri,

@@ -43,7 +43,6 @@
 #include "export.h"
 #include "fsck.h"
 #include "jar.h"
-#include "loop.h"
 #include "uring.h"
 
 static const char usage[] =
@@ -433,52 +432,33 @@ static void reload(struct cmfs *c)
 		 n->file, n->nscopes);
 }
 
-/* ---- the request loop (core/loop.h) over the FUSE session ---- */
+/* libfuse's default for -o max_threads, and the most we take. */
+#define MAX_THREADS 10
+#define MAX_THREADS_CAP 1000
 
-/* A request that runs this long hands the reading to another thread. */
-#define TAKEOVER_US 2000
-#define MAX_THREADS 10 /* libfuse's default; -o max_threads=N */
-
-static void *fbuf_new(void *arg)
+/*
+ * libfuse's multithreaded loop with the knobs of the command line:
+ * -o max_threads, -o max_idle_threads (unset: libfuse's default, idle
+ * threads stay) and -o clone_fd.  What fuse_session_loop_mt() returns,
+ * or -ENOMEM.
+ */
+static int run_loop_mt(struct fuse_session *se,
+		       const struct fuse_cmdline_opts *fo, unsigned max_threads)
 {
-	(void)arg;
-	return calloc(1, sizeof(struct fuse_buf));
+	struct fuse_loop_config *lc = fuse_loop_cfg_create();
+	int rc;
+
+	if (!lc)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(lc, (unsigned)fo->clone_fd);
+	fuse_loop_cfg_set_max_threads(lc, max_threads);
+	/* Unset is UINT_MAX, which the setter would refuse with a warning. */
+	if (fo->max_idle_threads <= MAX_THREADS_CAP)
+		fuse_loop_cfg_set_idle_threads(lc, fo->max_idle_threads);
+	rc = fuse_session_loop_mt(se, lc);
+	fuse_loop_cfg_destroy(lc);
+	return rc;
 }
-
-static void fbuf_free(void *arg, void *buf)
-{
-	struct fuse_buf *b = buf;
-
-	(void)arg;
-	free(b->mem);
-	free(b);
-}
-
-static int se_receive(void *arg, void *buf)
-{
-	return fuse_session_receive_buf(arg, buf);
-}
-
-static int se_pending(void *arg)
-{
-	struct pollfd p = {fuse_session_fd(arg), POLLIN, 0};
-
-	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
-}
-
-static void se_process(void *arg, void *buf)
-{
-	fuse_session_process_buf(arg, buf);
-}
-
-static int se_exited(void *arg)
-{
-	return fuse_session_exited(arg);
-}
-
-static const struct loop_ops se_loop = {
-	fbuf_new, fbuf_free, se_receive, se_pending, se_process, se_exited,
-};
 
 /* The thread that waits for SIGHUP (blocked in every other thread). */
 static void *hup_thread(void *arg)
@@ -709,15 +689,13 @@ int main(int argc, char **argv)
 		 cfg->store_path);
 	/* Set before the loop reads INIT, after which the rings start. */
 	c.max_threads = fo.singlethread ? 1
-			: fo.max_threads && fo.max_threads <= 1000
+			: fo.max_threads && fo.max_threads <= MAX_THREADS_CAP
 				? fo.max_threads
 				: MAX_THREADS;
 	if (fo.singlethread)
 		rc = fuse_session_loop(c.se);
-	else if (fo.clone_fd)
-		rc = fuse_session_loop_mt(c.se, fo.clone_fd);
 	else
-		rc = loop_run(&se_loop, c.se, c.max_threads, TAKEOVER_US);
+		rc = run_loop_mt(c.se, &fo, c.max_threads);
 	/* The loop returns the signal that stopped it (libfuse 3): SIGTERM
 	 * and SIGINT (systemctl stop, ^C) are a clean stop, as an unmount. */
 	rc = rc == 0 || rc == SIGTERM || rc == SIGINT ? 0 : 1;

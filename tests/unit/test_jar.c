@@ -1175,8 +1175,11 @@ static void test_index_hostile(void)
 	n = slurp(JARS "mongodb.jar", &b);
 	c = malloc(n);
 	T_CHECK(n && c && !locate(b, n, MONGO_FACTORY, &cen, &loc));
-	if (!c || locate(b, n, MONGO_FACTORY, &cen, &loc))
+	if (!c || locate(b, n, MONGO_FACTORY, &cen, &loc)) {
+		free(c);
+		free(b);
 		return;
+	}
 	T_INTEQ(get16(b + loc + 8), 8); /* deflated */
 	error_in(b, n, err, NULL);
 	T_STREQ(err, "(none)");
