@@ -45,6 +45,7 @@ void event_init(struct event *e, int64_t now_ns, uint32_t uid,
 	e->failed = add_time(&e->line, now_ns) != 0;
 	e->time_len = e->line.len;
 	e->body = 0;
+	e->uid = uid;
 	e->failed |= buf_printf(&e->line, " uid=%u", uid) != 0;
 	if (env)
 		event_add(e, "env", env);
@@ -363,6 +364,7 @@ static void emit_run(struct who *w, int64_t now, events_emit_fn *emit,
 	e.failed = add_time(&e.line, now) != 0;
 	e.time_len = e.line.len;
 	e.body = 0;
+	e.uid = w->uid;
 	e.failed |= buf_addc(&e.line, ' ') != 0;
 	e.failed |= buf_add(&e.line, w->key, w->klen) != 0;
 	event_addf(&e, "repeated", "%llu", (unsigned long long)w->count);

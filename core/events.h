@@ -27,6 +27,7 @@ struct event {
 	struct buf line;
 	size_t time_len;	/* bytes of "time=..." at the start */
 	size_t body;		/* bytes before " result=", once finished */
+	uint32_t uid;		/* as given to event_init() */
 	int failed;		/* an append ran out of memory */
 };
 
