@@ -24,6 +24,7 @@
 #define LINE_CAP (16 * 1024)
 #define ENV_LEN 64 /* an environment name is 1-63 bytes (name.c) */
 #define OTHERS_MAX 64 /* environments with their own "others" count */
+#define RUNS 4 /* runs a uid has open in an environment at once */
 
 /* Append " time=...Z" for `now_ns` (without the space at the start). */
 static int add_time(struct buf *b, int64_t now_ns)
@@ -224,6 +225,16 @@ const char *events_errno_name(int e)
 
 /* ---- the gate ---- */
 
+/* Refusals with key `key`, errno `rc` and `reason` since `first`. */
+struct run {
+	char *key;		/* NULL: no run */
+	size_t klen;
+	char *reason;
+	int rc;
+	int64_t first, last;
+	uint64_t count;		/* repeats after the first, not written */
+};
+
 /* What the gate knows of one uid in one environment. */
 struct who {
 	struct who *next;	/* in its hash chain */
@@ -233,13 +244,9 @@ struct who {
 	char env[ENV_LEN];
 	double tokens;		/* the bucket, as of `filled` */
 	int64_t filled;
-	/* The run: refusals with key `key` and errno `rc` since `first`. */
-	char *key;		/* NULL: no run */
-	size_t klen;
-	char *reason;
-	int rc;
-	int64_t first, last;
-	uint64_t count;		/* repeats after the first, not written */
+	/* Interleaved loops (a kernel that looks a name up again between
+	 * two opens) keep their runs apart. */
+	struct run runs[RUNS];
 	/* Refusals not written for want of a token, since `held_since`. */
 	uint64_t held;
 	int64_t held_since, held_last;
@@ -291,10 +298,19 @@ struct events_gate *events_gate_new(const struct events_gate_conf *conf)
 	return g;
 }
 
+static void run_clear(struct run *u)
+{
+	free(u->key);
+	free(u->reason);
+	memset(u, 0, sizeof(*u));
+}
+
 static void who_free(struct who *w)
 {
-	free(w->key);
-	free(w->reason);
+	size_t i;
+
+	for (i = 0; i < RUNS; i++)
+		run_clear(&w->runs[i]);
 	free(w);
 }
 
@@ -354,9 +370,9 @@ static void emit_event(struct event *e, int rc, const char *reason,
 	event_release(e);
 }
 
-/* The line that ends run of `w`: its key, repeated=N in=Ts, its reason. */
-static void emit_run(struct who *w, int64_t now, events_emit_fn *emit,
-		     void *arg)
+/* The line that ends run `u` of `w`: key, repeated=N in=Ts, reason. */
+static void emit_run(const struct who *w, const struct run *u, int64_t now,
+		     events_emit_fn *emit, void *arg)
 {
 	struct event e;
 
@@ -366,10 +382,10 @@ static void emit_run(struct who *w, int64_t now, events_emit_fn *emit,
 	e.body = 0;
 	e.uid = w->uid;
 	e.failed |= buf_addc(&e.line, ' ') != 0;
-	e.failed |= buf_add(&e.line, w->key, w->klen) != 0;
-	event_addf(&e, "repeated", "%llu", (unsigned long long)w->count);
-	event_addf(&e, "in", "%llds", secs(w->first, w->last));
-	emit_event(&e, w->rc, w->reason, w->has_env ? w->env : NULL, emit,
+	e.failed |= buf_add(&e.line, u->key, u->klen) != 0;
+	event_addf(&e, "repeated", "%llu", (unsigned long long)u->count);
+	event_addf(&e, "in", "%llds", secs(u->first, u->last));
+	emit_event(&e, u->rc, u->reason, w->has_env ? w->env : NULL, emit,
 		   arg);
 }
 
@@ -387,7 +403,7 @@ static void emit_held(struct events_gate *g, struct who *w,
 	event_addf(&e, "in", "%llds", secs(w->held_since, w->held_last));
 	snprintf(why, sizeof(why),
 		 "%llu refusals of uid %u were counted, not written one by "
-		 "one: over the limit of %g lines a second (the last: %s)",
+		 "one: over the limit of %g a second (the last: %s)",
 		 (unsigned long long)w->held, w->uid, g->c.rate,
 		 events_errno_name(-w->held_rc));
 	emit_event(&e, w->held_rc, why, w->has_env ? w->env : NULL, emit,
@@ -457,32 +473,63 @@ static void emit_others(struct events_gate *g, struct others *o,
 	event_addf(&e, "in", "%llds", secs(o->since, o->last));
 	snprintf(why, sizeof(why),
 		 "%llu refusals of %llu uid(s), the last %u, were counted, "
-		 "not written one by one: over the limit of %g lines a "
-		 "second of all uids", (unsigned long long)o->held,
+		 "not written one by one: over the limit of %g a second "
+		 "of all uids together", (unsigned long long)o->held,
 		 (unsigned long long)o->uids, o->uid, g->c.all_rate);
 	emit_event(&e, o->rc, why, o->has_env ? o->env : NULL, emit, arg);
 	o->held = o->uids = 0;
 }
 
-/* End the run of `w`: its count written (or held), its key forgotten. */
-static void close_run(struct events_gate *g, struct who *w, int64_t now,
-		      int force, events_emit_fn *emit, void *arg)
+/* End run `u` of `w`: its count written (or held), its key forgotten. */
+static void close_run(struct events_gate *g, struct who *w, struct run *u,
+		      int64_t now, int force, events_emit_fn *emit, void *arg)
 {
-	if (!w->key)
+	if (!u->key)
 		return;
-	if (w->count && (force || take(g, w, now))) {
-		emit_run(w, now, emit, arg);
-	} else if (w->count) {
-		if (!w->held)
-			w->held_since = w->first;
-		w->held += w->count;
-		w->held_last = w->last;
-		w->held_rc = w->rc;
+	if (u->count && (force || take(g, w, now))) {
+		emit_run(w, u, now, emit, arg);
+	} else if (u->count) {
+		if (!w->held || u->first < w->held_since)
+			w->held_since = u->first;
+		w->held += u->count;
+		if (u->last > w->held_last)
+			w->held_last = u->last;
+		w->held_rc = u->rc;
 	}
-	free(w->key);
-	free(w->reason);
-	w->key = w->reason = NULL;
-	w->count = 0;
+	run_clear(u);
+}
+
+/* Counts of the runs of `w` not written, and the span they cover. */
+static uint64_t run_counts(const struct who *w, int64_t *since,
+			   int64_t *last, int *rc)
+{
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; i < RUNS; i++) {
+		const struct run *u = &w->runs[i];
+
+		if (!u->key || !u->count)
+			continue;
+		if (u->first < *since)
+			*since = u->first;
+		if (u->last > *last)
+			*last = u->last;
+		*rc = u->rc;
+		n += u->count;
+	}
+	return n;
+}
+
+/* 1 if `w` has a run open. */
+static int has_runs(const struct who *w)
+{
+	size_t i;
+
+	for (i = 0; i < RUNS; i++)
+		if (w->runs[i].key)
+			return 1;
+	return 0;
 }
 
 static size_t who_hash(const struct events_gate *g, uint32_t uid,
@@ -524,11 +571,12 @@ static void drop(struct events_gate *g, struct who *w)
 {
 	struct who **p = &g->tab[who_hash(g, w->uid, w->has_env ? w->env
 								 : NULL)];
+	int64_t since = w->held ? w->held_since : INT64_MAX;
+	int64_t last = w->held ? w->held_last : INT64_MIN;
+	int rc = w->held_rc;
+	uint64_t n = run_counts(w, &since, &last, &rc);
 
-	fold(g, w, w->held + (w->key ? w->count : 0),
-	     w->held ? w->held_since : w->first,
-	     w->key && w->last > w->held_last ? w->last : w->held_last,
-	     w->key && w->count ? w->rc : w->held_rc);
+	fold(g, w, w->held + n, since, last, rc);
 	while (*p && *p != w)
 		p = &(*p)->next;
 	if (*p)
@@ -575,35 +623,51 @@ int events_gate_pass(struct events_gate *g, int64_t now, uint32_t uid,
 		     int *armed)
 {
 	struct who *w;
+	struct run *u, *slot = NULL;
 	const char *key;
-	size_t klen;
+	size_t klen, i;
 	int write = 1;
 
 	key = event_key(e, &klen);
+	if (!reason)
+		reason = "";
 	pthread_mutex_lock(&g->lock);
 	w = who_get(g, uid, env, now);
 	if (!w)
 		goto out; /* no memory to count it: write it */
-	if (w->key && w->klen == klen && !memcmp(w->key, key, klen) &&
-	    w->rc == rc && now - w->first < g->c.window_ns) {
-		if (w->count++ == 0)
-			*armed = 1;
-		w->last = now;
-		write = 0;
-		goto out;
+	for (i = 0; i < RUNS; i++) {
+		u = &w->runs[i];
+		if (u->key && now - u->first >= g->c.window_ns)
+			close_run(g, w, u, now, 0, emit, arg);
+		if (!u->key) {
+			slot = slot ? slot : u;
+			continue;
+		}
+		if (u->klen == klen && !memcmp(u->key, key, klen) &&
+		    u->rc == rc && !strcmp(u->reason, reason)) {
+			if (u->count++ == 0)
+				*armed = 1;
+			u->last = now;
+			write = 0;
+			goto out;
+		}
 	}
-	close_run(g, w, now, 0, emit, arg);
-	w->key = malloc(klen ? klen : 1);
-	w->reason = strdup(reason ? reason : "");
-	if (w->key && w->reason) {
-		memcpy(w->key, key, klen);
-		w->klen = klen;
-		w->rc = rc;
-		w->first = w->last = now;
+	if (!slot) { /* all taken: the oldest run ends */
+		slot = &w->runs[0];
+		for (i = 1; i < RUNS; i++)
+			if (w->runs[i].first < slot->first)
+				slot = &w->runs[i];
+		close_run(g, w, slot, now, 0, emit, arg);
+	}
+	slot->key = malloc(klen ? klen : 1);
+	slot->reason = strdup(reason);
+	if (slot->key && slot->reason) {
+		memcpy(slot->key, key, klen);
+		slot->klen = klen;
+		slot->rc = rc;
+		slot->first = slot->last = now;
 	} else {
-		free(w->key);
-		free(w->reason);
-		w->key = w->reason = NULL;
+		run_clear(slot);
 	}
 	if (take(g, w, now))
 		goto out;
@@ -629,8 +693,11 @@ void events_gate_tick(struct events_gate *g, int64_t now, int all,
 	pthread_mutex_lock(&g->lock);
 	for (w = g->oldest; w; w = next) {
 		next = w->newer;
-		if (w->key && (all || now - w->first >= win))
-			close_run(g, w, now, all, emit, arg);
+		for (i = 0; i < RUNS; i++)
+			if (w->runs[i].key &&
+			    (all || now - w->runs[i].first >= win))
+				close_run(g, w, &w->runs[i], now, all, emit,
+					  arg);
 		if (w->held && (all || now - w->held_since >= win)) {
 			if (all || take(g, w, now)) {
 				emit_held(g, w, emit, arg);
@@ -641,7 +708,7 @@ void events_gate_tick(struct events_gate *g, int64_t now, int all,
 			}
 		}
 		refill(&w->tokens, &w->filled, g->c.rate, g->c.burst, now);
-		if (!w->key && !w->held && w->tokens >= g->c.burst)
+		if (!has_runs(w) && !w->held && w->tokens >= g->c.burst)
 			drop(g, w); /* nothing to remember */
 	}
 	for (i = 0; i < g->nothers; i++)
@@ -660,8 +727,9 @@ int64_t events_gate_due(struct events_gate *g)
 #define EARLIER(x) (t = (x), due = !due || t < due ? t : due)
 	pthread_mutex_lock(&g->lock);
 	for (w = g->oldest; w; w = w->newer) {
-		if (w->key && w->count)
-			EARLIER(w->first + g->c.window_ns);
+		for (i = 0; i < RUNS; i++)
+			if (w->runs[i].key && w->runs[i].count)
+				EARLIER(w->runs[i].first + g->c.window_ns);
 		if (w->held)
 			EARLIER(w->held_since + g->c.window_ns);
 	}

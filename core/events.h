@@ -60,10 +60,13 @@ const char *events_errno_name(int e);
 
 /*
  * The gate of refusal lines (struct events_gate).  A refusal with the same
- * key and errno as the last one of its uid in its environment, within
- * `window_ns` of the first of that run, is counted, not written; the run
- * ends in one line "... repeated=N in=Ts" (with the first line's fields
- * and reason) when its window closes or a different refusal comes.  Every
+ * key, errno and reason as a run its uid has open in its environment (a
+ * refusal that says something new is written), within `window_ns` of the
+ * first of that run, is counted, not written; the run ends in one line
+ * "... repeated=N in=Ts" (with the first line's fields and reason) when
+ * its window closes, or when a fifth kind of refusal needs its place (a
+ * uid has four runs open at most: loops that interleave, as a kernel
+ * that looks a name up again between two opens, stay apart).  Every
  * line a (uid, environment) writes takes a token of its bucket (`rate` a
  * second, at most `burst`) and one of the bucket of all uids together
  * (`all_rate`, `all_burst`); a refusal without tokens is counted, and the

@@ -260,6 +260,8 @@ static void log_lines(struct repo *r, const char *lines, int rc)
 		log_event_n(r, p, (size_t)(e - p) + 1, rc);
 }
 
+static void sync_later(struct repo *r);
+
 /*
  * Write the queued lines into the catalog, in one transaction.  The caller
  * holds later.flush, and is in no transaction of its own.  Lines that
@@ -290,8 +292,8 @@ static void later_write(struct repo *r)
 	}
 	if (!envs || !lines)
 		cmfs_err_set(&err, -ENOMEM, "out of memory");
-	else
-		catalog_event_add_many(r->cat, n, envs, lines, &err);
+	else if (!catalog_event_add_many(r->cat, n, envs, lines, &err))
+		sync_later(r); /* the checkpoint that keeps the log short */
 	if (err.code)
 		repo_log(r, LOG_ERR, "events: %zu lines of reads lost: %s", n,
 			 cmfs_err_msg(&err));
@@ -841,8 +843,14 @@ static void store_line(struct repo *r, const char *env, const char *line)
 	else if (__atomic_add_fetch(&r->added, 1, __ATOMIC_RELAXED) ==
 		 trim_every(r))
 		later_arm(r);
-	if (!in_txn)
+	if (!in_txn) {
 		pthread_mutex_unlock(&r->later.flush);
+		/* A line alone (a refusal) is a commit too: with sync =
+		 * batch only the syncing thread checkpoints, and a flood of
+		 * lines without changes would grow the catalog's log for
+		 * good. */
+		sync_later(r);
+	}
 }
 
 /* A line of the refusal gate: the end of a run, or a count. */
@@ -2299,6 +2307,18 @@ static struct jar_report *inspect_while_hashing(struct repo_upload *u)
 	return rep;
 }
 
+/* The refusal of upload `u` before its commit, written to events. */
+static void upload_refused(struct repo_upload *u, const struct repo_who *who,
+			   int rc, const struct cmfs_err *err)
+{
+	struct event ev;
+
+	event_init(&ev, repo_now(), who->uid, u->env, "upload");
+	event_add(&ev, "artifact", u->name);
+	record(u->r, &ev, u->env, rc, err);
+	event_release(&ev);
+}
+
 int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 		       struct catalog_version *out, struct cmfs_err *err)
 {
@@ -2317,20 +2337,18 @@ int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 	if (u->failed) {
 		/* Bytes are missing: committing the rest would make a
 		 * version nobody wrote. */
-		struct event ev;
-
 		rc = cmfs_err_set(err, u->failed,
 				  "%s: a write failed (%s), so nothing was "
 				  "committed", u->name, strerror(-u->failed));
-		event_init(&ev, repo_now(), who->uid, u->env, "upload");
-		event_add(&ev, "artifact", u->name);
-		record(u->r, &ev, u->env, rc, err);
-		event_release(&ev);
+		upload_refused(u, who, rc, err);
 		return rc;
 	}
-	if ((rc = ready(u, 0)))
-		return cmfs_err_set(err, rc, "%s: staging failed: %s",
-				    u->name, strerror(-rc));
+	if ((rc = ready(u, 0))) {
+		rc = cmfs_err_set(err, rc, "%s: staging failed: %s",
+				  u->name, strerror(-rc));
+		upload_refused(u, who, rc, err);
+		return rc;
+	}
 	if (!u->hash_broken && u->hashed == u->size && u->pipe) {
 		ahead = inspect_while_hashing(u);
 		rc = store_pipe_final(u->pipe, u->size, sha);
@@ -2816,9 +2834,13 @@ static int def_options(struct catalog_table_def *d, const struct ddl_table *t)
 	return 0;
 }
 
-int repo_table_write(struct repo *r, const struct repo_who *who,
+/*
+ * Write table `name` of `env` from `text`; with `from`, a rename: table
+ * `from` is dropped in the same transaction, and the line says rename.
+ */
+static int table_put(struct repo *r, const struct repo_who *who,
 		     const char *env, const char *name, const char *text,
-		     size_t len, struct cmfs_err *err)
+		     size_t len, const char *from, struct cmfs_err *err)
 {
 	const struct config *cfg = repo_config(r);
 	struct catalog_table_def d;
@@ -2832,8 +2854,11 @@ int repo_table_write(struct repo *r, const struct repo_who *who,
 	int rc;
 
 	memset(&d, 0, sizeof(d));
-	event_init(&ev, repo_now(), who->uid, env, "table-write");
-	event_add(&ev, "table", name);
+	event_init(&ev, repo_now(), who->uid, env,
+		   from ? "rename" : "table-write");
+	event_add(&ev, "table", from ? from : name);
+	if (from)
+		event_add(&ev, "to", name);
 	if (len > cfg->limits.ddl_size) {
 		rc = cmfs_err_set(err, -EFBIG,
 				  "%s.sql: %zu bytes is over the DDL size "
@@ -2881,6 +2906,13 @@ int repo_table_write(struct repo *r, const struct repo_who *who,
 	if (!rc)
 		rc = catalog_table_put(r->cat, e.id, name, &d, repo_now(),
 				       who->uid, NULL, err);
+	if (!rc && from) {
+		struct catalog_table ft;
+
+		rc = catalog_table_get(r->cat, e.id, from, &ft, err);
+		if (!rc)
+			rc = catalog_table_del(r->cat, ft.id, err);
+	}
 	if (!rc) {
 		const char *conn = ddl_option_get(t, "connector");
 
@@ -2897,6 +2929,20 @@ refused:
 	buf_release(&like);
 	event_release(&ev);
 	return rc;
+}
+
+int repo_table_write(struct repo *r, const struct repo_who *who,
+		     const char *env, const char *name, const char *text,
+		     size_t len, struct cmfs_err *err)
+{
+	return table_put(r, who, env, name, text, len, NULL, err);
+}
+
+int repo_table_rename(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *from, const char *to,
+		      const char *text, size_t len, struct cmfs_err *err)
+{
+	return table_put(r, who, env, to, text, len, from, err);
 }
 
 int repo_table_remove(struct repo *r, const struct repo_who *who,

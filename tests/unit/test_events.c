@@ -335,14 +335,37 @@ static void test_coalesce(void)
 	T_INTEQ(refuse(g, 111 * S, 1000, "prod", "events", -EACCES, &armed),
 		1);
 
-	/* A different refusal ends the run at once, before it. */
+	/* Interleaved refusals keep their runs apart (a kernel looks a
+	 * name up again between two opens of a loop). */
 	reset_emitted();
 	T_INTEQ(refuse(g, 112 * S, 1000, "prod", "events", -EACCES, &armed),
 		0);
 	T_INTEQ(refuse(g, 113 * S, 1000, "prod", "other", -EACCES, &armed),
 		1);
+	T_INTEQ(refuse(g, 113 * S, 1000, "prod", "events", -EACCES, &armed),
+		0);
+	T_INTEQ(refuse(g, 113 * S, 1000, "prod", "other", -EACCES, &armed),
+		0);
+	T_INTEQ(nemitted, 0);
+	/* A fifth kind while four runs are open: the oldest one ends. */
+	T_INTEQ(refuse(g, 113 * S, 1000, "prod", "o3", -EACCES, &armed), 1);
+	T_INTEQ(refuse(g, 113 * S, 1000, "prod", "o4", -EACCES, &armed), 1);
+	T_INTEQ(nemitted, 0);
+	T_INTEQ(refuse(g, 113 * S, 1000, "prod", "o5", -EACCES, &armed), 1);
 	T_INTEQ(nemitted, 1);
-	T_CONTAINS(emitted, "object=events repeated=1 in=1s result=refused");
+	T_CONTAINS(emitted, "object=events repeated=2 in=2s result=refused");
+	/* Another reason is another refusal: it says something new. */
+	{
+		struct event e;
+
+		event_init(&e, 113 * S, 1000, "prod", "read");
+		event_add(&e, "object", "other");
+		event_finish(&e, -EACCES, "other words");
+		T_INTEQ(events_gate_pass(g, 113 * S, 1000, "prod", &e,
+					 -EACCES, "other words", emit, NULL,
+					 &armed), 1);
+		event_release(&e);
+	}
 	/* Another errno, uid or environment is another refusal. */
 	T_INTEQ(refuse(g, 113 * S, 1000, "prod", "other", -EPERM, &armed), 1);
 	T_INTEQ(refuse(g, 113 * S, 1001, "prod", "other", -EPERM, &armed), 1);
@@ -352,7 +375,9 @@ static void test_coalesce(void)
 	/* At unmount, every count is written. */
 	reset_emitted();
 	events_gate_tick(g, 115 * S, 1, emit, NULL);
-	T_INTEQ(nemitted, 1);
+	T_INTEQ(nemitted, 2);
+	T_CONTAINS(emitted, "[prod] time=1970-01-01T00:01:55.000Z uid=1000 "
+			    "env=prod action=read object=other repeated=1");
 	T_CONTAINS(emitted, "[-] time=1970-01-01T00:01:55.000Z uid=1001 "
 			    "action=read object=other repeated=1");
 	events_gate_free(g);
