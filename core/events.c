@@ -232,7 +232,7 @@ struct run {
 	char *reason;
 	int rc;
 	int64_t first, last;
-	uint64_t count;		/* repeats after the first, not written */
+	uint64_t count;	/* repeats after the first, not written */
 };
 
 /* What the gate knows of one uid in one environment. */

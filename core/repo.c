@@ -173,7 +173,7 @@ struct repo {
 	unsigned staged; /* uploads being written (atomic) */
 	size_t held;	 /* bytes of uploads held in memory (atomic) */
 	struct events_gate *gate; /* counts repeated refusals; NULL: none */
-	unsigned added;	/* lines since the last retention pass (atomic) */
+	unsigned added;	/* lines since the last retention (atomic) */
 	pthread_mutex_t seen_lock; /* guards seen */
 	struct seen *seen; /* SEEN_SLOTS of them, or NULL */
 };
@@ -966,7 +966,7 @@ static void retain(struct repo *r, int64_t now)
 	struct vec envs = VEC_INIT(64);
 	struct cmfs_err err = CMFS_ERR_INIT;
 	char before[40] = "";
-	size_t i;
+	size_t i, n;
 
 	__atomic_store_n(&r->added, 0, __ATOMIC_RELAXED);
 	if (!rows && !age)
@@ -977,11 +977,13 @@ static void retain(struct repo *r, int64_t now)
 
 		gmtime_r(&t, &tm);
 		strftime(before, sizeof(before), "%Y-%m-%dT%H:%M:%S", &tm);
-		snprintf(before + strlen(before), sizeof(before) - strlen(before),
-			 ".%03dZ", (int)(now / 1000000 % 1000));
+		n = strlen(before);
+		snprintf(before + n, sizeof(before) - n, ".%03dZ",
+			 (int)(now / 1000000 % 1000));
 	}
 	if (catalog_event_envs(r->cat, keep_env, &envs, &err)) {
-		repo_log(r, LOG_ERR, "events retention: %s", cmfs_err_msg(&err));
+		repo_log(r, LOG_ERR, "events retention: %s",
+			 cmfs_err_msg(&err));
 		goto out;
 	}
 	for (i = 0; i < envs.n; i++) {
@@ -3043,7 +3045,8 @@ static int seen_before(struct repo *r, const char *env, const char *name,
 		return 0;
 	store_hash_update(h, &rc, sizeof(rc));
 	if (rc && err)
-		store_hash_update(h, cmfs_err_msg(err), strlen(cmfs_err_msg(err)));
+		store_hash_update(h, cmfs_err_msg(err),
+				  strlen(cmfs_err_msg(err)));
 	store_hash_update(h, p, n);
 	store_hash_final(h, digest);
 	store_hash_free(h);

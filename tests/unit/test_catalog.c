@@ -1575,11 +1575,11 @@ static void test_event_trim(void)
 		T_INTEQ(catalog_event_add(c, "prod", line, &err), 0);
 	}
 	T_INTEQ(catalog_event_add(c, "dev",
-				  "time=2026-11-01T00:00:00.000Z uid=0\n", &err),
-		0);
+				  "time=2026-11-01T00:00:00.000Z uid=0\n",
+				  &err), 0);
 	T_INTEQ(catalog_event_add(c, "old",
-				  "time=2020-01-01T00:00:00.000Z uid=0\n", &err),
-		0);
+				  "time=2020-01-01T00:00:00.000Z uid=0\n",
+				  &err), 0);
 	T_INTEQ(catalog_event_envs(c, env_name, names, &err), 0);
 	T_STREQ(names, "dev old prod ");
 
@@ -1592,8 +1592,8 @@ static void test_event_trim(void)
 				   &removed, &err), 0);
 	T_INTEQ(removed, 3);
 	T_INTEQ(catalog_event_read(c, "prod", 0, 1000, &b, &err), 0);
-	T_CHECK(strncmp(buf_str(&b), "time=2026-11-04T12:00:00.000Z uid=0 n=3\n",
-			40) == 0);
+	T_CHECK(strncmp(buf_str(&b),
+			"time=2026-11-04T12:00:00.000Z uid=0 n=3\n", 40) == 0);
 	/* The size and the offsets count from the oldest line kept. */
 	T_INTEQ(catalog_event_size(c, "prod", &n, &err), 0);
 	T_INTEQ(n, b.len);
@@ -1615,8 +1615,9 @@ static void test_event_trim(void)
 	T_INTEQ(catalog_event_size(c, "prod", &n, &err), 0);
 	T_INTEQ(n, 4 * 40);
 	/* Lines added after keep their place at the end. */
-	T_INTEQ(catalog_event_add(c, "prod", "time=2026-11-11T00:00:00.000Z x\n",
-				  &err), 0);
+	T_INTEQ(catalog_event_add(c, "prod",
+				  "time=2026-11-11T00:00:00.000Z x\n", &err),
+		0);
 	T_INTEQ(catalog_event_size(c, "prod", &n, &err), 0);
 	T_INTEQ(n, 4 * 40 + 32);
 	/* Every line older: all go; then the log is empty. */

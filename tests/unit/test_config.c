@@ -570,8 +570,8 @@ static void test_events(void)
 		const char *s;
 		uint64_t v;
 	} durations[] = {
-		{ "0", 0 },	     { "1", 1 },	  { "45s", 45 },
-		{ "30m", 1800 },     { "12h", 43200 },	  { "90d", 7776000 },
+		{ "0", 0 },	    { "1", 1 },		{ "45s", 45 },
+		{ "30m", 1800 },    { "12h", 43200 },	{ "90d", 7776000 },
 		{ "36500d", 36500ULL * 86400 },
 	};
 	static const char *const bad_durations[] = {

@@ -1460,8 +1460,8 @@ static void test_resolution_once(void)
 	setup(&x);
 	T_INTEQ(mkenv(&x, "dev"), 0);
 	T_INTEQ(table_write(&x, "dev", "t",
-			    "CREATE TABLE t (a INT) WITH ('connector' = 'kafka')"),
-		0);
+			    "CREATE TABLE t (a INT) "
+			    "WITH ('connector' = 'kafka')"), 0);
 	for (i = 0; i < 50; i++) {
 		buf_reset(&b);
 		cmfs_err_clear(&err);
@@ -1475,8 +1475,8 @@ static void test_resolution_once(void)
 		2);
 	/* Its result changes: written again, once. */
 	T_INTEQ(table_write(&x, "dev", "t",
-			    "CREATE TABLE t (b INT) WITH ('connector' = 'nope')"),
-		0);
+			    "CREATE TABLE t (b INT) "
+			    "WITH ('connector' = 'nope')"), 0);
 	for (i = 0; i < 10; i++) {
 		buf_reset(&b);
 		cmfs_err_clear(&err);
