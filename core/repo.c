@@ -4,11 +4,20 @@
  * Every change follows one pattern: check names and limits, then one
  * catalog transaction that makes the change and appends its `events` line,
  * then (for deletions) free the blobs nothing refers to any more.  A
- * refusal appends its own line after the rollback.  Both lines also go to
- * the daemon's log.  A read's line (a resolution) waits in a short queue
- * (struct later) that goes into the catalog within LATER_MS, before any
- * change or refusal (so lines keep their order) and before `events` is
- * read: a job start does not pay for a catalog write.
+ * refusal appends its own line after the rollback; so does a change whose
+ * commit failed (a full disk): its line says result=refused with that
+ * errno.  Both lines also go to the daemon's log, a change's only once
+ * its commit succeeded (end()).  A read's line (a resolution) waits in a
+ * short queue (struct later) that goes into the catalog within LATER_MS,
+ * before any change or refusal (so lines keep their order) and before
+ * `events` is read: a job start does not pay for a catalog write.
+ *
+ * The trail is bounded (issue 34: a user without rights wrote 44,464
+ * lines in 5 s).  Refusals pass a gate (events.h) that counts repeats and
+ * rate-limits each uid, writing the counts; a resolution whose result did
+ * not change since its line is not written again (seen_before()); and
+ * retention ([events] max_rows, max_age) removes the oldest lines, on the
+ * later thread, with a line that says how many.
  *
  * Small uploads: bytes that fit in [store] inline_max (64 KiB by default)
  * are held in memory while written (hold(), HELD_MAX for all uploads
