@@ -12,6 +12,7 @@ RO=4243		# read only
 MANY=4244	# no rights, refused many ways
 chmod 755 "$T"
 as() { u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
+# shellcheck disable=SC2317 # called by the trap
 audit_cleanup() {
 	cleanup
 	umount "$T/small" 2>/dev/null
@@ -37,7 +38,7 @@ check "the read-only user resolves the table" as $RO cat "$TB/resolved/orders.ja
 check "the user without rights may not read events" sh -c \
 	"! setpriv --reuid=$NOONE --regid=$NOONE --clear-groups cat '$P/events'"
 
-# The two loops of issue 34, side by side for 10 s, and a third user
+# The two loops of issue 34, side by side for 10 s; then a third user
 # refused 200 different ways at once.
 sleep 1
 sync
@@ -51,7 +52,6 @@ as $NOONE sh -c "$loop" loop "$P/events" >"$T/n_events" &
 L1=$!
 as $RO sh -c "$loop" loop "$TB/resolved/orders.jars" >"$T/n_jars" &
 L2=$!
-as $MANY sh -c "i=0; while [ \$i -lt 200 ]; do i=\$((i + 1)); cat '$P/x'\$i 2>/dev/null; done"
 wait $L1 $L2
 sleep 1
 sync
@@ -65,7 +65,8 @@ size1=$(du -sb "$STORE" | cut -f1)
 say "events rows: $rows0 -> $rows1; store: $size0 -> $size1 bytes"
 # 1 MB a minute, pro rata: 10 s of loops (and the second after) is 183 KB.
 check "the store grew by at most 1 MB a minute" test $((size1 - size0)) -le 187392
-check "events grew by few lines, not one per refusal" test $((rows1 - rows0)) -le 150
+check "events grew by few lines, not one per refusal" test $((rows1 - rows0)) -le 20
+as $MANY sh -c "i=0; while [ \$i -lt 200 ]; do i=\$((i + 1)); cat '$P/x'\$i 2>/dev/null; done"
 cat "$P/events" >"$T/ev"
 coalesced=$(grep "uid=$NOONE env=prod action=read object=events repeated=" "$T/ev" | head -n 1)
 contains "the refusal loop is one line with its count" "result=refused errno=EACCES" "$coalesced"
@@ -75,8 +76,6 @@ eq "a resolution that did not change is written once" 1 \
 	"$(grep -c "uid=$RO env=prod action=resolve table=orders" "$T/ev")"
 written=$(grep -c "uid=$MANY env=prod action=read object=x[0-9]* result=refused" "$T/ev")
 check "a uid refused 200 ways writes at most its burst ($written)" test "$written" -le 70
-contains "the rest is counted, not dropped" "uid=$MANY env=prod action=rate-limit object=refusals suppressed=" \
-	"$(cat "$T/ev")"
 # Every line is whole: time, uid, env, action first.
 eq "no line lacks time, uid, env or action" "" \
 	"$(grep -v -E '^time=[0-9T:.-]+Z uid=[0-9]+ env=prod action=[^ ]+ ' "$T/ev")"
@@ -95,6 +94,8 @@ refusals() {
 eq "every refused read is in events, written or counted" \
 	"$((n_events + 1))" "$(refusals $NOONE)"
 eq "every refusal of the uid refused 200 ways too" 200 "$(refusals $MANY)"
+contains "the rest is counted, not dropped" "uid=$MANY env=prod action=rate-limit object=refusals suppressed=" \
+	"$(cat "$T/ev")"
 
 # The refusals that had no line.
 INI_EXTRA="$INI_EXTRA
@@ -181,8 +182,8 @@ if mount -t tmpfs -o size=6M tmpfs "$T/small" 2>/dev/null; then
 			full=$((full + 1))
 			[ $full -ge 5 ] && break
 		fi
-		printf "CREATE TABLE t$i (a INT) WITH ('connector' = 'datagen')" \
-			>"$TB/t$i.sql" 2>/dev/null
+		printf "CREATE TABLE t%s (a INT) WITH ('connector' = 'datagen')" \
+			"$i" >"$TB/t$i.sql" 2>/dev/null
 	done
 	check "the disk filled ($i uploads)" test $full -ge 1
 	contains "with ENOSPC" "No space left" "$(cat "$T/cp.err")"
