@@ -212,7 +212,15 @@ if mount -t tmpfs -o size=6M tmpfs "$T/small" 2>/dev/null; then
 			n=$(sql "SELECT count(*) FROM versions v JOIN artifacts a ON a.id = v.artifact_id WHERE a.name = '$a' AND v.sha256 = '$s'")
 			[ "$n" = 1 ] || echo "$l"
 		done >"$T/loglies"
+	grep -a -o 'action=table-write table=[^ ]* .*result=ok' "$LOG" |
+		while read -r l; do
+			t=$(printf '%s' "$l" | sed -n 's/.* table=\([^ ]*\) .*/\1/p')
+			n=$(sql "SELECT count(*) FROM tables WHERE name = '$t'")
+			[ "$n" = 1 ] || echo "$l"
+		done >>"$T/loglies"
 	eq "nor in the daemon's log" "" "$(head -n 5 "$T/loglies")"
+	check "where a table write was refused with ENOSPC" grep -a -q \
+		'action=table-write table=[^ ]* .*result=refused errno=ENOSPC' "$LOG"
 	eq "no line in events is bare" "" \
 		"$(grep -v -E '^time=[0-9T:.-]+Z uid=[0-9]+ env=prod action=[^ ]+ ' "$T/ev")"
 	eq "nor in the daemon's log" "" \
