@@ -451,6 +451,20 @@ int catalog_event_add_many(struct catalog *c, size_t n,
 	return n ? c->be->event_add(c->impl, n, envs, lines, err) : 0;
 }
 
+int catalog_event_envs(struct catalog *c,
+		       int (*fn)(void *arg, const char *env), void *arg,
+		       struct cmfs_err *err)
+{
+	return c->be->event_envs(c->impl, fn, arg, err);
+}
+
+int catalog_event_trim(struct catalog *c, const char *env, uint64_t max_rows,
+		       const char *before, uint64_t *removed,
+		       struct cmfs_err *err)
+{
+	return c->be->event_trim(c->impl, env, max_rows, before, removed, err);
+}
+
 int catalog_event_size(struct catalog *c, const char *env, uint64_t *out,
 		       struct cmfs_err *err)
 {

@@ -315,6 +315,23 @@ int catalog_event_read(struct catalog *c, const char *env, uint64_t off,
 		       size_t size, struct buf *out, struct cmfs_err *err);
 
 /*
+ * Retention.  The log of an environment starts at its oldest line kept:
+ * offsets of catalog_event_size() and catalog_event_read() count from
+ * there.  catalog_event_envs() calls fn(arg, env) for each environment
+ * that has lines (removed ones too), in name order; a non-zero return
+ * stops it and is returned.  catalog_event_trim() removes the oldest lines
+ * of `env`: those whose time is before `before` (a time value as lines
+ * hold it, "2026-11-30T06:30:00.000Z"; NULL: none), then all but the
+ * newest `max_rows` (0: no limit); *removed gets how many went.
+ */
+int catalog_event_envs(struct catalog *c,
+		       int (*fn)(void *arg, const char *env), void *arg,
+		       struct cmfs_err *err);
+int catalog_event_trim(struct catalog *c, const char *env, uint64_t max_rows,
+		       const char *before, uint64_t *removed,
+		       struct cmfs_err *err);
+
+/*
  * Additions for the tools beside a mount (cmfs fsck, export, import).
  */
 
@@ -474,6 +491,11 @@ struct catalog_backend {
 			  struct cmfs_err *err);
 	int (*event_read)(void *impl, const char *env, uint64_t off,
 			  size_t size, struct buf *out, struct cmfs_err *err);
+	int (*event_envs)(void *impl, int (*fn)(void *arg, const char *env),
+			  void *arg, struct cmfs_err *err);
+	int (*event_trim)(void *impl, const char *env, uint64_t max_rows,
+			  const char *before, uint64_t *removed,
+			  struct cmfs_err *err);
 	int (*open_existing)(void **impl, const char *uri, int rdonly,
 			     struct cmfs_err *err);
 	int (*begin_read)(void *impl, struct cmfs_err *err);

@@ -248,6 +248,11 @@ enum {
 	S_EVENT_ADD,
 	S_EVENT_SIZE,
 	S_EVENT_READ,
+	S_EVENT_BASE,
+	S_EVENT_ENVS,
+	S_EVENT_OLD,
+	S_EVENT_COUNT,
+	S_EVENT_CUT,
 	S_UNSYNCED_ADD,
 	S_UNSYNCED_MARK,
 	S_UNSYNCED_CLEAR,
@@ -365,11 +370,34 @@ static const char *const sql[S_COUNT] = {
 	[S_EVENT_ADD] = "INSERT INTO events(env, off, len, line) VALUES(?1,"
 			" COALESCE((SELECT off + len FROM events WHERE env = ?1"
 			" ORDER BY off DESC LIMIT 1), 0), ?2, ?3)",
+	/* An environment's log starts at its oldest line kept: offsets are
+	 * relative to it (the lines retention removed are gone). */
 	[S_EVENT_SIZE] = "SELECT COALESCE((SELECT off + len FROM events"
-			 " WHERE env = ? ORDER BY off DESC LIMIT 1), 0)",
+			 " WHERE env = ?1 ORDER BY off DESC LIMIT 1) -"
+			 " (SELECT off FROM events WHERE env = ?1"
+			 " ORDER BY off LIMIT 1), 0)",
 	[S_EVENT_READ] = "SELECT off, line FROM events WHERE env = ?1 AND"
 			 " off >= COALESCE((SELECT max(off) FROM events"
 			 " WHERE env = ?1 AND off <= ?2), 0) ORDER BY off",
+	[S_EVENT_BASE] = "SELECT COALESCE((SELECT off FROM events"
+			 " WHERE env = ? ORDER BY off LIMIT 1), 0)",
+	/* Each name once, a step of the key each (not a scan of lines). */
+	[S_EVENT_ENVS] = "WITH RECURSIVE e(n) AS (SELECT min(env) FROM events"
+			 " UNION ALL SELECT (SELECT min(env) FROM events"
+			 " WHERE env > n) FROM e WHERE n IS NOT NULL)"
+			 " SELECT n FROM e WHERE n IS NOT NULL",
+	/* Lines older than ?2 (a time value, compared as text: every line
+	 * starts "time=YYYY-MM-DDTHH:MM:SS.mmmZ"), from the oldest on. */
+	[S_EVENT_OLD] = "DELETE FROM events WHERE env = ?1 AND off <"
+			" COALESCE((SELECT off FROM events WHERE env = ?1 AND"
+			" CAST(substr(line, 6, 24) AS TEXT) >= ?2"
+			" ORDER BY off LIMIT 1),"
+			" (SELECT max(off) + 1 FROM events WHERE env = ?1))",
+	[S_EVENT_COUNT] = "SELECT count(*) FROM events WHERE env = ?",
+	/* The oldest ?2 lines. */
+	[S_EVENT_CUT] = "DELETE FROM events WHERE env = ?1 AND off <"
+			" (SELECT off FROM events WHERE env = ?1"
+			" ORDER BY off LIMIT 1 OFFSET ?2)",
 	[S_UNSYNCED_ADD] = "INSERT INTO unsynced(sha256) VALUES(?)",
 	[S_UNSYNCED_MARK] = "SELECT COALESCE(max(seq), 0) FROM unsynced",
 	[S_UNSYNCED_CLEAR] = "DELETE FROM unsynced WHERE seq <= ?",
@@ -1827,9 +1855,16 @@ static int sq_event_read(void *impl, const char *env, uint64_t off,
 {
 	struct sq *q = impl;
 	sqlite3_stmt *s;
+	uint64_t base;
 	int rc;
 
 	lock(q);
+	if ((rc = prep(q, S_EVENT_BASE, &s, err)))
+		goto out;
+	sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
+	if ((rc = scalar(q, s, &base, err)))
+		goto out;
+	off += base;
 	if ((rc = prep(q, S_EVENT_READ, &s, err)))
 		goto out;
 	sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
@@ -1853,6 +1888,73 @@ static int sq_event_read(void *impl, const char *env, uint64_t off,
 	else if (rc > 0)
 		rc = fail(q, sqlite3_extended_errcode(q->db), err);
 	done(s);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_event_envs(void *impl, int (*fn)(void *arg, const char *env),
+			 void *arg, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_EVENT_ENVS, &s, err)))
+		goto out;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *env = (const char *)sqlite3_column_text(s, 0);
+		char copy[256];
+
+		snprintf(copy, sizeof(copy), "%s", env ? env : "");
+		if ((rc = fn(arg, copy)))
+			break;
+	}
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	done(s);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_event_trim(void *impl, const char *env, uint64_t max_rows,
+			 const char *before, uint64_t *removed,
+			 struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	uint64_t n;
+	int rc = 0;
+
+	lock(q);
+	*removed = 0;
+	if (before) {
+		if ((rc = prep(q, S_EVENT_OLD, &s, err)))
+			goto out;
+		sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, before, -1, SQLITE_STATIC);
+		if ((rc = exec_stmt(q, s, err)))
+			goto out;
+		*removed += (uint64_t)sqlite3_changes(q->db);
+	}
+	if (!max_rows)
+		goto out;
+	if ((rc = prep(q, S_EVENT_COUNT, &s, err)))
+		goto out;
+	sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
+	if ((rc = scalar(q, s, &n, err)) || n <= max_rows)
+		goto out;
+	if ((rc = prep(q, S_EVENT_CUT, &s, err)))
+		goto out;
+	sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, (int64_t)(n - max_rows));
+	if ((rc = exec_stmt(q, s, err)))
+		goto out;
+	*removed += (uint64_t)sqlite3_changes(q->db);
 out:
 	unlock(q);
 	return rc;
@@ -2524,6 +2626,8 @@ const struct catalog_backend catalog_sqlite_backend = {
 	.event_add = sq_event_add,
 	.event_size = sq_event_size,
 	.event_read = sq_event_read,
+	.event_envs = sq_event_envs,
+	.event_trim = sq_event_trim,
 	.open_existing = sq_open_existing,
 	.begin_read = sq_begin_read,
 	.ver_put = sq_ver_put,

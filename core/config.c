@@ -99,6 +99,8 @@ int config_defaults(struct config *c)
 	c->mount.negative_timeout = 1;
 	c->mount.passthrough = 1;
 	c->mount.io_uring = 1;
+	c->events.max_rows = CONFIG_EVENTS_ROWS;
+	c->events.max_age = CONFIG_EVENTS_AGE;
 	c->log_level = LOG_INFO;
 	if (!c->store_path || !c->sql.builtin_connectors ||
 	    !c->sql.builtin_formats || !c->sql.class_allowlist) {
@@ -121,6 +123,7 @@ static int copy_config(struct config *dst, const struct config *src)
 	dst->inline_max = src->inline_max;
 	dst->limits = src->limits;
 	dst->mount = src->mount;
+	dst->events = src->events;
 	dst->log_level = src->log_level;
 	dst->sql.builtin_connectors = dup0(src->sql.builtin_connectors);
 	dst->sql.builtin_formats = dup0(src->sql.builtin_formats);
@@ -448,6 +451,73 @@ static int handle_limits(struct load *l, const char *name, const char *value)
 	return fail(l, "unknown key '%s' in [limits]", name);
 }
 
+int config_parse_duration(uint64_t *out, const char *s)
+{
+	static const struct {
+		char suffix;
+		uint64_t secs;
+	} units[] = { { 's', 1 }, { 'm', 60 }, { 'h', 3600 }, { 'd', 86400 } };
+	uint64_t v = 0, mul = 1;
+	const char *p = s;
+	size_t i;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (*p) {
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (*p == units[i].suffix)
+				mul = units[i].secs;
+		if (mul == 1 && *p != 's')
+			return -EINVAL;
+		if (p[1])
+			return -EINVAL;
+	}
+	if (v > UINT64_MAX / mul)
+		return -EINVAL;
+	*out = v * mul;
+	return 0;
+}
+
+/*
+ * [events] max_rows: 0 (keep all) or 10 up to CONFIG_EVENTS_ROWS_MAX;
+ * max_age: 0 (keep all) or a duration from 1s up to 100 years.  A count
+ * under 10 would leave the trail nothing to read but its retention lines.
+ */
+static int handle_events(struct load *l, const char *name, const char *value)
+{
+	uint64_t v;
+
+	if (!strcmp(name, "max_rows")) {
+		char *end;
+
+		errno = 0;
+		v = strtoull(value, &end, 10);
+		if (value[0] < '0' || value[0] > '9' || *end || errno ||
+		    (v && v < 10) || v > CONFIG_EVENTS_ROWS_MAX)
+			return fail(l, "max_rows: '%s' is not 0 (no limit) or "
+				       "a count of lines from 10 to %llu",
+				    value,
+				    (unsigned long long)CONFIG_EVENTS_ROWS_MAX);
+		l->c->events.max_rows = v;
+		return 1;
+	}
+	if (!strcmp(name, "max_age")) {
+		if (config_parse_duration(&v, value) ||
+		    v > CONFIG_EVENTS_AGE_MAX)
+			return fail(l, "max_age: '%s' is not 0 (no limit) or "
+				       "a duration up to 36500d (digits with "
+				       "an optional s, m, h or d)", value);
+		l->c->events.max_age = v;
+		return 1;
+	}
+	return fail(l, "unknown key '%s' in [events]", name);
+}
+
 static int handle_log(struct load *l, const char *name, const char *value)
 {
 	static const char *const levels[] = { "error", "warning", "notice",
@@ -577,6 +647,8 @@ static int handle(struct load *l, const char *section, const char *name,
 	}
 	if (!strcmp(section, "log"))
 		return handle_log(l, name, value);
+	if (!strcmp(section, "events"))
+		return handle_events(l, name, value);
 	if (!strcmp(section, "access"))
 		return handle_rules(l, NULL, name, value);
 	if (!strncmp(section, "env.", 4)) {
@@ -612,7 +684,8 @@ static char *read_line(char *str, int num, void *stream)
 static int section_known(const char *s, size_t n)
 {
 	static const char *const known[] = { "store", "limits", "sql",
-					     "mount", "log", "access" };
+					     "mount", "log", "events",
+					     "access" };
 	char env[64];
 	size_t i;
 

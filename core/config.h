@@ -71,6 +71,20 @@ struct config_mount {
 					 * 0: through /dev/fuse only */
 };
 
+/*
+ * [events]: how much of each environment's audit trail is kept.  The
+ * oldest lines go first, with a line that says how many went.
+ */
+#define CONFIG_EVENTS_ROWS 100000		/* the default max_rows */
+#define CONFIG_EVENTS_AGE (90 * 86400)		/* the default max_age */
+#define CONFIG_EVENTS_ROWS_MAX 1000000000ULL
+#define CONFIG_EVENTS_AGE_MAX (36500ULL * 86400)
+
+struct config_events {
+	uint64_t max_rows;	/* lines of one environment, 0 = no limit */
+	uint64_t max_age;	/* seconds a line is kept, 0 = no limit */
+};
+
 /* [store] sync: when a commit is on disk (see repo.c). */
 enum config_sync {
 	CONFIG_SYNC_BATCH,	/* within SYNC_MS of the commit, at fsync(2) */
@@ -88,6 +102,7 @@ struct config {
 	struct config_limits limits;
 	struct config_sql sql;
 	struct config_mount mount;
+	struct config_events events;
 	int log_level;			/* LOG_ERR .. LOG_DEBUG (syslog.h) */
 	size_t nscopes;
 	struct config_scope *scopes;	/* [access] first when given */
@@ -119,6 +134,12 @@ const char *config_right_name(enum config_right r);
  * 1024).  0 or -EINVAL.
  */
 int config_parse_size(uint64_t *out, const char *s);
+
+/*
+ * Parse a duration: digits with an optional s, m, h or d suffix (seconds
+ * without one).  0 or -EINVAL.
+ */
+int config_parse_duration(uint64_t *out, const char *s);
 
 /* 1 if `id` is one of the comma-separated identifiers in `list`. */
 int config_list_has(const char *list, const char *id);

@@ -4,11 +4,20 @@
  * Every change follows one pattern: check names and limits, then one
  * catalog transaction that makes the change and appends its `events` line,
  * then (for deletions) free the blobs nothing refers to any more.  A
- * refusal appends its own line after the rollback.  Both lines also go to
- * the daemon's log.  A read's line (a resolution) waits in a short queue
- * (struct later) that goes into the catalog within LATER_MS, before any
- * change or refusal (so lines keep their order) and before `events` is
- * read: a job start does not pay for a catalog write.
+ * refusal appends its own line after the rollback; so does a change whose
+ * commit failed (a full disk): its line says result=refused with that
+ * errno.  Both lines also go to the daemon's log, a change's only once
+ * its commit succeeded (end()).  A read's line (a resolution) waits in a
+ * short queue (struct later) that goes into the catalog within LATER_MS,
+ * before any change or refusal (so lines keep their order) and before
+ * `events` is read: a job start does not pay for a catalog write.
+ *
+ * The trail is bounded (issue 34: a user without rights wrote 44,464
+ * lines in 5 s).  Refusals pass a gate (events.h) that counts repeats and
+ * rate-limits each uid, writing the counts; a resolution whose result did
+ * not change since its line is not written again (seen_before()); and
+ * retention ([events] max_rows, max_age) removes the oldest lines, on the
+ * later thread, with a line that says how many.
  *
  * Small uploads: bytes that fit in [store] inline_max (64 KiB by default)
  * are held in memory while written (hold(), HELD_MAX for all uploads
@@ -86,6 +95,22 @@
 #define SYNC_RETRY_MS 5000 /* after a failed sync: not a log line per try */
 #define REAP_WAIT_MS 10000 /* the longest an unlink waits for uploads */
 #define SYNC_FEW 8	   /* blobs a sync writes one by one; more: syncfs() */
+/*
+ * The gate of refusal lines (events.h).  A run of one refusal is counted
+ * for GATE_WINDOW; a uid writes GATE_RATE lines a second in an
+ * environment (GATE_BURST at once: a person's mistakes are all written),
+ * all uids together GATE_ALL_RATE: at ~300 bytes a line in the catalog,
+ * at most ~540 KB a minute however many uids a flood comes from.
+ */
+#define GATE_WINDOW ((int64_t)10 * 1000000000)
+#define GATE_RATE 1.0
+#define GATE_BURST 60.0
+#define GATE_ALL_RATE 30.0
+#define GATE_ALL_BURST 300.0
+#define GATE_WHOS 1024
+#define SEEN_SLOTS 4096 /* resolutions whose last result is remembered */
+#define TRIM_EVERY 1000 /* lines between two retention passes, at most */
+#define TRIM_MS (3600 * 1000) /* and an hour */
 
 /* Event lines of reads not yet in the catalog, oldest first. */
 struct later {
@@ -95,7 +120,10 @@ struct later {
 	pthread_t thread;
 	int ready; /* set up (later_init): the above are live */
 	int running, stop;
+	int kick;	/* wake up and look again (later_arm) */
 	size_t n;
+	int64_t since;	/* when the first of the n lines came */
+	int64_t trim_at; /* the next retention pass, by time */
 	struct later_line *head, **tail;
 };
 
@@ -164,10 +192,22 @@ struct repo {
 	unsigned staged; /* uploads being written (atomic) */
 	size_t held;	 /* bytes of uploads held in memory (atomic) */
 	struct budget insp; /* memory the inspections hold at once */
+	struct events_gate *gate; /* counts repeated refusals; NULL: none */
+	unsigned added;	/* lines since the last retention (atomic) */
+	pthread_mutex_t seen_lock; /* guards seen */
+	struct seen *seen; /* SEEN_SLOTS of them, or NULL */
+};
+
+/* The last result of a resolution whose line was written (repo_resolve). */
+struct seen {
+	char key[200];		/* env/table.jars or .sql; "" = free */
+	char digest[STORE_SHA_HEX];
 };
 
 /* This thread's catalog transactions open through begin(). */
 static _Thread_local int in_txn;
+/* Lines of changes in them, for the daemon's log once they commit. */
+static _Thread_local struct buf txn_log = BUF_INIT((size_t)1 << 20);
 
 struct repo_upload {
 	struct repo *r;
@@ -211,11 +251,10 @@ void repo_log(struct repo *r, int level, const char *fmt, ...)
 	r->log(r->log_arg, level, line);
 }
 
-/* An events line (ending in a newline) into the daemon's log. */
-static void log_event(struct repo *r, const char *line, int rc)
+/* The `n` bytes of an events line (ending in a newline) into the log. */
+static void log_event_n(struct repo *r, const char *line, size_t n, int rc)
 {
 	int level = rc ? LOG_NOTICE : LOG_INFO;
-	size_t n = strlen(line);
 	char *copy;
 
 	if (!r->log || level > repo_config(r)->log_level)
@@ -225,6 +264,23 @@ static void log_event(struct repo *r, const char *line, int rc)
 		r->log(r->log_arg, level, copy);
 	free(copy);
 }
+
+/* An events line (ending in a newline) into the daemon's log. */
+static void log_event(struct repo *r, const char *line, int rc)
+{
+	log_event_n(r, line, strlen(line), rc);
+}
+
+/* Each line of `lines` (each ending in a newline) into the daemon's log. */
+static void log_lines(struct repo *r, const char *lines, int rc)
+{
+	const char *p, *e;
+
+	for (p = lines; (e = strchr(p, '\n')) != NULL; p = e + 1)
+		log_event_n(r, p, (size_t)(e - p) + 1, rc);
+}
+
+static void sync_later(struct repo *r);
 
 /*
  * Write the queued lines into the catalog, in one transaction.  The caller
@@ -256,8 +312,8 @@ static void later_write(struct repo *r)
 	}
 	if (!envs || !lines)
 		cmfs_err_set(&err, -ENOMEM, "out of memory");
-	else
-		catalog_event_add_many(r->cat, n, envs, lines, &err);
+	else if (!catalog_event_add_many(r->cat, n, envs, lines, &err))
+		sync_later(r); /* the checkpoint that keeps the log short */
 	if (err.code)
 		repo_log(r, LOG_ERR, "events: %zu lines of reads lost: %s", n,
 			 cmfs_err_msg(&err));
@@ -278,26 +334,63 @@ void repo_flush_events(struct repo *r)
 	pthread_mutex_unlock(&r->later.flush);
 }
 
-/* The thread that writes queued lines LATER_MS after the first came. */
+static void gate_emit(void *arg, const char *env, const char *line, int rc);
+static void retain(struct repo *r, int64_t now);
+
+/* The number of lines between retention passes. */
+static unsigned trim_every(const struct repo *r)
+{
+	uint64_t rows = repo_config(r)->events.max_rows / 10;
+
+	return rows < 1 ? 1 : rows > TRIM_EVERY ? TRIM_EVERY : (unsigned)rows;
+}
+
+/*
+ * The thread of what waits: queued lines of reads, written LATER_MS
+ * after the first came; counts of the refusal gate, written when their
+ * window closes; retention, after trim_every() lines or TRIM_MS.
+ */
 static void *later_thread(void *arg)
 {
 	struct repo *r = arg;
 	struct later *q = &r->later;
 	struct timespec t;
+	int64_t now, due, wait;
 
 	pthread_mutex_lock(&q->lock);
 	while (!q->stop) {
-		if (!q->n) {
-			pthread_cond_wait(&q->wake, &q->lock);
+		q->kick = 0;
+		pthread_mutex_unlock(&q->lock);
+		now = repo_now();
+		due = r->gate ? events_gate_due(r->gate) : 0;
+		if (due && due <= now) {
+			events_gate_tick(r->gate, now, 0, gate_emit, r);
+			due = events_gate_due(r->gate);
+		}
+		if (now >= q->trim_at ||
+		    __atomic_load_n(&r->added, __ATOMIC_RELAXED) >=
+			    trim_every(r)) {
+			retain(r, now);
+			q->trim_at = now + (int64_t)TRIM_MS * 1000000;
+		}
+		pthread_mutex_lock(&q->lock);
+		if (q->stop)
+			break;
+		if (q->n && now - q->since >= (int64_t)LATER_MS * 1000000) {
+			pthread_mutex_unlock(&q->lock);
+			repo_flush_events(r);
+			pthread_mutex_lock(&q->lock);
 			continue;
 		}
-		thread_deadline(&t, LATER_MS * 1000000u);
-		while (!q->stop &&
-		       pthread_cond_timedwait(&q->wake, &q->lock, &t) == 0)
-			;
-		pthread_mutex_unlock(&q->lock);
-		repo_flush_events(r);
-		pthread_mutex_lock(&q->lock);
+		wait = q->trim_at - now;
+		if (q->n && q->since + (int64_t)LATER_MS * 1000000 - now < wait)
+			wait = q->since + (int64_t)LATER_MS * 1000000 - now;
+		if (due && due - now < wait)
+			wait = due - now;
+		if (q->kick)
+			continue;
+		thread_deadline(&t, wait > 0 ? (uint64_t)wait : 0);
+		pthread_cond_timedwait(&q->wake, &q->lock, &t);
 	}
 	pthread_mutex_unlock(&q->lock);
 	return NULL;
@@ -311,6 +404,7 @@ static void later_init(struct repo *r)
 	pthread_mutex_init(&q->flush, NULL);
 	thread_cond_init(&q->wake);
 	q->tail = &q->head;
+	q->trim_at = repo_now() + (int64_t)TRIM_MS * 1000000;
 	q->ready = 1;
 }
 
@@ -343,6 +437,19 @@ static int later_spawn(struct repo *r)
 		return -EAGAIN;
 	q->running = 1;
 	return 0;
+}
+
+/* Start the thread if it is not running, and have it look again. */
+static void later_arm(struct repo *r)
+{
+	struct later *q = &r->later;
+
+	pthread_mutex_lock(&q->lock);
+	if (!later_spawn(r)) {
+		q->kick = 1;
+		pthread_cond_signal(&q->wake);
+	}
+	pthread_mutex_unlock(&q->lock);
 }
 
 /* Stop the thread and write what is left. */
@@ -721,12 +828,24 @@ static int begin(struct repo *r, struct cmfs_err *err)
 	return rc;
 }
 
+/*
+ * End this thread's transaction with `rc`.  The lines of what it changed
+ * go to the daemon's log only once the outermost commit succeeded: a
+ * change rolled back (a full disk, an I/O error) is logged by its caller
+ * as the refusal it became, never as done.
+ */
 static int end(struct repo *r, int rc, struct cmfs_err *err)
 {
 	in_txn--;
 	rc = catalog_end(r->cat, rc, err);
-	if (!rc && !in_txn)
+	if (in_txn)
+		return rc;
+	if (!rc) {
+		if (txn_log.len)
+			log_lines(r, buf_str(&txn_log), 0);
 		sync_later(r);
+	}
+	buf_release(&txn_log);
 	return rc;
 }
 
@@ -744,23 +863,63 @@ static void store_line(struct repo *r, const char *env, const char *line)
 	if (catalog_event_add(r->cat, env, line, &e2))
 		repo_log(r, LOG_ERR, "events of %s: %s", env,
 			 cmfs_err_msg(&e2));
-	if (!in_txn)
+	else if (__atomic_add_fetch(&r->added, 1, __ATOMIC_RELAXED) ==
+		 trim_every(r))
+		later_arm(r);
+	if (!in_txn) {
 		pthread_mutex_unlock(&r->later.flush);
+		/* A line alone (a refusal) is a commit too: with sync =
+		 * batch only the syncing thread checkpoints, and a flood of
+		 * lines without changes would grow the catalog's log for
+		 * good. */
+		sync_later(r);
+	}
+}
+
+/* A line of the refusal gate: the end of a run, or a count. */
+static void gate_emit(void *arg, const char *env, const char *line, int rc)
+{
+	struct repo *r = arg;
+
+	log_event(r, line, rc);
+	if (env)
+		store_line(r, env, line);
 }
 
 /*
  * Finish event `e` with `rc`, store it in the events of `env` (NULL: the
  * daemon's log only) and log it.  Called inside a catalog transaction,
- * the line is part of it: a change and its line commit together.
+ * the line is part of it: a change and its line commit together, and the
+ * daemon's log has it once the commit succeeded (end()).  When the commit
+ * fails, the caller records `e` again with the error: its line then says
+ * result=refused, in events and in the log.  A refusal passes the gate
+ * first (events.h): a repeat, or one past the uid's rate, is counted.
  */
 static void record(struct repo *r, struct event *e, const char *env, int rc,
 		   const struct cmfs_err *err)
 {
-	const char *line = event_finish(e, rc, err ? cmfs_err_msg(err) : NULL);
+	const char *reason = err ? cmfs_err_msg(err) : NULL;
+	const char *line = event_finish(e, rc, reason);
+	int armed = 0;
 
-	if (!line)
+	if (!line) {
+		repo_log(r, LOG_ERR, "events: a line of uid %u was too long "
+			 "or memory ran out", e->uid);
 		return;
-	log_event(r, line, rc);
+	}
+	if (rc && !in_txn && r->gate &&
+	    !events_gate_pass(r->gate, repo_now(), e->uid, env, e, rc,
+			      reason, gate_emit, r, &armed)) {
+		if (armed)
+			later_arm(r);
+		return;
+	}
+	if (!rc && in_txn) {
+		if (buf_adds(&txn_log, line))
+			log_event(r, line, rc); /* no room: now */
+	} else {
+		log_event(r, line, rc);
+	}
 	if (env)
 		store_line(r, env, line);
 }
@@ -797,14 +956,90 @@ static void record_later(struct repo *r, struct event *e, const char *env,
 	}
 	*q->tail = l;
 	q->tail = &l->next;
-	if (q->n++ == 0)
+	if (q->n++ == 0) {
+		q->since = repo_now();
 		pthread_cond_signal(&q->wake);
+	}
 	n = q->n;
 	pthread_mutex_unlock(&q->lock);
 	if (n >= LATER_MAX)
 		repo_flush_events(r);
 }
 
+/* The names of environments with events (catalog_event_envs). */
+static int keep_env(void *arg, const char *env)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "%s", env);
+	return vec_push(arg, name);
+}
+
+/*
+ * Retention ([events] max_rows, max_age): remove the oldest lines of each
+ * environment's events, in a transaction that appends a line saying how
+ * many went and why.  Each environment keeps max_rows lines with that
+ * line.  Runs at open and on the later thread, never in a change's
+ * transaction: a change does not wait for it.
+ */
+static void retain(struct repo *r, int64_t now)
+{
+	const struct config *cfg = repo_config(r);
+	uint64_t rows = cfg->events.max_rows, age = cfg->events.max_age;
+	struct vec envs = VEC_INIT(64);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char before[40] = "";
+	size_t i, n;
+
+	__atomic_store_n(&r->added, 0, __ATOMIC_RELAXED);
+	if (!rows && !age)
+		return;
+	if (age) {
+		time_t t = (time_t)(now / 1000000000 - (int64_t)age);
+		struct tm tm;
+
+		gmtime_r(&t, &tm);
+		strftime(before, sizeof(before), "%Y-%m-%dT%H:%M:%S", &tm);
+		n = strlen(before);
+		snprintf(before + n, sizeof(before) - n, ".%03dZ",
+			 (int)(now / 1000000 % 1000));
+	}
+	if (catalog_event_envs(r->cat, keep_env, &envs, &err)) {
+		repo_log(r, LOG_ERR, "events retention: %s",
+			 cmfs_err_msg(&err));
+		goto out;
+	}
+	for (i = 0; i < envs.n; i++) {
+		const char *env = (const char *)envs.v + i * 64;
+		struct event ev;
+		uint64_t removed = 0;
+		const char *line = NULL;
+		int rc;
+
+		cmfs_err_clear(&err);
+		if ((rc = begin(r, &err)))
+			break;
+		rc = catalog_event_trim(r->cat, env, rows ? rows - 1 : 0,
+					age ? before : NULL, &removed, &err);
+		event_init(&ev, now, (uint32_t)geteuid(), env, "retention");
+		event_add(&ev, "object", "events");
+		event_addf(&ev, "removed", "%llu", (unsigned long long)removed);
+		event_addf(&ev, "max_rows", "%llu", (unsigned long long)rows);
+		event_addf(&ev, "max_age", "%llus", (unsigned long long)age);
+		event_add(&ev, "reason", "the oldest lines are removed first");
+		if (!rc && removed && (line = event_finish(&ev, 0, NULL)))
+			rc = catalog_event_add(r->cat, env, line, &err);
+		rc = end(r, rc, &err);
+		if (rc)
+			repo_log(r, LOG_ERR, "events of %s: retention: %s", env,
+				 cmfs_err_msg(&err));
+		else if (line)
+			log_event(r, line, 0);
+		event_release(&ev);
+	}
+out:
+	vec_release(&envs);
+}
 
 void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
 		  const char *action, const char *object, int rc,
@@ -989,6 +1224,11 @@ static int sweep(struct repo *r, struct cmfs_err *err)
 
 static void recover(struct repo *r);
 
+static const struct events_gate_conf gate_conf = {
+	GATE_WINDOW, GATE_RATE, GATE_BURST, GATE_ALL_RATE, GATE_ALL_BURST,
+	GATE_WHOS
+};
+
 int repo_open(struct repo **out, const struct config *cfg,
 	      const char *mountpoint, repo_log_fn log, void *log_arg,
 	      struct cmfs_err *err)
@@ -1007,8 +1247,11 @@ int repo_open(struct repo **out, const struct config *cfg,
 	pthread_mutex_init(&r->gc_lock, NULL);
 	pthread_mutex_init(&r->scratch_lock, NULL);
 	budget_init(&r->insp, INSPECT_BUDGET);
+	pthread_mutex_init(&r->seen_lock, NULL);
 	if ((mountpoint && !(r->mountpoint = strdup(mountpoint))) ||
-	    !(r->resolved = resolve_cache_new())) {
+	    !(r->resolved = resolve_cache_new()) ||
+	    !(r->gate = events_gate_new(&gate_conf)) ||
+	    !(r->seen = calloc(SEEN_SLOTS, sizeof(*r->seen)))) {
 		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -1031,6 +1274,7 @@ int repo_open(struct repo **out, const struct config *cfg,
 	    (rc = catalog_set_sync(r->cat, !r->batch, err)))
 		goto fail;
 	recover(r);
+	retain(r, repo_now());
 	if ((rc = sweep(r, err)))
 		goto fail;
 	if (store_reserve_take(r->store))
@@ -1052,6 +1296,8 @@ void repo_close(struct repo *r)
 
 	if (!r)
 		return;
+	if (r->gate && r->cat) /* every count still open, written */
+		events_gate_tick(r->gate, repo_now(), 1, gate_emit, r);
 	later_stop(r);
 	sync_stop(r);
 	reaper_stop(r);
@@ -1066,9 +1312,12 @@ void repo_close(struct repo *r)
 		free(l->value);
 		free(l);
 	}
+	events_gate_free(r->gate);
+	free(r->seen);
 	pthread_mutex_destroy(&r->gc_lock);
 	pthread_mutex_destroy(&r->scratch_lock);
 	budget_release(&r->insp);
+	pthread_mutex_destroy(&r->seen_lock);
 	free(r->mountpoint);
 	free(r);
 }
@@ -2234,6 +2483,18 @@ static struct jar_report *inspect_while_hashing(struct repo_upload *u)
 	return rep;
 }
 
+/* The refusal of upload `u` before its commit, written to events. */
+static void upload_refused(struct repo_upload *u, const struct repo_who *who,
+			   int rc, const struct cmfs_err *err)
+{
+	struct event ev;
+
+	event_init(&ev, repo_now(), who->uid, u->env, "upload");
+	event_add(&ev, "artifact", u->name);
+	record(u->r, &ev, u->env, rc, err);
+	event_release(&ev);
+}
+
 int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 		       struct catalog_version *out, struct cmfs_err *err)
 {
@@ -2252,20 +2513,18 @@ int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 	if (u->failed) {
 		/* Bytes are missing: committing the rest would make a
 		 * version nobody wrote. */
-		struct event ev;
-
 		rc = cmfs_err_set(err, u->failed,
 				  "%s: a write failed (%s), so nothing was "
 				  "committed", u->name, strerror(-u->failed));
-		event_init(&ev, repo_now(), who->uid, u->env, "upload");
-		event_add(&ev, "artifact", u->name);
-		record(u->r, &ev, u->env, rc, err);
-		event_release(&ev);
+		upload_refused(u, who, rc, err);
 		return rc;
 	}
-	if ((rc = ready(u, 0)))
-		return cmfs_err_set(err, rc, "%s: staging failed: %s",
-				    u->name, strerror(-rc));
+	if ((rc = ready(u, 0))) {
+		rc = cmfs_err_set(err, rc, "%s: staging failed: %s",
+				  u->name, strerror(-rc));
+		upload_refused(u, who, rc, err);
+		return rc;
+	}
 	if (!u->hash_broken && u->hashed == u->size && u->pipe) {
 		ahead = inspect_while_hashing(u);
 		rc = store_pipe_final(u->pipe, u->size, sha);
@@ -2678,8 +2937,18 @@ int repo_computed(struct repo *r, const char *env, const char *name,
 	return rc;
 }
 
+/* Counts of the gate whose window closed: a reader sees them at once. */
+static void gate_tick(struct repo *r)
+{
+	int64_t now = repo_now(), due = events_gate_due(r->gate);
+
+	if (due && due <= now)
+		events_gate_tick(r->gate, now, 0, gate_emit, r);
+}
+
 int repo_events_size(struct repo *r, const char *env, uint64_t *out)
 {
+	gate_tick(r);
 	repo_flush_events(r);
 	return catalog_event_size(r->cat, env, out, NULL);
 }
@@ -2743,9 +3012,13 @@ static int def_options(struct catalog_table_def *d, const struct ddl_table *t)
 	return 0;
 }
 
-int repo_table_write(struct repo *r, const struct repo_who *who,
+/*
+ * Write table `name` of `env` from `text`; with `from`, a rename: table
+ * `from` is dropped in the same transaction, and the line says rename.
+ */
+static int table_put(struct repo *r, const struct repo_who *who,
 		     const char *env, const char *name, const char *text,
-		     size_t len, struct cmfs_err *err)
+		     size_t len, const char *from, struct cmfs_err *err)
 {
 	const struct config *cfg = repo_config(r);
 	struct catalog_table_def d;
@@ -2760,8 +3033,11 @@ int repo_table_write(struct repo *r, const struct repo_who *who,
 
 	memset(&d, 0, sizeof(d));
 	store_reserve_take(r->store);
-	event_init(&ev, repo_now(), who->uid, env, "table-write");
-	event_add(&ev, "table", name);
+	event_init(&ev, repo_now(), who->uid, env,
+		   from ? "rename" : "table-write");
+	event_add(&ev, "table", from ? from : name);
+	if (from)
+		event_add(&ev, "to", name);
 	if (len > cfg->limits.ddl_size) {
 		rc = cmfs_err_set(err, -EFBIG,
 				  "%s.sql: %zu bytes is over the DDL size "
@@ -2809,6 +3085,13 @@ int repo_table_write(struct repo *r, const struct repo_who *who,
 	if (!rc)
 		rc = catalog_table_put(r->cat, e.id, name, &d, repo_now(),
 				       who->uid, NULL, err);
+	if (!rc && from) {
+		struct catalog_table ft;
+
+		rc = catalog_table_get(r->cat, e.id, from, &ft, err);
+		if (!rc)
+			rc = catalog_table_del(r->cat, ft.id, err);
+	}
 	if (!rc) {
 		const char *conn = ddl_option_get(t, "connector");
 
@@ -2825,6 +3108,20 @@ refused:
 	buf_release(&like);
 	event_release(&ev);
 	return rc;
+}
+
+int repo_table_write(struct repo *r, const struct repo_who *who,
+		     const char *env, const char *name, const char *text,
+		     size_t len, struct cmfs_err *err)
+{
+	return table_put(r, who, env, name, text, len, NULL, err);
+}
+
+int repo_table_rename(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *from, const char *to,
+		      const char *text, size_t len, struct cmfs_err *err)
+{
+	return table_put(r, who, env, to, text, len, from, err);
 }
 
 int repo_table_remove(struct repo *r, const struct repo_who *who,
@@ -2894,6 +3191,54 @@ static int resolve_cached(struct repo *r, const struct config *cfg,
 	return rc ? cmfs_err_set(err, rc, "%s", cmfs_err_msg(&why)) : 0;
 }
 
+/*
+ * 1 if the resolution of `name` (its .sql when `sql`) in `env` gave the
+ * same result as when its line was last written: the same bytes (those at
+ * `from` in `out`, but for the time a .sql's first line holds) or the same
+ * error.  Else 0, and this result is remembered.  The memory is a table
+ * of SEEN_SLOTS: a table that lost its slot is written again, no more.
+ */
+static int seen_before(struct repo *r, const char *env, const char *name,
+		       int sql, int rc, const struct cmfs_err *err,
+		       const struct buf *out, size_t from)
+{
+	struct store_hash *h;
+	struct seen *slot;
+	char key[sizeof(slot->key)], digest[STORE_SHA_HEX];
+	const char *p = out->data ? out->data + from : "";
+	size_t n = out->len - from, i;
+	uint64_t fnv = 1469598103934665603ull;
+	int same;
+
+	if ((size_t)snprintf(key, sizeof(key), "%s/%s.%s", env, name,
+			     sql ? "sql" : "jars") >= sizeof(key))
+		return 0;
+	if (sql && !rc) {
+		const char *nl = memchr(p, '\n', n);
+
+		n -= nl ? (size_t)(nl + 1 - p) : n;
+		p = nl ? nl + 1 : p + n;
+	}
+	if (store_hash_new(&h))
+		return 0;
+	store_hash_update(h, &rc, sizeof(rc));
+	if (rc && err)
+		store_hash_update(h, cmfs_err_msg(err),
+				  strlen(cmfs_err_msg(err)));
+	store_hash_update(h, p, n);
+	store_hash_final(h, digest);
+	store_hash_free(h);
+	for (i = 0; key[i]; i++)
+		fnv = (fnv ^ (unsigned char)key[i]) * 1099511628211ull;
+	pthread_mutex_lock(&r->seen_lock);
+	slot = &r->seen[fnv % SEEN_SLOTS];
+	same = !strcmp(slot->key, key) && !strcmp(slot->digest, digest);
+	memcpy(slot->key, key, sizeof(key));
+	memcpy(slot->digest, digest, sizeof(digest));
+	pthread_mutex_unlock(&r->seen_lock);
+	return same;
+}
+
 int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 		 const char *name, int sql, int record_it, struct buf *out,
 		 struct cmfs_err *err)
@@ -2902,7 +3247,7 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 	struct resolution res;
 	struct catalog_env e;
 	struct event ev;
-	size_t i;
+	size_t i, from = out->len;
 	int rc;
 
 	rc = env_get(r, env, &e, err);
@@ -2915,7 +3260,8 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 					    : (r->mountpoint ? r->mountpoint
 							     : ""),
 				    sql, repo_now(), err);
-	if (!record_it || rc == -ENOENT)
+	if (!record_it || rc == -ENOENT ||
+	    seen_before(r, env, name, sql, rc, err, out, from))
 		return rc;
 	event_init(&ev, repo_now(), who->uid, env, "resolve");
 	event_add(&ev, "table", name);

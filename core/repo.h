@@ -205,6 +205,14 @@ int repo_label_list(struct repo *r, const char *env, const char *name,
 int repo_table_write(struct repo *r, const struct repo_who *who,
 		     const char *env, const char *name, const char *text,
 		     size_t len, struct cmfs_err *err);
+/*
+ * rename(2) of table `from` onto table `to`: `text` (from's, as read by
+ * the caller) written as `to` and `from` dropped, in one transaction with
+ * one events line (action=rename table=from to=to), refused or done.
+ */
+int repo_table_rename(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *from, const char *to,
+		      const char *text, size_t len, struct cmfs_err *err);
 int repo_table_remove(struct repo *r, const struct repo_who *who,
 		      const char *env, const char *name, struct cmfs_err *err);
 /* Append the text of table `name` as written; -ENOENT. */

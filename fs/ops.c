@@ -950,6 +950,42 @@ static int read_only(fuse_req_t req, struct node *n, const char *action,
 	return rc;
 }
 
+/*
+ * The refusal of `size` bytes for node `n`, over `limit` (the ini key
+ * `key`), written to events: -EFBIG.
+ */
+static int too_big(fuse_req_t req, const struct node *n, const char *action,
+		   uint64_t size, uint64_t limit, const char *key)
+{
+	struct repo_who w = who_of(req);
+	char msg[320];
+
+	snprintf(msg, sizeof(msg),
+		 "%s: %llu bytes is over the limit of %llu ([limits] %s)",
+		 n->name, (unsigned long long)size, (unsigned long long)limit,
+		 key);
+	repo_refused(cm(req)->repo, &w, n->env[0] ? n->env : NULL, action,
+		     n->name, -EFBIG, msg);
+	return -EFBIG;
+}
+
+/* A truncate of an upload to `size` refused with `rc`, written. */
+static int upload_truncate_refused(fuse_req_t req, const struct node *n,
+				   uint64_t size, int rc)
+{
+	struct repo_who w = who_of(req);
+	char msg[320];
+
+	if (rc == -EFBIG)
+		return too_big(req, n, "truncate", size,
+			       repo_config(cm(req)->repo)->limits.artifact_size,
+			       "max_artifact_size");
+	snprintf(msg, sizeof(msg), "%s: truncating to %llu bytes failed: %s",
+		 n->name, (unsigned long long)size, strerror(-rc));
+	repo_refused(cm(req)->repo, &w, n->env, "truncate", n->name, rc, msg);
+	return rc;
+}
+
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
@@ -972,7 +1008,14 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		return;
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
-		if (n->kind == N_ASCRATCH || n->kind == N_TSCRATCH) {
+		if ((n->kind == N_ASCRATCH || n->kind == N_TSCRATCH) &&
+		    (uint64_t)attr->st_size >
+			    repo_config(c->repo)->limits.scratch_size) {
+			rc = too_big(req, n, "truncate",
+				     (uint64_t)attr->st_size,
+				     repo_config(c->repo)->limits.scratch_size,
+				     "max_scratch_size");
+		} else if (n->kind == N_ASCRATCH || n->kind == N_TSCRATCH) {
 			rc = f && f->fd >= 0
 				     ? (ftruncate(f->fd, attr->st_size) ? -errno
 									: 0)
@@ -986,6 +1029,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			f->wrote = 1;
 			rc = repo_upload_truncate(f->up, attr->st_size);
 			pthread_mutex_unlock(&f->lock);
+			if (rc)
+				upload_truncate_refused(req, n,
+							(uint64_t)attr->st_size,
+							rc);
 		} else if (n->kind == N_ART) {
 			/* truncate(2) by name: a whole upload at once. */
 			struct repo_upload *u;
@@ -994,7 +1041,11 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 					       attr->st_size == 0, &err);
 			if (!rc) {
 				rc = repo_upload_truncate(u, attr->st_size);
-				if (!rc)
+				if (rc)
+					upload_truncate_refused(
+						req, n, (uint64_t)attr->st_size,
+						rc);
+				else
 					rc = repo_upload_commit(u, &w, NULL,
 								&err);
 				repo_upload_free(u);
@@ -1808,7 +1859,10 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
 	case FH_SCRATCH:
 		if ((uint64_t)off + size >
 		    repo_config(cm(req)->repo)->limits.scratch_size) {
-			n = -EFBIG;
+			n = too_big(req, f->node, "write", (uint64_t)off + size,
+				    repo_config(cm(req)->repo)
+					    ->limits.scratch_size,
+				    "max_scratch_size");
 			break;
 		}
 		n = pwrite(f->fd, data, size, off);
@@ -2074,6 +2128,12 @@ static int rename_tables(fuse_req_t req, struct node *p, enum node_kind kf,
 		rc = repo_table_text(c->repo, p->env, tf, &b, &err);
 	if (rc)
 		goto out;
+	if (kf == N_TABLE && kt == N_TABLE) {
+		/* One change, one line: written and dropped together. */
+		rc = repo_table_rename(c->repo, &w, p->env, tf, tt,
+				       buf_str(&b), b.len, &err);
+		goto out;
+	}
 	if (kt == N_TABLE) {
 		rc = repo_table_write(c->repo, &w, p->env, tt, buf_str(&b),
 				      b.len, &err);

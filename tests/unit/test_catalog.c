@@ -1557,6 +1557,94 @@ static void test_events(void)
 	teardown(c);
 }
 
+/* The names catalog_event_envs() gives, joined by spaces, into arg. */
+static int env_name(void *arg, const char *env)
+{
+	strcat(arg, env);
+	strcat(arg, " ");
+	return 0;
+}
+
+/* Retention: the oldest lines go, by age then by count; offsets count
+ * from the oldest line kept. */
+static void test_event_trim(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf b = BUF_INIT(1 << 16);
+	char line[128], names[128] = "", all[1024] = "";
+	uint64_t n, removed;
+	int i;
+
+	/* Ten lines a day apart in prod, one in dev and one in old. */
+	for (i = 0; i < 10; i++) {
+		snprintf(line, sizeof(line),
+			 "time=2026-11-%02dT12:00:00.000Z uid=0 n=%d\n", i + 1,
+			 i);
+		T_INTEQ(catalog_event_add(c, "prod", line, &err), 0);
+	}
+	T_INTEQ(catalog_event_add(c, "dev",
+				  "time=2026-11-01T00:00:00.000Z uid=0\n",
+				  &err), 0);
+	T_INTEQ(catalog_event_add(c, "old",
+				  "time=2020-01-01T00:00:00.000Z uid=0\n",
+				  &err), 0);
+	T_INTEQ(catalog_event_envs(c, env_name, names, &err), 0);
+	T_STREQ(names, "dev old prod ");
+
+	/* Nothing older than 2026-11-01: nothing goes. */
+	T_INTEQ(catalog_event_trim(c, "prod", 0, "2026-11-01T00:00:00.000Z",
+				   &removed, &err), 0);
+	T_INTEQ(removed, 0);
+	/* Older than the 4th at noon: three go; the 4th itself stays. */
+	T_INTEQ(catalog_event_trim(c, "prod", 0, "2026-11-04T12:00:00.000Z",
+				   &removed, &err), 0);
+	T_INTEQ(removed, 3);
+	T_INTEQ(catalog_event_read(c, "prod", 0, 1000, &b, &err), 0);
+	T_CHECK(strncmp(buf_str(&b),
+			"time=2026-11-04T12:00:00.000Z uid=0 n=3\n", 40) == 0);
+	/* The size and the offsets count from the oldest line kept. */
+	T_INTEQ(catalog_event_size(c, "prod", &n, &err), 0);
+	T_INTEQ(n, b.len);
+	snprintf(all, sizeof(all), "%s", buf_str(&b));
+	buf_reset(&b);
+	T_INTEQ(catalog_event_read(c, "prod", 40, 40, &b, &err), 0);
+	T_STREQ(buf_str(&b), "time=2026-11-05T12:00:00.000Z uid=0 n=4\n");
+	buf_reset(&b);
+	T_INTEQ(catalog_event_read(c, "prod", 45, 3, &b, &err), 0);
+	T_STREQ(buf_str(&b), "202");
+	/* By count: the newest 4 stay. */
+	T_INTEQ(catalog_event_trim(c, "prod", 4, NULL, &removed, &err), 0);
+	T_INTEQ(removed, 3);
+	T_INTEQ(catalog_event_trim(c, "prod", 4, NULL, &removed, &err), 0);
+	T_INTEQ(removed, 0);
+	buf_reset(&b);
+	T_INTEQ(catalog_event_read(c, "prod", 0, 1000, &b, &err), 0);
+	T_STREQ(buf_str(&b), all + 3 * 40);
+	T_INTEQ(catalog_event_size(c, "prod", &n, &err), 0);
+	T_INTEQ(n, 4 * 40);
+	/* Lines added after keep their place at the end. */
+	T_INTEQ(catalog_event_add(c, "prod",
+				  "time=2026-11-11T00:00:00.000Z x\n", &err),
+		0);
+	T_INTEQ(catalog_event_size(c, "prod", &n, &err), 0);
+	T_INTEQ(n, 4 * 40 + 32);
+	/* Every line older: all go; then the log is empty. */
+	T_INTEQ(catalog_event_trim(c, "old", 10, "2021-01-01T00:00:00.000Z",
+				   &removed, &err), 0);
+	T_INTEQ(removed, 1);
+	T_INTEQ(catalog_event_size(c, "old", &n, &err), 0);
+	T_INTEQ(n, 0);
+	names[0] = '\0';
+	T_INTEQ(catalog_event_envs(c, env_name, names, &err), 0);
+	T_STREQ(names, "dev prod ");
+	/* dev was not touched. */
+	T_INTEQ(catalog_event_size(c, "dev", &n, &err), 0);
+	T_INTEQ(n, 36);
+	buf_release(&b);
+	teardown(c);
+}
+
 /* ---- transactions ---------------------------------------------------------- */
 
 static void test_transactions(void)
@@ -1705,6 +1793,7 @@ int main(void)
 	T_RUN(test_inspections);
 	T_RUN(test_tables);
 	T_RUN(test_events);
+	T_RUN(test_event_trim);
 	T_RUN(test_transactions);
 	T_RUN(test_threads);
 	return T_DONE();

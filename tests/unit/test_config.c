@@ -563,6 +563,74 @@ static void test_parse_size(void)
 	}
 }
 
+/* [events]: the defaults, good values, and each bad one refused. */
+static void test_events(void)
+{
+	static const struct {
+		const char *s;
+		uint64_t v;
+	} durations[] = {
+		{ "0", 0 },	    { "1", 1 },		{ "45s", 45 },
+		{ "30m", 1800 },    { "12h", 43200 },	{ "90d", 7776000 },
+		{ "36500d", 36500ULL * 86400 },
+	};
+	static const char *const bad_durations[] = {
+		"", "d", "-1", "1x", "1dd", "1 d", "1.5h", "1M",
+		"18446744073709551615d", "99999999999999999999",
+	};
+	struct config c;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char path[256];
+	uint64_t v;
+	size_t i;
+
+	T_INTEQ(config_defaults(&c), 0);
+	T_INTEQ(c.events.max_rows, 100000);
+	T_INTEQ(c.events.max_age, 90 * 86400);
+	config_release(&c);
+
+	for (i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
+		v = 12345;
+		T_INTEQ(config_parse_duration(&v, durations[i].s), 0);
+		T_INTEQ(v, durations[i].v);
+	}
+	for (i = 0; i < sizeof(bad_durations) / sizeof(bad_durations[0]);
+	     i++) {
+		v = 12345;
+		T_ERRNO(config_parse_duration(&v, bad_durations[i]), EINVAL);
+		T_INTEQ(v, 12345);
+	}
+
+	mktemp_dir();
+	write_ini(path, "ev.ini", "[events]\nmax_rows = 500\nmax_age = 7d\n");
+	T_INTEQ(config_defaults(&c), 0);
+	T_INTEQ(config_load(&c, path, &err), 0);
+	T_INTEQ(c.events.max_rows, 500);
+	T_INTEQ(c.events.max_age, 7 * 86400);
+	config_release(&c);
+	/* 0 keeps everything, by rows or by age. */
+	write_ini(path, "ev0.ini", "[events]\nmax_rows = 0\nmax_age = 0\n");
+	T_INTEQ(config_defaults(&c), 0);
+	T_INTEQ(config_load(&c, path, &err), 0);
+	T_INTEQ(c.events.max_rows, 0);
+	T_INTEQ(c.events.max_age, 0);
+	config_release(&c);
+
+	BAD("[events]\nmax_lines = 5\n", 2,
+	    "unknown key 'max_lines' in [events]");
+	BAD("[events]\nmax_rows = 9\n", 2, "max_rows: '9' is not 0");
+	BAD("[events]\nmax_rows = -1\n", 2, "max_rows: '-1'");
+	BAD("[events]\nmax_rows = 1e5\n", 2, "max_rows: '1e5'");
+	BAD("[events]\nmax_rows = 100K\n", 2, "max_rows: '100K'");
+	BAD("[events]\nmax_rows = 1000000001\n", 2, "max_rows: '1000000001'");
+	BAD("[events]\nmax_rows =\n", 2, "max_rows: ''");
+	BAD("[events]\nmax_age = 90 days\n", 2, "max_age: '90 days'");
+	BAD("[events]\nmax_age = 36501d\n", 2, "max_age: '36501d' is not 0");
+	BAD("[events]\nmax_age = -5s\n", 2, "max_age: '-5s'");
+	BAD("[event]\nmax_rows = 10\n", 1, "unknown section [event]");
+	rm_temp_dir();
+}
+
 static void test_list_has(void)
 {
 	T_INTEQ(config_list_has("a,b,c", "a"), 1);
@@ -597,5 +665,6 @@ int main(void)
 	T_RUN(test_failed_load_unchanged);
 	T_RUN(test_parse_size);
 	T_RUN(test_list_has);
+	T_RUN(test_events);
 	return T_DONE();
 }

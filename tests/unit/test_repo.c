@@ -1404,6 +1404,174 @@ static void test_refused(void)
 	fixture_close(&x);
 }
 
+/* Occurrences of `needle` in `hay`. */
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	while ((hay = strstr(hay, needle)) != NULL) {
+		n++;
+		hay += strlen(needle);
+	}
+	return n;
+}
+
+/* A loop of one refusal is one line, and its count once the window
+ * closes (here: at close); the daemon's log says the same. */
+static void test_refusals_coalesced(void)
+{
+	static const struct repo_who other = { 1001, 1001, 4243 };
+	struct fixture x;
+	int i;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	for (i = 0; i < 1000; i++)
+		repo_refused(x.r, &who, "dev", "read", "events", -EACCES,
+			     "uid 1000 may not read here (read right)");
+	repo_refused(x.r, &other, "dev", "read", "events", -EACCES,
+		     "uid 1001 may not read here (read right)");
+	T_INTEQ(count_of(fixture_events(&x, "dev"),
+			 "uid=1000 env=dev action=read object=events "
+			 "result=refused errno=EACCES"), 1);
+	T_INTEQ(count_of(fixture_events(&x, "dev"), "uid=1001 env=dev "),
+		1);
+	T_INTEQ(count_of(buf_str(&x.log), "uid=1000 env=dev action=read"), 1);
+	fixture_reopen(&x);
+	T_INTEQ(count_of(fixture_events(&x, "dev"),
+			 "uid=1000 env=dev action=read object=events "
+			 "repeated=999 in="), 1);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "result=refused errno=EACCES reason=\"uid 1000 may not "
+		   "read here (read right)\"");
+	T_INTEQ(count_of(buf_str(&x.log), "repeated=999"), 1);
+	/* Different objects: the uid's burst, then counted. */
+	for (i = 0; i < 100; i++) {
+		char obj[16];
+
+		snprintf(obj, sizeof(obj), "o%d", i);
+		repo_refused(x.r, &who, "dev", "read", obj, -EACCES, "no");
+	}
+	fixture_reopen(&x);
+	T_INTEQ(count_of(fixture_events(&x, "dev"), "action=read object=o"),
+		60);
+	T_CONTAINS(fixture_events(&x, "dev"),
+		   "uid=1000 env=dev action=rate-limit object=refusals "
+		   "suppressed=40 ");
+	fixture_close(&x);
+}
+
+/* A resolution whose result did not change is written once. */
+static void test_resolution_once(void)
+{
+	struct fixture x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf b = BUF_INIT(1 << 16);
+	int i;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "t",
+			    "CREATE TABLE t (a INT) "
+			    "WITH ('connector' = 'kafka')"), 0);
+	for (i = 0; i < 50; i++) {
+		buf_reset(&b);
+		cmfs_err_clear(&err);
+		repo_resolve(x.r, &who, "dev", "t", 0, 1, &b, &err);
+		buf_reset(&b);
+		cmfs_err_clear(&err);
+		repo_resolve(x.r, &who, "dev", "t", 1, 1, &b, &err);
+	}
+	/* One line for t.jars, one for t.sql. */
+	T_INTEQ(count_of(fixture_events(&x, "dev"), "action=resolve table=t "),
+		2);
+	/* Its result changes: written again, once. */
+	T_INTEQ(table_write(&x, "dev", "t",
+			    "CREATE TABLE t (b INT) "
+			    "WITH ('connector' = 'nope')"), 0);
+	for (i = 0; i < 10; i++) {
+		buf_reset(&b);
+		cmfs_err_clear(&err);
+		repo_resolve(x.r, &who, "dev", "t", 0, 1, &b, &err);
+	}
+	T_INTEQ(count_of(fixture_events(&x, "dev"), "action=resolve table=t "),
+		3);
+	buf_release(&b);
+	fixture_close(&x);
+}
+
+/* [events] max_rows and max_age: the oldest go, a line says how many. */
+static void test_retention(void)
+{
+	struct fixture x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	uint64_t n;
+	int i;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	/* The trail of an environment removed long ago. */
+	T_INTEQ(catalog_event_add(repo_catalog(x.r), "gone",
+				  "time=2020-01-01T00:00:00.000Z uid=0 "
+				  "env=gone action=old result=ok\n", &err), 0);
+	for (i = 0; i < 40; i++) {
+		char obj[16];
+
+		snprintf(obj, sizeof(obj), "o%d", i);
+		repo_refused(x.r, &who, "dev", "read", obj, -EACCES, "no");
+	}
+	/* By age (90 days by default): the line of 2020 goes at open. */
+	fixture_reopen(&x);
+	T_CHECK(strstr(fixture_events(&x, "gone"), "action=old") == NULL);
+	T_CONTAINS(fixture_events(&x, "gone"),
+		   "env=gone action=retention object=events removed=1 "
+		   "max_rows=100000 max_age=7776000s");
+	T_CHECK(strstr(fixture_events(&x, "dev"), "retention") == NULL);
+	/* By rows: 41 lines (mkdir and 40), 9 kept and the line. */
+	x.cfg.events.max_rows = 10;
+	fixture_reopen(&x);
+	T_INTEQ(catalog_event_size(repo_catalog(x.r), "dev", &n, &err), 0);
+	T_INTEQ(count_of(fixture_events(&x, "dev"), "\n"), 10);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=retention object=events removed=32 max_rows=10 ");
+	T_CHECK(strncmp(fixture_events(&x, "dev"), "time=", 5) == 0);
+	T_INTEQ(strlen(fixture_events(&x, "dev")), n);
+	/* The newest lines are the ones kept. */
+	T_CONTAINS(fixture_events(&x, "dev"), "object=o39 ");
+	T_CHECK(strstr(fixture_events(&x, "dev"), "object=o29 ") == NULL);
+	/* 0 and 0: everything is kept. */
+	x.cfg.events.max_rows = 0;
+	x.cfg.events.max_age = 0;
+	repo_refused(x.r, &who, "dev", "read", "p", -EACCES, "no");
+	fixture_reopen(&x);
+	T_INTEQ(count_of(fixture_events(&x, "dev"), "\n"), 11);
+	fixture_close(&x);
+}
+
+/* A rename of one table onto another: one line. */
+static void test_table_rename(void)
+{
+	struct fixture x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	const char *t1 = "CREATE TABLE t1 (a INT) WITH ('connector' = 'x')";
+	int before;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "t1", t1), 0);
+	T_INTEQ(table_write(&x, "dev", "t2",
+			    "CREATE TABLE t2 (b INT) WITH ('connector' = 'x')"),
+		0);
+	before = count_of(fixture_events(&x, "dev"), "\n");
+	T_ERRNO(repo_table_rename(x.r, &who, "dev", "t1", "t2", t1,
+				  strlen(t1), &err), EINVAL);
+	T_INTEQ(count_of(fixture_events(&x, "dev"), "\n"), before + 1);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=rename table=t1 to=t2 result=refused errno=EINVAL");
+	T_STREQ(table_text(&x, "dev", "t1"), t1);
+	fixture_close(&x);
+}
+
 /* ---- tables ---------------------------------------------------------------- */
 
 struct opts {
@@ -2565,6 +2733,10 @@ int main(void)
 	T_RUN(test_labels_jar);
 	T_RUN(test_scratch);
 	T_RUN(test_refused);
+	T_RUN(test_refusals_coalesced);
+	T_RUN(test_resolution_once);
+	T_RUN(test_retention);
+	T_RUN(test_table_rename);
 	T_RUN(test_tables);
 	T_RUN(test_reopen);
 	T_RUN(test_power_loss);
