@@ -340,6 +340,21 @@ int catalog_art_next_set(struct catalog *c, int64_t art_id, int64_t n,
 			 struct cmfs_err *err);
 
 /*
+ * Retired names: an artifact name of environment `env` that no artifact
+ * holds now, with the number its next version will get if one takes the
+ * name again (version numbers of a name are never reused, whatever
+ * artifact holds it: rm, then a new upload, goes on counting).  list
+ * calls `fn` for each, in name order; put records one (an export's,
+ * cmfs import), keeping the larger number; -EEXIST while an artifact
+ * holds the name.
+ */
+int catalog_retired_list(struct catalog *c, const char *env,
+			 int (*fn)(void *arg, const char *name, int64_t next),
+			 void *arg, struct cmfs_err *err);
+int catalog_retired_put(struct catalog *c, const char *env, const char *name,
+			int64_t next, struct cmfs_err *err);
+
+/*
  * For tests: the SQL text of the SQLite backend's statement that finds an
  * environment's artifacts by label (what resolution runs for every
  * identifier), so that a test can pin its query plan to the label index.
@@ -460,6 +475,12 @@ struct catalog_backend {
 		       struct cmfs_err *err);
 	int (*art_next_get)(void *impl, int64_t art_id, int64_t *out,
 			    struct cmfs_err *err);
+	int (*retired_list)(void *impl, const char *env,
+			    int (*fn)(void *arg, const char *name,
+				      int64_t next),
+			    void *arg, struct cmfs_err *err);
+	int (*retired_put)(void *impl, const char *env, const char *name,
+			   int64_t next, struct cmfs_err *err);
 	int (*art_next_set)(void *impl, int64_t art_id, int64_t n,
 			    struct cmfs_err *err);
 };
