@@ -1317,6 +1317,12 @@ static size_t count_lines(const struct buf *b)
 	return n;
 }
 
+/* catalog_retired_list callback: "<name> <next>\n" into a buf. */
+static int add_retired(void *arg, const char *name, int64_t next)
+{
+	return buf_printf(arg, "%s %lld\n", name, (long long)next);
+}
+
 static int dump_env(struct dump *d, const char *dir,
 		    const struct catalog_env *e, struct cmfs_err *err)
 {
@@ -1356,6 +1362,14 @@ static int dump_env(struct dump *d, const char *dir,
 		rc = dump_artifact(d, sub,
 				   (const struct catalog_artifact *)arts.v + i,
 				   err);
+	/* The numbers of names no artifact holds now (export.h). */
+	buf_reset(&d->b);
+	if (!rc)
+		rc = catalog_retired_list(d->cat, e->name, add_retired, &d->b,
+					  err);
+	if (!rc && d->b.len &&
+	    !(rc = path_fmt(sub, err, "%s/next-versions", edir)))
+		rc = write_file(sub, d->b.data, d->b.len, err);
 	if (!rc && !(rc = path_fmt(sub, err, "%s/tables", edir)))
 		rc = make_dir(sub, err);
 	if (!rc)
@@ -2036,6 +2050,58 @@ static int load_events(struct load *L, const char *env, const char *path,
 	return rc;
 }
 
+/*
+ * next-versions: "<name> <next>" a line, for names no artifact holds,
+ * each name valid and once, each number at least 2.
+ */
+static int load_retired(struct load *L, const char *env, const char *path,
+			struct cmfs_err *err)
+{
+	struct buf b = BUF_INIT(JSON_MAX_FILE);
+	struct cmfs_err e2 = CMFS_ERR_INIT;
+	char *line, *next, *sp, *end;
+	long long n;
+	size_t lineno = 0;
+	int rc;
+
+	if (access(path, F_OK))
+		return 0;
+	if ((rc = read_file(path, JSON_MAX_FILE, &b, err)))
+		goto out;
+	for (line = b.len ? b.data : NULL; !rc && line && *line;
+	     line = next) {
+		lineno++;
+		next = strchr(line, '\n');
+		if (!next) {
+			rc = cmfs_err_set(err, -EINVAL,
+					  "%s:%zu: no newline at the end",
+					  path, lineno);
+			break;
+		}
+		*next++ = '\0';
+		sp = strchr(line, ' ');
+		if (sp)
+			*sp = '\0';
+		errno = 0;
+		n = sp ? strtoll(sp + 1, &end, 10) : 0;
+		if (!sp || !sp[1] || *end || errno || n < 2 || sp[1] == '+')
+			rc = cmfs_err_set(err, -EINVAL,
+					  "%s:%zu: not \"<name> <next>\"",
+					  path, lineno);
+		else if (name_artifact_check(line, &e2))
+			rc = cmfs_err_set(err, -EINVAL, "%s:%zu: %s", path,
+					  lineno, cmfs_err_msg(&e2));
+		else if ((rc = catalog_retired_put(L->cat, env, line, n,
+						   &e2)))
+			cmfs_err_set(err, rc == -EEXIST ? -EINVAL : rc,
+				     "%s:%zu: %s", path, lineno,
+				     cmfs_err_msg(&e2));
+	}
+out:
+	buf_release(&b);
+	return rc;
+}
+
 static int load_env(struct load *L, const char *env, struct cmfs_err *err)
 {
 	static const char *const top_keys[] = {"!apiVersion", "!kind",
@@ -2083,7 +2149,7 @@ static int load_env(struct load *L, const char *env, struct cmfs_err *err)
 
 		if (!is_dot(s) && strcmp(s, "environment.json") &&
 		    strcmp(s, "artifacts") && strcmp(s, "tables") &&
-		    strcmp(s, "events"))
+		    strcmp(s, "events") && strcmp(s, "next-versions"))
 			rc = cmfs_err_set(err, -EINVAL, "%s/%s: unexpected",
 					  edir, s);
 	}
@@ -2096,6 +2162,8 @@ static int load_env(struct load *L, const char *env, struct cmfs_err *err)
 		if (!is_dot(ents[i]->d_name))
 			rc = load_artifact(L, e.id, path, ents[i]->d_name, err);
 	free_names(ents, nents);
+	if (!rc && !(rc = path_fmt(path, err, "%s/next-versions", edir)))
+		rc = load_retired(L, env, path, err);
 	if (!rc && !(rc = path_fmt(path, err, "%s/tables", edir)))
 		rc = load_tables(L, e.id, env, path, err);
 	if (!rc && !(rc = path_fmt(path, err, "%s/events", edir)))

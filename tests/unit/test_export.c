@@ -128,6 +128,8 @@ static char *dump_rows(const char *store)
 		" FROM inspections ORDER BY sha256",
 		"SELECT 'event', env, off, len, CAST(line AS TEXT) FROM events"
 		" ORDER BY env, off",
+		"SELECT 'retired', env, name, next_n FROM retired"
+		" ORDER BY env, name",
 		NULL};
 	struct buf b = BUF_INIT((size_t)1 << 24);
 	char db[256];
@@ -236,6 +238,11 @@ static void populate(struct ctx *x)
 	T_INTEQ(upload(x, "prod", "notes.txt", "two\n", 4), 0);
 	T_INTEQ(upload(x, "prod", "notes.txt", "three\n", 6), 0);
 	T_INTEQ(repo_ver_remove(x->f.r, &who, "prod", "notes.txt", 3, &err), 0);
+	/* Two versions, then rm: the name's next number is 3 (no
+	 * artifact holds it; export keeps it in next-versions). */
+	T_INTEQ(upload(x, "prod", "gone.txt", "g1\n", 3), 0);
+	T_INTEQ(upload(x, "prod", "gone.txt", "g2\n", 3), 0);
+	T_INTEQ(repo_art_remove(x->f.r, &who, "prod", "gone.txt", &err), 0);
 	/* An artifact whose name is that of the metadata file. */
 	T_INTEQ(upload(x, "prod", "artifact.json", "{}", 2), 0);
 	T_INTEQ(upload(x, "prod", "empty.bin", "", 0), 0);
@@ -469,6 +476,12 @@ static void test_roundtrip(void)
 	free(text);
 	snprintf(path, sizeof(path), "%s/envs/empty/environment.json", x.dir);
 	T_INTEQ(stat(path, &sb), 0);
+	snprintf(path, sizeof(path), "%s/envs/prod/next-versions", x.dir);
+	text = t_slurp(path, NULL);
+	T_STREQ(text, "gone.txt 3\n");
+	free(text);
+	snprintf(path, sizeof(path), "%s/envs/empty/next-versions", x.dir);
+	T_CHECK(stat(path, &sb) != 0);
 
 	memset(&st, 0, sizeof(st));
 	T_INTEQ(export_load(x.dir, x.store2, 0, &st, &err), 0);
@@ -480,6 +493,7 @@ static void test_roundtrip(void)
 	T_STREQ(b, a);
 	T_CONTAINS(a, "ver|");
 	T_CONTAINS(a, "|notes.txt|4|");
+	T_CONTAINS(a, "retired|prod|gone.txt|3|");
 	free(b);
 	/* inline_max 0: every blob a file, none in the catalog. */
 	T_INTEQ(inline_rows(x.store2, &bad), 0);
@@ -603,6 +617,14 @@ static void test_load_refusals(void)
 	load_refused(&x, "orders_eu.sql");
 	spit(path, "CREATE TABLE orders_eu (region STRING) WITH "
 		   "('collection' = 'eu') LIKE orders");
+
+	/* A bad next-versions line; a name an artifact holds. */
+	snprintf(path, sizeof(path), "%s/envs/prod/next-versions", x.dir);
+	spit(path, "gone.txt 1\n");
+	load_refused(&x, "next-versions:1: not");
+	spit(path, "gone.txt 3\nnotes.txt 9\n");
+	load_refused(&x, "next-versions:2: notes.txt: an artifact");
+	spit(path, "gone.txt 3\n");
 
 	/* An environment not listed, and the marker missing. */
 	snprintf(path, sizeof(path), "%s/envs/extra", x.dir);
