@@ -957,7 +957,23 @@ struct store *repo_store(struct repo *r)
 int repo_blob_open(struct repo *r, const struct catalog_version *v, int *out,
 		   struct cmfs_err *err)
 {
-	return blob_open(r->store, r->cat, v->sha256, v->size, out, err);
+	struct cmfs_err e2 = CMFS_ERR_INIT;
+	int rc = blob_open(r->store, r->cat, v->sha256, v->size, out, &e2);
+
+	/* A version the catalog holds whose bytes are not there is damage,
+	 * not a missing name: EIO, and the operator is told. */
+	if (rc == -ENOENT) {
+		repo_log(r, LOG_ERR,
+			 "version %lld (artifact id %lld): blob %s is missing "
+			 "from the store: run cmfs fsck",
+			 (long long)v->n, (long long)v->artifact_id,
+			 v->sha256);
+		return cmfs_err_set(err, -EIO,
+				    "blob %s of version %lld is missing: run "
+				    "cmfs fsck",
+				    v->sha256, (long long)v->n);
+	}
+	return rc ? cmfs_err_set(err, rc, "%s", e2.msg) : 0;
 }
 
 /* Look up environment `name`, with a message when it is missing. */
@@ -2469,8 +2485,6 @@ int repo_computed(struct repo *r, const char *env, const char *name,
 	struct catalog_env e;
 	struct catalog_artifact a;
 	struct catalog_version v;
-	struct jar_report *rep = NULL;
-	size_t i;
 	int rc;
 
 	rc = env_get(r, env, &e, err);
@@ -2481,12 +2495,31 @@ int repo_computed(struct repo *r, const char *env, const char *name,
 	v = a.latest;
 	if (n && (rc = catalog_ver_get(r->cat, a.id, n, &v, err)))
 		return rc;
+	return repo_computed_ver(r, env, name, &v, attr, out, err);
+}
+
+int repo_computed_ver(struct repo *r, const char *env, const char *name,
+		      const struct catalog_version *v, const char *attr,
+		      struct buf *out, struct cmfs_err *err)
+{
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct jar_report *rep = NULL;
+	size_t i;
+	int rc;
+
 	if (!strcmp(attr, "version"))
-		return buf_printf(out, "%lld", (long long)v.n);
+		return buf_printf(out, "%lld", (long long)v->n);
 	if (!strcmp(attr, "sha256"))
-		return buf_adds(out, v.sha256);
-	if (!strcmp(attr, "used-by"))
-		return n && n != a.latest.n ? 0 : repo_used_by(r, env, name, out);
+		return buf_adds(out, v->sha256);
+	if (!strcmp(attr, "used-by")) {
+		/* Tables resolve to the latest version only. */
+		if (env_get(r, env, &e, NULL) ||
+		    catalog_art_get(r->cat, e.id, name, &a, NULL) ||
+		    a.latest.n != v->n || strcmp(a.latest.sha256, v->sha256))
+			return 0;
+		return repo_used_by(r, env, name, out);
+	}
 	if (strcmp(attr, "factories") && strcmp(attr, "error"))
 		return -ENODATA;
 	if (!name_is_jar(name))
@@ -2494,7 +2527,7 @@ int repo_computed(struct repo *r, const char *env, const char *name,
 			       ? 0
 			       : buf_printf(out, "%s is not a JAR: resolution "
 						 "refuses it", name);
-	if (catalog_insp_of(r->cat, &v, &rep, err))
+	if (catalog_insp_of(r->cat, v, &rep, err))
 		return 0;
 	if (!strcmp(attr, "error")) {
 		rc = rep->error ? buf_adds(out, rep->error) : 0;

@@ -66,6 +66,10 @@ struct fh {
 	int paged;			/* FH_SNAP of N_RJARS: 1 read through
 					 * the page cache, -1 around it, as
 					 * counted in node.cache */
+	struct catalog_version ver;	/* FH_BLOB: the version it reads */
+	int opened;			/* FH_BLOB: counted in node.nopen */
+	int pages;			/* FH_BLOB of N_ART: counted in
+					 * node.pages->npaged */
 	struct repo_who who;		/* who opened it: the uploader */
 	struct fh *wnext;		/* node's list of writers */
 	unsigned users;			/* (paths lock) live_writer()'s
@@ -558,6 +562,118 @@ static double entry_timeout_of(struct cmfs *c, enum node_kind k, int found)
 	return t;
 }
 
+static struct fh *fh_of(struct fuse_file_info *fi)
+{
+	return fi ? (struct fh *)(uintptr_t)fi->fh : NULL;
+}
+
+/* ---- Identity ---- */
+
+/*
+ * An inode of a version stands for that version's bytes for as long as
+ * the kernel holds it: versions/<name>/<n><ext> pins its version at its
+ * first look-up (node.pin), and its attributes, user.cmfs.* and reads
+ * are that version's, through a rename of the artifact, a new upload or
+ * the version's removal while a handle has it open (then with no links,
+ * as an unlinked file's).  Numbers are never reused (catalog.h), so the
+ * name names those bytes or nothing.
+ *
+ * artifacts/<name> is the latest version, whichever it is now; a handle
+ * opened for reading reads the version it opened, whole.  The kernel
+ * keeps one size and one page cache per inode: a handle's reads that go
+ * past the size ask for the attributes with the handle (GETATTR with
+ * its fh), and get its version's size; while handles of an older
+ * version read through the pages, the attributes are kept for no time,
+ * and a new open of another version reads around the pages (direct
+ * I/O), so that neither sees the other's bytes (node.pages).
+ */
+
+/*
+ * The version N_VER node `n` stands for (*out), pinned at the first call
+ * (*gone: the catalog has it no more, but a handle holds it open).
+ * -ENOENT when it is not there for this inode.
+ */
+static int ver_of(struct cmfs *c, struct node *n, const struct catalog_env *e,
+		  struct catalog_version *out, int *gone)
+{
+	struct catalog *cat = repo_catalog(c->repo);
+	struct catalog_artifact a;
+	struct catalog_version v;
+	int rc = catalog_art_get(cat, e->id, n->obj, &a, NULL);
+
+	*gone = 0;
+	if (!rc)
+		rc = catalog_ver_get(cat, a.id, n->ver, &v, NULL);
+	path_lock(c->paths);
+	if (!rc && n->pin && strcmp(n->pin->sha256, v.sha256))
+		rc = -ENOENT; /* other bytes: not what this inode is */
+	if (!rc && !n->pin && (n->pin = malloc(sizeof(*n->pin))))
+		*n->pin = v;
+	if (rc == -ENOENT && n->pin && n->nopen) {
+		v = *n->pin;
+		*gone = 1;
+		rc = 0;
+	}
+	path_unlock(c->paths);
+	if (!rc)
+		*out = v;
+	return rc;
+}
+
+/* Attributes of node `n` as version `v`'s file (mode `mode`). */
+static void ver_attr(struct stat *st, const struct catalog_version *v,
+		     mode_t mode)
+{
+	st->st_mode = S_IFREG | mode;
+	st->st_size = (off_t)v->size;
+	st->st_uid = v->uid;
+	st->st_mtim.tv_sec = (time_t)(v->mtime / 1000000000);
+	st->st_mtim.tv_nsec = (long)(v->mtime % 1000000000);
+	st->st_ctim = st->st_atim = st->st_mtim;
+	st->st_blocks = (st->st_size + 511) / 512;
+}
+
+/*
+ * 1 if handles of a version other than `sha` read artifact node `n`
+ * through the kernel's pages: its attributes must not be kept, so that
+ * their reads ask with their handle.
+ */
+static int pages_other(struct cmfs *c, const struct node *n, const char *sha)
+{
+	int other;
+
+	path_lock(c->paths);
+	other = n->pages && n->pages->npaged && strcmp(n->pages->sha256, sha);
+	path_unlock(c->paths);
+	return other;
+}
+
+/*
+ * Reader `f` of artifact node `n` (the latest, version f->ver) opens:
+ * through the pages when they hold its version or nobody reads them,
+ * keeping them only when they hold its version; else around them.
+ */
+static void pages_open(struct cmfs *c, struct node *n, struct fh *f,
+		       struct fuse_file_info *fi)
+{
+	struct node_pages *pg;
+
+	path_lock(c->paths);
+	if (!n->pages)
+		n->pages = calloc(1, sizeof(*n->pages));
+	pg = n->pages;
+	if (!pg || (pg->npaged && strcmp(pg->sha256, f->ver.sha256))) {
+		fi->direct_io = 1;
+		fi->keep_cache = 0;
+	} else {
+		fi->keep_cache = !strcmp(pg->sha256, f->ver.sha256);
+		memcpy(pg->sha256, f->ver.sha256, sizeof(pg->sha256));
+		pg->npaged++;
+		f->pages = 1;
+	}
+	path_unlock(c->paths);
+}
+
 /* ---- Attributes ---- */
 
 /* 1 if `n` has an upload open or a placeholder: it exists before its
@@ -680,7 +796,7 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 	struct fh *w;
 	uint64_t size;
 	double kept;
-	int told, rc = 0;
+	int told, gone, rc = 0;
 
 	if (keep)
 		*keep = timeout_of(c, n);
@@ -753,18 +869,17 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		st->st_size = (off_t)a.latest.size;
 		st->st_uid = a.latest.uid;
 		set_time(st, a.latest.mtime);
+		if (keep && pages_other(c, n, a.latest.sha256))
+			*keep = 0;
 		break;
 	case N_VER:
-		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
-		if (!rc)
-			rc = catalog_ver_get(cat, a.id, n->ver, &v, NULL);
+		rc = ver_of(c, n, &e, &v, &gone);
 		if (rc)
 			return rc;
-		st->st_mode = S_IFREG | 0444;
-		st->st_size = (off_t)v.size;
-		st->st_uid = v.uid;
-		set_time(st, v.mtime);
-		break;
+		ver_attr(st, &v, 0444);
+		if (gone)
+			st->st_nlink = 0; /* removed, still open */
+		return 0;
 	case N_ASCRATCH:
 	case N_TSCRATCH:
 		rc = store_scratch_stat(repo_store(c->repo), n->env,
@@ -913,7 +1028,26 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	double keep;
 	int rc;
 
-	(void)fi;
+	/* Through a handle that reads a version (a read past the size the
+	 * kernel has): that version's, kept for no time (see Identity). */
+	if (fh_of(fi) && fh_of(fi)->kind == FH_BLOB && n->kind == N_ART) {
+		rc = attr_of(c, n, &st, NULL);
+		if (rc == -ENOENT) {
+			memset(&st, 0, sizeof(st));
+			st.st_ino = path_ino(n);
+			st.st_gid = c->owner_gid;
+			st.st_blksize = 256 << 10;
+			rc = 0;
+		}
+		if (rc) {
+			fuse_reply_err(req, -rc);
+			return;
+		}
+		ver_attr(&st, &fh_of(fi)->ver, 0644);
+		fit_mode(req, n, &st);
+		fuse_reply_attr(req, &st, 0);
+		return;
+	}
 	rc = attr_of(c, n, &st, &keep);
 	if (rc) {
 		fuse_reply_err(req, -rc);
@@ -923,10 +1057,6 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	fuse_reply_attr(req, &st, keep);
 }
 
-static struct fh *fh_of(struct fuse_file_info *fi)
-{
-	return fi ? (struct fh *)(uintptr_t)fi->fh : NULL;
-}
 
 /* The refusal of a change in a place that cannot change. */
 static int read_only(fuse_req_t req, struct node *n, const char *action,
@@ -1255,6 +1385,10 @@ static void fh_destroy(struct cmfs *c, struct fh *f)
 	pthread_mutex_lock(&f->lock);
 	pthread_mutex_unlock(&f->lock);
 	path_lock(c->paths);
+	if (f->opened)
+		f->node->nopen--;
+	if (f->pages && f->node->pages)
+		f->node->pages->npaged--;
 	if (f->counted)
 		backing_put_locked(c, f->node);
 	if (f->paged)
@@ -1526,24 +1660,36 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 		}
 		f = fh_new(FH_BLOB, n);
 		rc = f ? env_row(c, n->env, &e) : -ENOMEM;
-		if (!rc)
-			rc = catalog_art_get(repo_catalog(c->repo), e.id, n->obj,
-					     &a, NULL);
-		v = a.latest;
-		if (!rc && n->kind == N_VER)
-			rc = catalog_ver_get(repo_catalog(c->repo), a.id,
-					     n->ver, &v, NULL);
+		if (!rc && n->kind == N_VER) {
+			int gone;
+
+			rc = ver_of(c, n, &e, &v, &gone);
+		} else if (!rc) {
+			rc = catalog_art_get(repo_catalog(c->repo), e.id,
+					     n->obj, &a, NULL);
+			v = a.latest;
+		}
 		if (!rc)
 			rc = repo_blob_open(c->repo, &v, &f->fd, &err);
+		if (!rc) {
+			/* The version this handle reads (Identity). */
+			f->ver = v;
+			f->opened = 1;
+			path_lock(c->paths);
+			n->nopen++;
+			path_unlock(c->paths);
+		}
 		/* A version never changes: the kernel may read its blob
 		 * itself.  Not the latest: the kernel turns away any open
 		 * beside one with a backing file, uploads too (backing.c). */
 		if (!rc && n->kind == N_VER)
 			f->backing = backing_get(c, n, f->fd, &f->counted);
-		/* Pages of a version stay valid; of the latest, until the
-		 * next upload, which invalidates them.  (A backing file
-		 * has its own: the kernel refuses the flag with it.) */
+		/* Pages of a version stay valid (a backing file has its
+		 * own: the kernel refuses the flag with it); of the latest,
+		 * while they hold the version this handle reads. */
 		fi->keep_cache = !f || !f->backing;
+		if (!rc && n->kind == N_ART)
+			pages_open(c, n, f, fi);
 		break;
 	case N_ASCRATCH:
 	case N_TSCRATCH:
@@ -1972,9 +2118,12 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct repo_who w = who_of(req);
 	struct cmfs_err err = CMFS_ERR_INIT;
 	enum node_kind k = path_classify(p->kind, name);
+	int64_t ver = k == N_VER ? path_version(p, name) : 0;
 	char t[130];
 	int rc;
 
+	if (k == N_VER && !ver)
+		k = N_INVALID; /* not a version's exact name */
 	if (k == N_ART || k == N_VER)
 		rc = gate(req, p->env, CONFIG_ADMIN, "delete", name);
 	else if (k == N_ASCRATCH || k == N_TSCRATCH || k == N_TABLE)
@@ -1992,8 +2141,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			inval_artifact(c, p->env, name);
 		break;
 	case N_VER:
-		rc = repo_ver_remove(c->repo, &w, p->env, p->obj,
-				     strtoll(name, NULL, 10), &err);
+		rc = repo_ver_remove(c->repo, &w, p->env, p->obj, ver, &err);
 		if (!rc)
 			inval_artifact(c, p->env, p->obj);
 		break;
@@ -2285,10 +2433,21 @@ static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 	struct buf tmp = BUF_INIT((size_t)1 << 24);
 	int rc;
 
-	if (n->kind == N_ART || n->kind == N_VER)
-		return repo_computed(c->repo, n->env, n->obj,
-				     n->kind == N_VER ? n->ver : 0, attr, b,
-				     err);
+	if (n->kind == N_VER) {
+		/* The version this inode stands for (Identity). */
+		struct catalog_env e;
+		struct catalog_version v;
+		int gone;
+
+		rc = env_row(c, n->env, &e);
+		if (!rc)
+			rc = ver_of(c, n, &e, &v, &gone);
+		return rc ? rc
+			  : repo_computed_ver(c->repo, n->env, n->obj, &v,
+					      attr, b, err);
+	}
+	if (n->kind == N_ART)
+		return repo_computed(c->repo, n->env, n->obj, 0, attr, b, err);
 	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
 	    !strcmp(attr, "error")) {
 		/* Empty when the table resolves; else why not. */
