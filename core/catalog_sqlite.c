@@ -195,15 +195,22 @@ static const char *const schema_v7[] = {
  * behind in `retired`, and an artifact that takes the name again starts
  * there.  Keyed by the environment's name: an environment's row number
  * may be reused after it is removed, its name's pinned paths not.
+ * `holder`: the artifact that left the name by a rename and lives on
+ * (NULL once it is deleted): it may come back without renumbering, since
+ * the name's numbers below next_n that it has are the ones it had there.
  */
 static const char *const schema_v8[] = {
 	"CREATE TABLE retired(env TEXT NOT NULL, name TEXT NOT NULL,"
-	" next_n INTEGER NOT NULL, PRIMARY KEY(env, name)) WITHOUT ROWID",
+	" next_n INTEGER NOT NULL, holder INTEGER,"
+	" PRIMARY KEY(env, name)) WITHOUT ROWID",
+	"CREATE INDEX retired_holder ON retired(holder)"
+	" WHERE holder IS NOT NULL",
 	"CREATE TRIGGER art_retire AFTER DELETE ON artifacts BEGIN"
-	" INSERT OR REPLACE INTO retired(env, name, next_n)"
+	" UPDATE retired SET holder = NULL WHERE holder = OLD.id;"
+	" INSERT OR REPLACE INTO retired(env, name, next_n, holder)"
 	" SELECT e.name, OLD.name, max(OLD.next_n, COALESCE((SELECT next_n"
-	" FROM retired r WHERE r.env = e.name AND r.name = OLD.name), 1))"
-	" FROM envs e WHERE e.id = OLD.env_id; END",
+	" FROM retired r WHERE r.env = e.name AND r.name = OLD.name), 1)),"
+	" NULL FROM envs e WHERE e.id = OLD.env_id; END",
 	"CREATE TRIGGER art_reuse AFTER INSERT ON artifacts BEGIN"
 	" UPDATE artifacts SET next_n = max(next_n, (SELECT r.next_n"
 	" FROM retired r JOIN envs e ON e.name = r.env"
@@ -1153,8 +1160,10 @@ static int adhoc_run(struct sq *q, const char *text, int64_t a, int64_t b,
 /*
  * Rename, keeping version numbers unique to their name (schema v8): the
  * old name's next number is retired, and when the new name had numbers
- * before, the artifact's versions move above them, in order, so that no
- * pinned path of either name comes to name other bytes.
+ * before (held by another artifact), the artifact's versions move above
+ * them, in order, so that no pinned path of either name comes to name
+ * other bytes.  An artifact renamed back onto a name it left keeps its
+ * numbers: those below the name's next are the ones it had there.
  */
 static int sq_art_rename(void *impl, int64_t art_id, const char *name,
 			 struct cmfs_err *err)
@@ -1170,7 +1179,8 @@ static int sq_art_rename(void *impl, int64_t art_id, const char *name,
 	rc = adhoc_int(q,
 		       "SELECT r.next_n FROM retired r JOIN envs e ON"
 		       " e.name = r.env JOIN artifacts a ON a.env_id = e.id"
-		       " WHERE a.id = ?1 AND r.name = ?2",
+		       " WHERE a.id = ?1 AND r.name = ?2"
+		       " AND r.holder IS NOT a.id",
 		       art_id, name, &taken, err);
 	if (!rc)
 		rc = adhoc_int(q,
@@ -1181,11 +1191,12 @@ static int sq_art_rename(void *impl, int64_t art_id, const char *name,
 	if (!rc)
 		rc = adhoc_run(q,
 			       "INSERT OR REPLACE INTO retired(env, name,"
-			       " next_n) SELECT e.name, a.name, max(a.next_n,"
-			       " COALESCE((SELECT next_n FROM retired r"
-			       " WHERE r.env = e.name AND r.name = a.name),"
-			       " 1)) FROM artifacts a JOIN envs e ON"
-			       " e.id = a.env_id WHERE a.id = ?1",
+			       " next_n, holder) SELECT e.name, a.name,"
+			       " max(a.next_n, COALESCE((SELECT next_n"
+			       " FROM retired r WHERE r.env = e.name AND"
+			       " r.name = a.name), 1)), a.id FROM artifacts a"
+			       " JOIN envs e ON e.id = a.env_id"
+			       " WHERE a.id = ?1",
 			       art_id, 0, NULL, err);
 	if (rc)
 		goto end;

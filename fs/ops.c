@@ -959,6 +959,10 @@ static void reply_entry(fuse_req_t req, struct node *n,
 
 	memset(&e, 0, sizeof(e));
 	rc = attr_of(c, n, &e.attr, &e.attr_timeout);
+	/* A name names a version the catalog has: not one only a handle
+	 * keeps (no link left, Identity). */
+	if (!rc && n->kind == N_VER && !e.attr.st_nlink)
+		rc = -ENOENT;
 	if (rc) {
 		path_forget(c->paths, n, 1);
 		if (rc == -ENOENT && absent)

@@ -193,6 +193,7 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 #define V8_TO_V7                                                               \
 	"DROP TRIGGER art_retire;"                                             \
 	"DROP TRIGGER art_reuse;"                                              \
+	"DROP INDEX retired_holder;"                                           \
 	"DROP TABLE retired;"                                                  \
 	"PRAGMA user_version = 7;"
 
@@ -820,15 +821,36 @@ static void test_numbering(void)
 	buf_reset(&b);
 	T_INTEQ(catalog_retired_list(c, "prod", cat_retired, &b, &err), 0);
 	T_STREQ(buf_str(&b), "k2.jar=3,");
+	/* Back and forth: an artifact returning to a name it left keeps
+	 * its numbers (they named its bytes there), new ones included. */
+	T_INTEQ(catalog_art_rename(c, id, "k3.jar", &err), 0);
+	T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 7);
+	T_INTEQ(catalog_art_rename(c, id, "k.jar", &err), 0);
+	buf_reset(&b);
+	T_INTEQ(catalog_ver_list(c, id, cat_ver, &b, &err), 0);
+	T_STREQ(buf_str(&b), "4,5,6,7,");
+	/* Not once it is gone and another takes its row number: k3.jar's
+	 * holder was id; deleted, the name's numbers are plain retired. */
+	T_INTEQ(catalog_art_rename(c, id, "k3.jar", &err), 0);
+	T_INTEQ(catalog_art_del(c, id, &err), 0);
+	T_INTEQ(catalog_art_add(c, e, "fresh.jar", &id2, &err), 0);
+	T_INTEQ(catalog_ver_add(c, id2, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 1);
+	T_INTEQ(catalog_art_rename(c, id2, "k.jar", &err), 0);
+	buf_reset(&b);
+	T_INTEQ(catalog_ver_list(c, id2, cat_ver, &b, &err), 0);
+	T_STREQ(buf_str(&b), "8,");
+	T_INTEQ(catalog_art_del(c, id2, &err), 0);
 
 	/* put: the larger number; refused on a name an artifact holds. */
 	T_INTEQ(catalog_retired_put(c, "prod", "k2.jar", 2, &err), 0);
 	T_INTEQ(catalog_retired_put(c, "prod", "old.jar", 7, &err), 0);
-	T_ERRNO(catalog_retired_put(c, "prod", "k.jar", 9, &err), EEXIST);
+	T_ERRNO(catalog_retired_put(c, "prod", "reuse.jar", 9, &err), EEXIST);
 	cmfs_err_clear(&err);
 	buf_reset(&b);
 	T_INTEQ(catalog_retired_list(c, "prod", cat_retired, &b, &err), 0);
-	T_STREQ(buf_str(&b), "k2.jar=3,old.jar=7,");
+	T_STREQ(buf_str(&b), "fresh.jar=2,k.jar=9,k2.jar=3,k3.jar=8,old.jar=7,");
 	T_INTEQ(catalog_art_add(c, e, "old.jar", &id, &err), 0);
 	T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
 	T_INTEQ(v.n, 7);
