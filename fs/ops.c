@@ -1032,6 +1032,14 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	double keep;
 	int rc;
 
+	/* What is in an environment is its readers' to see, as its
+	 * listing is: a name the kernel still knows from another caller's
+	 * look-up tells nothing to one who may not read. */
+	if (n->kind > N_ENV && n->kind != N_INVALID &&
+	    (rc = gate(req, n->env, CONFIG_READ, "stat", n->name))) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
 	/* Through a handle that reads a version (a read past the size the
 	 * kernel has): that version's, kept for no time (see Identity). */
 	if (fh_of(fi) && fh_of(fi)->kind == FH_BLOB && n->kind == N_ART) {
@@ -2661,6 +2669,13 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	struct buf b = BUF_INIT(1 << 24);
 	int rc = 0;
 
+	/* Label names are the environment's readers' (as getxattr). */
+	if (n->kind > N_ENV && n->kind != N_INVALID &&
+	    (rc = gate(req, n->env, CONFIG_READ, "read", n->name))) {
+		fuse_reply_err(req, -rc);
+		buf_release(&b);
+		return;
+	}
 	if (n->kind == N_ASCRATCH)
 		rc = repo_scratch_label_list(c->repo, n->env, n->obj, &b);
 	else if (n->kind == N_ART || n->kind == N_VER)
