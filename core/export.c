@@ -1164,12 +1164,19 @@ struct dump {
 static int dump_blob(struct dump *d, const struct catalog_version *v,
 		     const char *path, struct cmfs_err *err)
 {
+	struct cmfs_err e2 = CMFS_ERR_INIT;
 	char hex[STORE_SHA_HEX];
 	int src, dst, rc;
 
-	rc = blob_open(d->store, d->cat, v->sha256, v->size, &src, err);
+
+	rc = blob_open(d->store, d->cat, v->sha256, v->size, &src, &e2);
+	/* Freed by a mount since the snapshot began: retired, and kept
+	 * while this export holds the store (store_export_hold). */
+	if (rc == -ENOENT && !store_blob_open_retired(d->store, v->sha256,
+						      &src))
+		rc = 0;
 	if (rc)
-		return rc;
+		return cmfs_err_set(err, rc, "%s", cmfs_err_msg(&e2));
 	dst = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (dst < 0) {
 		rc = cmfs_err_set(err, -errno, "%s: %s", path, strerror(errno));
@@ -1499,7 +1506,7 @@ int export_dump(const char *store, const char *dir, struct export_stats *out,
 	struct dump d;
 	char path[PATH_MAX];
 	size_t i;
-	int rc, made = 0, snap = 0;
+	int rc, made = 0, snap = 0, hold = -1;
 
 	memset(&d, 0, sizeof(d));
 	buf_init(&d.b, (size_t)64 << 20);
@@ -1508,6 +1515,10 @@ int export_dump(const char *store, const char *dir, struct export_stats *out,
 		rc = prepare_dir(dir, &made, err);
 	if (rc)
 		goto out;
+	/* Before the snapshot: a blob it refers to that a mount frees from
+	 * now on stays (retired) until this export is done.  A store this
+	 * cannot lock (read-only to us) has no mount freeing blobs. */
+	(void)store_export_hold(d.store, &hold);
 	rc = catalog_begin_read(d.cat, err);
 	snap = !rc;
 	if (!rc)
@@ -1529,6 +1540,8 @@ int export_dump(const char *store, const char *dir, struct export_stats *out,
 		*out = d.st;
 out:
 	catalog_close(d.cat);
+	if (hold >= 0)
+		close(hold);
 	store_close(d.store);
 	buf_release(&d.b);
 	vec_release(&envs);

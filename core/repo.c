@@ -84,6 +84,8 @@
 #define SYNC_RETRY_MS 5000 /* after a failed sync: not a log line per try */
 #define REAP_WAIT_MS 10000 /* the longest an unlink waits for uploads */
 #define SYNC_FEW 8	   /* blobs a sync writes one by one; more: syncfs() */
+#define EXPORT_WAIT_MS 1000 /* retired blobs wait for an export this long
+			     * between looks */
 
 /* Event lines of reads not yet in the catalog, oldest first. */
 struct later {
@@ -381,6 +383,12 @@ static void *reaper_thread(void *arg)
 			    ETIMEDOUT)
 				continue;
 		}
+		/* An export may read them from its snapshot: later. */
+		if (store_export_busy(r->store)) {
+			thread_deadline(&t, (uint64_t)EXPORT_WAIT_MS * 1000000u);
+			pthread_cond_timedwait(&q->wake, &q->lock, &t);
+			continue;
+		}
 		names = q->names;
 		n = q->n;
 		q->names = NULL;
@@ -456,7 +464,8 @@ static void reap_later(struct repo *r, const char *name)
 		now = 0;
 	}
 	pthread_mutex_unlock(&q->lock);
-	if (now)
+	/* (while an export holds the store, the next store_open sweeps it) */
+	if (now && !store_export_busy(r->store))
 		store_reap(r->store, name);
 }
 
@@ -469,7 +478,7 @@ static void reaper_stop(struct repo *r)
 	if (!q->ready)
 		return;
 	stop_thread(&q->lock, &q->wake, &q->stop, &q->running, q->thread);
-	for (i = 0; i < q->n; i++)
+	for (i = 0; i < q->n && !store_export_busy(r->store); i++)
 		store_reap(r->store, q->names[i]);
 	free(q->names);
 	pthread_cond_destroy(&q->wake);

@@ -173,6 +173,59 @@ eq "an old reader and a new one" OK \
 		"cp '$T/big1' '$A/big.bin' && cmp '$A/big.bin' '$T/big1'")"
 check "the new reader had the new bytes" cmp "$A/big.bin" "$T/big1"
 
+# ---- cmfs export of a mounted store, with deletes beside it ------------
+
+# Blob files (over inline_max), so that a delete frees a file the export
+# reads; the export's snapshot keeps them all.
+mkdir "$M/envs/exp"
+E=$M/envs/exp/artifacts
+i=0
+while [ $i -lt 120 ]; do
+	i=$((i + 1))
+	{ printf '%s\n' "$i"; head -c 70000 "$T/big3"; } >"$E/f$i.bin"
+done
+n_ok=0
+round=0
+while [ $round -lt 3 ]; do
+	round=$((round + 1))
+	"$CMFS" export "$STORE" "$T/exp$round" >"$T/exp$round.out" 2>&1 &
+	EXP=$!
+	# Delete while it runs, from the end (it exports in name order).
+	i=121
+	while kill -0 $EXP 2>/dev/null && [ $i -gt 1 ]; do
+		i=$((i - 1))
+		rm -f "$E/f$i.bin"
+		sync "$M/envs/exp/events"
+	done
+	if wait $EXP; then n_ok=$((n_ok + 1)); else say "$(cat "$T/exp$round.out")"; fi
+	kept=$((i - 1)) # f1 .. f$kept were there all along
+	# What was deleted comes back for the next round.
+	j=$i
+	while [ $j -le 120 ]; do
+		{ printf '%s\n' "$j"; head -c 70000 "$T/big3"; } >"$E/f$j.bin"
+		j=$((j + 1))
+	done
+done
+eq "export beside deletes: every round succeeds" 3 "$n_ok"
+# Every version an export lists, whole (the last round's: deleted ones
+# included, read from where the mount retired them).
+bad=0
+nexp=0
+for d in "$T"/exp3/envs/exp/artifacts/*/*/; do
+	f=$(basename "$(dirname "$d")")
+	i=${f#f}
+	i=${i%.bin}
+	{ printf '%s\n' "$i"; head -c 70000 "$T/big3"; } >"$T/want"
+	cmp -s "$d$f" "$T/want" || bad=$((bad + 1))
+	nexp=$((nexp + 1))
+done
+eq "an export holds the bytes of what it lists ($nexp)" 0 "$bad"
+check "what was there all along is in it" test "$nexp" -ge "$kept"
+sync "$M/envs/exp/events"
+sleep 2
+eq "the retired blobs are reaped after" 0 \
+	"$(find "$STORE/staging" -name 'freed-*' | wc -l | tr -d ' ')"
+
 # ---- a missing blob is EIO, with a line in the log -----------------------
 
 cp "$T/big3" "$A/lost.bin"

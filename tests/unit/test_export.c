@@ -669,6 +669,68 @@ static void test_load_refusals(void)
 	teardown(&x);
 }
 
+/*
+ * A mount frees a blob while an export reads a snapshot that refers to
+ * it: the blob stays (retired, out of blobs/) until the export lets the
+ * store go, and the export finds it there; then the mount reaps it.
+ */
+static void test_export_hold(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct store *s = NULL;
+	size_t len = 100000, i;
+	char *big = malloc(len), *back = malloc(len);
+	int hold = -1, fd = -1, tries;
+
+	setup(&x);
+	T_CHECK(big && back);
+	if (!big || !back)
+		goto out;
+	for (i = 0; i < len; i++)
+		big[i] = (char)(i * 7 + i / 251);
+	T_INTEQ(repo_env_create(x.f.r, &who, "prod", &err), 0);
+	T_INTEQ(fixture_upload(&x.f, &who, "prod", "big.bin", big, len, &v,
+			       &err),
+		0);
+	T_INTEQ(store_open(&s, x.f.store, &err), 0);
+	if (!s)
+		goto out;
+	T_INTEQ(store_export_busy(s), 0);
+	T_INTEQ(store_export_hold(s, &hold), 0);
+	T_INTEQ(store_export_busy(s), 1);
+	T_INTEQ(repo_art_remove(x.f.r, &who, "prod", "big.bin", &err), 0);
+	T_INTEQ(repo_sync(x.f.r), 0); /* sync = batch: freed after it */
+	usleep(300 * 1000);	      /* the reaper's chance to err */
+	T_ERRNO(store_blob_open(s, v.sha256, &fd, NULL), ENOENT);
+	T_INTEQ(store_blob_open_retired(s, v.sha256, &fd), 0);
+	if (fd >= 0) {
+		T_INTEQ(pread(fd, back, len, 0), (ssize_t)len);
+		T_CHECK(!memcmp(big, back, len));
+		close(fd);
+		fd = -1;
+	}
+	/* Let go: it is reaped within the reaper's next look. */
+	close(hold);
+	hold = -1;
+	T_INTEQ(store_export_busy(s), 0);
+	for (tries = 0; tries < 50; tries++) {
+		if (store_blob_open_retired(s, v.sha256, &fd) == -ENOENT)
+			break;
+		close(fd);
+		usleep(100 * 1000);
+	}
+	T_CHECK(tries < 50);
+out:
+	if (hold >= 0)
+		close(hold);
+	store_close(s);
+	free(big);
+	free(back);
+	teardown(&x);
+}
+
 int main(void)
 {
 	T_RUN(test_artifact_json);
@@ -676,5 +738,6 @@ int main(void)
 	T_RUN(test_artifact_strict);
 	T_RUN(test_roundtrip);
 	T_RUN(test_load_refusals);
+	T_RUN(test_export_hold);
 	return T_DONE();
 }
