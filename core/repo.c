@@ -1562,6 +1562,8 @@ static int inspect(struct repo *r, const char *name, const char *sha, int fd,
 	return 0;
 }
 
+static int fits_inline(const struct repo *r, uint64_t size);
+
 /*
  * The commit of every upload: bytes [0, size) with SHA-256 `sha`, held
  * at `mem` (an inline blob, in this transaction) or in staging file `fd`
@@ -1585,10 +1587,24 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 	struct event ev;
 	uint64_t n, total;
 	int64_t art_id = 0;
-	int rc, fresh = 0, same = 0;
+	void *held = NULL;
+	int rc, fresh = 0, same = 0, put_inline;
 
 	event_init(&ev, repo_now(), who->uid, env, action);
 	event_add(&ev, "artifact", name);
+	/*
+	 * A blob lives in one place.  Bytes small enough to be inline are,
+	 * whether they were held in memory or, when the memory for uploads
+	 * was taken (HELD_MAX: some 256 small uploads at once) or they came
+	 * from a scratch file, written to a file: with both kinds at once
+	 * the same bytes ended up both a file and a row.
+	 */
+	if (!mem && fd >= 0 && fits_inline(r, size)) {
+		held = malloc(size ? (size_t)size : 1);
+		if (held && store_pread_full(fd, held, (size_t)size, 0) ==
+				    (ssize_t)size)
+			mem = held;
+	}
 	rc = name_artifact_check(name, err);
 	if (!rc && size > cfg->limits.artifact_size)
 		rc = cmfs_err_set(err, -EFBIG,
@@ -1649,7 +1665,10 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 	 * (after, the row would be written twice). */
 	if (!rc && fresh)
 		rc = catalog_insp_put(r->cat, sha, rep, err);
-	if (!rc && !same && mem)
+	/* ... and bytes already a file (stored before inline blobs, or
+	 * with another inline_max) stay that file. */
+	put_inline = !rc && !same && mem && !store_blob_exists(r->store, sha);
+	if (put_inline)
 		rc = catalog_inline_put(r->cat, sha, mem, (size_t)size, err);
 	if (!rc && same)
 		v = a.latest;
@@ -1686,6 +1705,7 @@ refused:
 		record(r, &ev, rc == -ENOENT ? NULL : env, rc, err);
 	jar_report_free(rep);
 	event_release(&ev);
+	free(held);
 	return rc;
 }
 

@@ -513,6 +513,14 @@ int store_blob_open(struct store *s, const char *sha, int *out,
 	return 0;
 }
 
+int store_blob_exists(struct store *s, const char *sha)
+{
+	char rel[80];
+
+	blob_rel(rel, sizeof(rel), sha);
+	return !faccessat(s->blobs_fd, rel, F_OK, 0);
+}
+
 int store_copy_fd(int src, int dst, uint64_t size, struct cmfs_err *err)
 {
 	off_t in_off = 0, out_off = 0;

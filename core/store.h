@@ -121,6 +121,9 @@ int store_blobs_sync(struct store *s, char (*shas)[STORE_SHA_HEX], size_t n);
 int store_blob_open(struct store *s, const char *sha, int *out,
 		    struct cmfs_err *err);
 
+/* 1 if blob `sha` is a file of the store now. */
+int store_blob_exists(struct store *s, const char *sha);
+
 /* Remove blob `sha`; a missing blob is not an error. */
 int store_blob_unlink(struct store *s, const char *sha);
 

@@ -2349,7 +2349,9 @@ static void test_inline(void)
 
 /*
  * Uploads held in memory together stay under HELD_MAX (16 MiB): past it,
- * an upload is written to a staging file, and commits as a file.
+ * an upload is written to a staging file; small enough to be inline, its
+ * bytes still commit inline, so that a blob is never both a file and a
+ * row (300 uploads of the same small bytes at once left both: issue 34).
  */
 static void test_inline_budget(void)
 {
@@ -2381,8 +2383,35 @@ static void test_inline_budget(void)
 		files += blob_file(&x, sha);
 		rows += blob_inline(&x, sha);
 	}
-	T_INTEQ(rows, 16);
-	T_INTEQ(files, 4);
+	T_INTEQ(rows, N);
+	T_INTEQ(files, 0);
+	T_INTEQ(count_blobs(&x), N);
+
+	/* The same bytes, 20 at once past the budget: one row. */
+	for (i = 0; data && i < N; i++) {
+		memset(data, 'z', SZ);
+		snprintf(name, sizeof(name), "same%02d", i);
+		T_INTEQ(repo_upload_begin(&u[i], x.r, "dev", name, 1, &err), 0);
+		T_INTEQ(repo_upload_write(u[i], data, SZ, 0), SZ);
+	}
+	for (i = 0; data && i < N; i++) {
+		T_INTEQ(repo_upload_commit(u[i], &who, &v, &err), 0);
+		repo_upload_free(u[i]);
+	}
+	fixture_sha(sha, data, SZ);
+	T_INTEQ(blob_inline(&x, sha), 1);
+	T_INTEQ(blob_file(&x, sha), 0);
+
+	/* Bytes already a file (stored with inline_max 0) stay the file:
+	 * an inline upload of them adds no row. */
+	x.cfg.inline_max = 0;
+	T_INTEQ(ups(&x, "dev", "asfile.txt", "kept as a file"), 0);
+	x.cfg.inline_max = SZ;
+	T_INTEQ(ups(&x, "dev", "again.txt", "kept as a file"), 0);
+	fixture_sha(sha, "kept as a file", 14);
+	T_INTEQ(blob_file(&x, sha), 1);
+	T_INTEQ(blob_inline(&x, sha), 0);
+	T_STREQ(versions(&x, "dev", "again.txt"), "1,");
 	free(data);
 	fixture_close(&x);
 }
