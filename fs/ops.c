@@ -743,6 +743,24 @@ static struct fh *live_writer(struct cmfs *c, struct node *n)
 	return f;
 }
 
+/*
+ * The newest upload open on `n` whose last commit was not refused,
+ * written or not, held as live_writer() holds it (fh_put()).
+ */
+static struct fh *open_upload(struct cmfs *c, struct node *n)
+{
+	struct fh *f;
+
+	path_lock(c->paths);
+	for (f = n->writer; f; f = f->wnext)
+		if (f->kind == FH_UPLOAD && !f->refused)
+			break;
+	if (f)
+		f->users++;
+	path_unlock(c->paths);
+	return f;
+}
+
 static void fh_destroy(struct cmfs *c, struct fh *f);
 
 /* Done with a writer that live_writer() gave; NULL is ok. */
@@ -1092,6 +1110,36 @@ static int read_only(fuse_req_t req, struct node *n, const char *action,
 	return rc;
 }
 
+/*
+ * truncate(2) by name of artifact `n` while an upload of it is open (or
+ * made by mknod): it applies to that upload, as truncate(2) of a file
+ * that another process writes applies to the file it writes, so that
+ * the writer's fstat and reads show it and its close commits it; a
+ * version of its own would be replaced by that close.  0 or -errno when
+ * it did; 1 when no upload is open.
+ */
+static int truncate_open(struct cmfs *c, struct node *n, off_t size)
+{
+	struct fh *f;
+	int rc = 1;
+
+	path_lock(c->paths);
+	if (n->placeholder)
+		rc = repo_upload_truncate(n->placeholder, size);
+	path_unlock(c->paths);
+	if (rc <= 0)
+		return rc;
+	f = open_upload(c, n);
+	if (f) {
+		pthread_mutex_lock(&f->lock);
+		f->wrote = 1;
+		rc = repo_upload_truncate(f->up, size);
+		pthread_mutex_unlock(&f->lock);
+	}
+	fh_put(c, f);
+	return rc;
+}
+
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
@@ -1128,6 +1176,9 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			f->wrote = 1;
 			rc = repo_upload_truncate(f->up, attr->st_size);
 			pthread_mutex_unlock(&f->lock);
+		} else if (n->kind == N_ART &&
+			   (rc = truncate_open(c, n, attr->st_size)) <= 0) {
+			/* Applied to the upload open on it (or failed). */
 		} else if (n->kind == N_ART) {
 			/* truncate(2) by name: a whole upload at once. */
 			struct repo_upload *u;
@@ -1559,8 +1610,13 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 				e.entry_timeout =
 					entry_timeout_of(c, dir->kind, 1);
 			} else {
-				/* . and .. carry no entry (ino 0). */
+				/* . and .. carry no entry (ino 0), but a
+				 * number: readdir(3) skips an entry whose
+				 * d_ino is 0, and ls -a showed neither. */
 				e.attr.st_mode = S_IFDIR;
+				e.attr.st_ino = path_ino(
+					p[2] == '.' && dir->parent ? dir->parent
+								   : dir);
 			}
 			sz = fuse_add_direntry_plus(req, out + used, size - used,
 						    p + 1, &e, i + 1);
@@ -2400,8 +2456,25 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, EEXIST);
 		return;
 	}
-	if (k == N_ART) {
-		/* An upload without bytes, for the first open to take. */
+	if (k == N_ART && !name_is_jar(n->obj)) {
+		/* A file, made as an empty upload makes it (: > name): an
+		 * empty version, now.  tar --xattrs then sets its labels
+		 * and opens it to write its bytes, the next version. */
+		struct repo_who w = who_of(req);
+
+		rc = repo_upload_begin(&u, c->repo, n->env, n->obj, 1, &err);
+		if (!rc)
+			rc = repo_upload_commit(u, &w, NULL, &err);
+		repo_upload_free(u);
+	} else if (k == N_ART) {
+		/*
+		 * An empty *.jar is no zip archive: an empty upload of one
+		 * is refused.  What tar --xattrs makes this way is an
+		 * upload without bytes yet, for the first open to take
+		 * over, with the labels set on it meanwhile; it is a file
+		 * being written until then (and goes, as a refused upload
+		 * does, if nothing writes it).
+		 */
 		rc = repo_upload_begin(&u, c->repo, n->env, n->obj, 1, &err);
 		if (!rc) {
 			path_lock(c->paths);
