@@ -934,6 +934,73 @@ static void test_remove(void)
 	fixture_close(&x);
 }
 
+/*
+ * Version numbers of a name are never reused (issue 34): rm, the last
+ * version removed, a rename away; a rename onto a name with numbers
+ * moves the versions above them.  A version as given (an inode's pin)
+ * keeps its computed attributes after it is gone; a version whose blob
+ * is missing reads as EIO, with a line in the log.
+ */
+static void test_identity(void)
+{
+	struct fixture x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v1, v;
+	struct buf b = BUF_INIT(4096);
+	char path[256];
+	int fd = -1;
+
+	setup_files(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(upload(&x, "dev", "a.txt", "one", 3, &v1), 0);
+	T_INTEQ(ups(&x, "dev", "a.txt", "two"), 0);
+	T_INTEQ(repo_art_remove(x.r, &who, "dev", "a.txt", &err), 0);
+	T_INTEQ(ups(&x, "dev", "a.txt", "three"), 0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "3,");
+	T_INTEQ(repo_ver_remove(x.r, &who, "dev", "a.txt", 3, &err), 0);
+	T_INTEQ(ups(&x, "dev", "a.txt", "four"), 0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "4,");
+	T_INTEQ(repo_art_rename(x.r, &who, "dev", "a.txt", "b.txt", &err), 0);
+	T_INTEQ(ups(&x, "dev", "a.txt", "five"), 0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "5,");
+	T_STREQ(versions(&x, "dev", "b.txt"), "4,");
+	/* Back over a.txt (replaced): above a.txt's 5. */
+	T_INTEQ(repo_art_rename(x.r, &who, "dev", "b.txt", "a.txt", &err), 0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "6,");
+	T_INTEQ(repo_computed(x.r, "dev", "a.txt", 6, "version", &b, &err), 0);
+	T_STREQ(buf_str(&b), "6");
+
+	/* Version 1 is gone; as pinned, its attributes are its own. */
+	buf_reset(&b);
+	T_INTEQ(repo_computed_ver(x.r, "dev", "a.txt", &v1, "sha256", &b,
+				  &err),
+		0);
+	T_STREQ(buf_str(&b), v1.sha256);
+	buf_reset(&b);
+	T_INTEQ(repo_computed_ver(x.r, "dev", "a.txt", &v1, "version", &b,
+				  &err),
+		0);
+	T_STREQ(buf_str(&b), "1");
+	buf_reset(&b);
+	T_INTEQ(repo_computed_ver(x.r, "dev", "a.txt", &v1, "used-by", &b,
+				  &err),
+		0);
+	T_STREQ(buf_str(&b), "");
+
+	/* A missing blob: EIO, and the log says which. */
+	T_INTEQ(upload(&x, "dev", "lost.txt", "lost bytes", 10, &v), 0);
+	snprintf(path, sizeof(path), "%s/blobs/%.2s/%s", x.store, v.sha256,
+		 v.sha256);
+	T_INTEQ(unlink(path), 0);
+	cmfs_err_clear(&err);
+	T_ERRNO(repo_blob_open(x.r, &v, &fd, &err), EIO);
+	T_CONTAINS(cmfs_err_msg(&err), "is missing");
+	T_CONTAINS(buf_str(&x.log), v.sha256);
+	T_CONTAINS(buf_str(&x.log), "missing from the store");
+	buf_release(&b);
+	fixture_close(&x);
+}
+
 /* ---- rename ---------------------------------------------------------------- */
 
 static void test_rename(void)
@@ -2425,6 +2492,7 @@ int main(void)
 	T_RUN(test_limits);
 	T_RUN(test_remove);
 	T_RUN(test_rename);
+	T_RUN(test_identity);
 	T_RUN(test_labels);
 	T_RUN(test_labels_jar);
 	T_RUN(test_scratch);
