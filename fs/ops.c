@@ -344,19 +344,27 @@ static void inval_artifact(struct cmfs *c, const char *env, const char *name)
 enum { SIZES_NONE, SIZES_ONE, SIZES_MANY };
 
 /*
+ * 1 if callers may differ in what they see of `n`'s environment: others
+ * than the owner call, and a rule limits who reads there.
+ */
+static int readers_limited(struct cmfs *c, const struct node *n)
+{
+	const struct config *cfg = cfg_of(c);
+	const struct config_scope *e = config_scope_env(cfg, n->env);
+	const struct config_scope *g = config_scope_global(cfg);
+
+	return shared(c) && ((e && e->who[CONFIG_READ].set) ||
+			     (g && g->who[CONFIG_READ].set));
+}
+
+/*
  * 1 if the kernel may keep what it is told of resolved file `n`: all
  * callers see the same modes (only the owner calls, or no rule limits
  * who reads `n`'s environment: its mode is 0444 for all).
  */
 static int pages_allowed(struct cmfs *c, const struct node *n)
 {
-	const struct config *cfg = cfg_of(c);
-	const struct config_scope *e = config_scope_env(cfg, n->env);
-	const struct config_scope *g = config_scope_global(cfg);
-
-	return cfg->mount.attr_timeout > 0 &&
-	       (!shared(c) || (!(e && e->who[CONFIG_READ].set) &&
-			       !(g && g->who[CONFIG_READ].set)));
+	return cfg_of(c)->mount.attr_timeout > 0 && !readers_limited(c, n);
 }
 
 /* Put inode `ino` on c->told (table lock held).  0: out of memory. */
@@ -956,10 +964,15 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 /* A negative entry the kernel may cache (see entry_timeout_of()). */
 static void reply_noent(fuse_req_t req, const struct node *parent)
 {
+	struct cmfs *c = cm(req);
 	struct fuse_entry_param e;
 
 	memset(&e, 0, sizeof(e));
-	e.entry_timeout = entry_timeout_of(cm(req), parent->kind, 0);
+	/* Not where a rule limits who reads: that a name is absent is the
+	 * readers' to learn, and the kernel would tell anyone (a refused
+	 * look-up is EACCES, whether the name is there or not). */
+	if (parent->kind < N_ENV || !readers_limited(c, parent))
+		e.entry_timeout = entry_timeout_of(c, parent->kind, 0);
 	fuse_reply_entry(req, &e);
 }
 

@@ -51,6 +51,11 @@ eq "no read: open" EACCES "$(sy $U_NO read "$P/artifacts/x.jar")"
 as $U_RD stat "$P/artifacts/x.jar" >/dev/null
 out=$(as $U_NO stat -c '%s %u %Y' "$P/artifacts/x.jar" 2>&1)
 contains "no read: no size, owner or time from a cache" "Permission denied" "$out"
+# A name that is not there: the kernel keeps no absence for others to
+# learn from (the refusal is EACCES whether the name is there or not).
+stat "$P/artifacts/none.jar" >/dev/null 2>&1
+out=$(as $U_NO stat "$P/artifacts/none.jar" 2>&1)
+contains "no read: an absent name is EACCES too" "Permission denied" "$out"
 # Other environments are not touched by prod's rules.
 mkdir "$M/envs/dev"
 cp "$DATA/plain-v1.jar" "$M/envs/dev/artifacts/y.jar"
