@@ -628,7 +628,15 @@ static int ver_of(struct cmfs *c, struct node *n, const struct catalog_env *e,
 	return rc;
 }
 
-/* Attributes of node `n` as version `v`'s file (mode `mode`). */
+/* 1 if attributes `st` are those of version `v` (its size and time). */
+static int same_version(const struct stat *st, const struct catalog_version *v)
+{
+	return st->st_size == (off_t)v->size &&
+	       st->st_mtim.tv_sec == (time_t)(v->mtime / 1000000000) &&
+	       st->st_mtim.tv_nsec == (long)(v->mtime % 1000000000);
+}
+
+/* Attributes of version `v`'s file, with mode `mode`, into `st`. */
 static void ver_attr(struct stat *st, const struct catalog_version *v,
 		     mode_t mode)
 {
@@ -1071,27 +1079,26 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, -rc);
 		return;
 	}
-	/* Through a handle that reads a version (a read past the size the
-	 * kernel has): that version's, kept for no time (see Identity). */
-	if (fh_of(fi) && fh_of(fi)->kind == FH_BLOB && n->kind == N_ART) {
-		rc = attr_of(c, n, &st, NULL);
-		if (rc == -ENOENT) {
+	rc = attr_of(c, n, &st, &keep);
+	/* Through a handle that reads a version the latest is no more (a
+	 * read past the size the kernel has): that version's, kept for no
+	 * time (see Identity). */
+	if (fh_of(fi) && fh_of(fi)->kind == FH_BLOB && n->kind == N_ART &&
+	    (rc == -ENOENT ||
+	     (!rc && !same_version(&st, &fh_of(fi)->ver)))) {
+		const struct catalog_version *v = &fh_of(fi)->ver;
+
+		if (rc) {
 			memset(&st, 0, sizeof(st));
 			st.st_ino = path_ino(n);
 			st.st_gid = c->owner_gid;
+			st.st_nlink = 1;
 			st.st_blksize = 256 << 10;
 			rc = 0;
 		}
-		if (rc) {
-			fuse_reply_err(req, -rc);
-			return;
-		}
-		ver_attr(&st, &fh_of(fi)->ver, 0644);
-		fit_mode(req, n, &st);
-		fuse_reply_attr(req, &st, 0);
-		return;
+		ver_attr(&st, v, 0644);
+		keep = 0;
 	}
-	rc = attr_of(c, n, &st, &keep);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -1099,7 +1106,6 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	fit_mode(req, n, &st);
 	fuse_reply_attr(req, &st, keep);
 }
-
 
 /* The refusal of a change in a place that cannot change. */
 static int read_only(fuse_req_t req, struct node *n, const char *action,
