@@ -687,7 +687,27 @@ static void pages_open(struct cmfs *c, struct node *n, struct fh *f,
 		pg->npaged++;
 		f->pages = 1;
 	}
+	if (pg)
+		pg->last = f->ver;
 	path_unlock(c->paths);
+}
+
+/*
+ * Artifact node `n` is not in the catalog: if a reader still has it
+ * open, the version the last one opened into *out (and 1): what fstat(2)
+ * of a removed file shows, with no link.  0 otherwise.
+ */
+static int art_gone(struct cmfs *c, const struct node *n,
+		    struct catalog_version *out)
+{
+	int open;
+
+	path_lock(c->paths);
+	open = n->nopen && n->pages && n->pages->last.sha256[0];
+	if (open)
+		*out = n->pages->last;
+	path_unlock(c->paths);
+	return open;
 }
 
 /* ---- Attributes ---- */
@@ -898,6 +918,14 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 			return 0;
 		}
 		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
+		if (rc == -ENOENT && art_gone(c, n, &v)) {
+			/* Removed while a reader has it open. */
+			ver_attr(st, &v, 0644);
+			st->st_nlink = 0;
+			if (keep)
+				*keep = 0;
+			return 0;
+		}
 		if (rc)
 			return rc;
 		st->st_size = (off_t)a.latest.size;
@@ -998,9 +1026,9 @@ static void reply_entry(fuse_req_t req, struct node *n,
 
 	memset(&e, 0, sizeof(e));
 	rc = attr_of(c, n, &e.attr, &e.attr_timeout);
-	/* A name names a version the catalog has: not one only a handle
-	 * keeps (no link left, Identity). */
-	if (!rc && n->kind == N_VER && !e.attr.st_nlink)
+	/* A name names what the catalog has: not what only a handle keeps
+	 * (no link left, Identity). */
+	if (!rc && (n->kind == N_VER || n->kind == N_ART) && !e.attr.st_nlink)
 		rc = -ENOENT;
 	if (rc) {
 		path_forget(c->paths, n, 1);

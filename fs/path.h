@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog.h"
+
 enum node_kind {
 	N_ROOT,		/* / */
 	N_ENVS,		/* /envs */
@@ -43,7 +45,6 @@ enum node_kind {
 };
 
 struct fh;
-struct catalog_version;
 
 /*
  * N_RJARS: what the kernel may keep of a resolved file, so that an open
@@ -115,6 +116,9 @@ struct node {
 struct node_pages {
 	char sha256[65];
 	uint32_t npaged;
+	/* The version the last reader opened: what fstat(2) shows of an
+	 * artifact removed while it is open. */
+	struct catalog_version last;
 };
 
 /* What a name in directory kind `parent` is: N_INVALID when it cannot be

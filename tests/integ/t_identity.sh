@@ -87,6 +87,19 @@ check "removed and open: its bytes" cmp - "$J2" <&3
 exec 3<&-
 errno_is "removed: gone by name" ENOENT open "$V/gone.jar/1.jar"
 
+# The latest, removed while a reader has it open: the same, as for an
+# unlinked file.
+cp "$J1" "$A/gone2.jar"
+exec 3<"$A/gone2.jar"
+rm "$A/gone2.jar"
+eq "artifacts/: removed and open: its size" "$(stat -c %s "$J1")" \
+	"$(stat -L -c %s /proc/$$/fd/3)"
+eq "artifacts/: removed and open: no link" 0 "$(stat -L -c %h /proc/$$/fd/3)"
+check "artifacts/: removed and open: its bytes" cmp - "$J1" <&3
+exec 3<&-
+errno_is "artifacts/: removed: gone by name" ENOENT open "$A/gone2.jar"
+check_not "not listed" sh -c "ls '$A' | grep -qx gone2.jar"
+
 # ---- exact names ---------------------------------------------------------
 
 printf 'x\n' >"$A/x.bin"
