@@ -211,13 +211,14 @@ static const char *const schema_v8[] = {
 	" SELECT e.name, OLD.name, max(OLD.next_n, COALESCE((SELECT next_n"
 	" FROM retired r WHERE r.env = e.name AND r.name = OLD.name), 1)),"
 	" NULL FROM envs e WHERE e.id = OLD.env_id; END",
-	"CREATE TRIGGER art_reuse AFTER INSERT ON artifacts BEGIN"
-	" UPDATE artifacts SET next_n = max(next_n, (SELECT r.next_n"
-	" FROM retired r JOIN envs e ON e.name = r.env"
-	" WHERE e.id = NEW.env_id AND r.name = NEW.name))"
-	" WHERE id = NEW.id AND EXISTS(SELECT 1 FROM retired r"
-	" JOIN envs e ON e.name = r.env WHERE e.id = NEW.env_id"
-	" AND r.name = NEW.name);"
+	/* (a new name costs one look-up: the WHEN) */
+	"CREATE TRIGGER art_reuse AFTER INSERT ON artifacts"
+	" WHEN EXISTS(SELECT 1 FROM retired WHERE name = NEW.name AND env ="
+	" (SELECT name FROM envs WHERE id = NEW.env_id)) BEGIN"
+	" UPDATE artifacts SET next_n = max(next_n, (SELECT next_n"
+	" FROM retired WHERE name = NEW.name AND env ="
+	" (SELECT name FROM envs WHERE id = NEW.env_id)))"
+	" WHERE id = NEW.id;"
 	" DELETE FROM retired WHERE name = NEW.name AND env ="
 	" (SELECT name FROM envs WHERE id = NEW.env_id); END",
 	NULL};
