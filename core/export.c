@@ -1175,6 +1175,10 @@ static int dump_blob(struct dump *d, const struct catalog_version *v,
 	if (rc == -ENOENT && !store_blob_open_retired(d->store, v->sha256,
 						      &src))
 		rc = 0;
+	if (rc == -ENOENT)
+		return cmfs_err_set(err, -EIO,
+				    "blob %s is missing: run cmfs fsck",
+				    v->sha256);
 	if (rc)
 		return cmfs_err_set(err, rc, "%s", cmfs_err_msg(&e2));
 	dst = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);

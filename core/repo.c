@@ -1816,6 +1816,9 @@ static int stage(struct repo_upload *u)
 	if (!rc && u->base[0]) {
 		rc = blob_open(u->r->store, u->r->cat, u->base, u->size, &src,
 			       &err);
+		/* The version it copies has lost its bytes: damage. */
+		if (rc == -ENOENT)
+			rc = -EIO;
 		if (!rc) {
 			rc = store_copy_fd(src, u->fd, u->size, &err);
 			close(src);
@@ -1861,7 +1864,7 @@ static int ready(struct repo_upload *u, uint64_t end)
 		if (rc) {
 			repo_log(u->r, LOG_ERR, "upload of %s: %s", u->name,
 				 cmfs_err_msg(&err));
-			return rc;
+			return rc == -ENOENT ? -EIO : rc;
 		}
 		u->base[0] = '\0';
 	}

@@ -248,6 +248,7 @@ rm -f "$STORE/blobs/$(printf '%.2s' "$S")/$S"
 errno_is "a read of a version whose blob is missing" EIO read "$A/lost.bin"
 errno_is "through versions/ too" EIO read "$V/lost.bin/1.bin"
 check "the daemon log says so" grep -q "blob $S is missing from the store" "$LOG"
+errno_is "a write that copies it" EIO append "$A/lost.bin" x
 rm "$A/lost.bin"
 
 finish

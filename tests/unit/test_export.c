@@ -722,6 +722,20 @@ static void test_export_hold(void)
 		usleep(100 * 1000);
 	}
 	T_CHECK(tries < 50);
+	/* A blob missing for good: the export fails, EIO, and says so. */
+	T_INTEQ(fixture_upload(&x.f, &who, "prod", "big2.bin", big, len, &v,
+			       &err),
+		0);
+	{
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/blobs/%.2s/%s", x.f.store,
+			 v.sha256, v.sha256);
+		T_INTEQ(unlink(path), 0);
+	}
+	cmfs_err_clear(&err);
+	T_ERRNO(export_dump(x.f.store, x.dir, NULL, &err), EIO);
+	T_CONTAINS(cmfs_err_msg(&err), "is missing: run cmfs fsck");
 out:
 	if (hold >= 0)
 		close(hold);

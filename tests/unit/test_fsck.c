@@ -384,6 +384,14 @@ static void test_deleted_blob(void)
 			    " 'notes.txt'"),
 		0);
 	T_INTEQ(sql_int(&x, "SELECT count(*) FROM versions"), 2);
+	/* Its number is not reused: notes.txt goes on at 2. */
+	fixture_reopen(&x);
+	{
+		struct catalog_version v;
+
+		T_INTEQ(ups(&x, "prod", "notes.txt", "again\n", &v), 0);
+		T_INTEQ(v.n, 2);
+	}
 	fixture_close(&x);
 }
 

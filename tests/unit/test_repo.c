@@ -997,6 +997,16 @@ static void test_identity(void)
 	T_CONTAINS(cmfs_err_msg(&err), "is missing");
 	T_CONTAINS(buf_str(&x.log), v.sha256);
 	T_CONTAINS(buf_str(&x.log), "missing from the store");
+	/* ... and a copy-on-write upload from it: EIO, not ENOENT. */
+	{
+		struct repo_upload *u = NULL;
+
+		T_INTEQ(repo_upload_begin(&u, x.r, "dev", "lost.txt", 0,
+					  &err),
+			0);
+		T_INTEQ(u ? repo_upload_write(u, "x", 1, 10) : 0, -EIO);
+		repo_upload_free(u);
+	}
 	buf_release(&b);
 	fixture_close(&x);
 }
