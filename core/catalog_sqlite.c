@@ -1118,8 +1118,8 @@ static int adhoc(struct sq *q, const char *text, sqlite3_stmt **s,
 
 /* One integer from ad hoc statement `text` bound to (a, b): *out, 0 when
  * there is no row or it is NULL. */
-static int adhoc_int(struct sq *q, const char *text, int64_t a,
-		     const char *b, int64_t *out, struct cmfs_err *err)
+static int adhoc_int(struct sq *q, const char *text, int64_t a, const char *b,
+		     int64_t *out, struct cmfs_err *err)
 {
 	sqlite3_stmt *s = NULL;
 	int rc = adhoc(q, text, &s, err);
@@ -2578,8 +2578,7 @@ static int sq_art_next_set(void *impl, int64_t art_id, int64_t n,
 }
 
 static int sq_retired_list(void *impl, const char *env,
-			   int (*fn)(void *arg, const char *name,
-				     int64_t next),
+			   int (*fn)(void *arg, const char *name, int64_t next),
 			   void *arg, struct cmfs_err *err)
 {
 	struct sq *q = impl;
@@ -2635,7 +2634,8 @@ static int sq_retired_put(void *impl, const char *env, const char *name,
 		if (held)
 			rc = cmfs_err_set(err, -EEXIST,
 					  "%s: an artifact of %s holds the "
-					  "name", name, env);
+					  "name",
+					  name, env);
 	}
 	if (!rc)
 		rc = adhoc(q,

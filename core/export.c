@@ -1168,12 +1168,11 @@ static int dump_blob(struct dump *d, const struct catalog_version *v,
 	char hex[STORE_SHA_HEX];
 	int src, dst, rc;
 
-
 	rc = blob_open(d->store, d->cat, v->sha256, v->size, &src, &e2);
 	/* Freed by a mount since the snapshot began: retired, and kept
 	 * while this export holds the store (store_export_hold). */
-	if (rc == -ENOENT && !store_blob_open_retired(d->store, v->sha256,
-						      &src))
+	if (rc == -ENOENT &&
+	    !store_blob_open_retired(d->store, v->sha256, &src))
 		rc = 0;
 	if (rc == -ENOENT)
 		return cmfs_err_set(err, -EIO,
@@ -2085,14 +2084,13 @@ static int load_retired(struct load *L, const char *env, const char *path,
 		return 0;
 	if ((rc = read_file(path, JSON_MAX_FILE, &b, err)))
 		goto out;
-	for (line = b.len ? b.data : NULL; !rc && line && *line;
-	     line = next) {
+	for (line = b.len ? b.data : NULL; !rc && line && *line; line = next) {
 		lineno++;
 		next = strchr(line, '\n');
 		if (!next) {
 			rc = cmfs_err_set(err, -EINVAL,
-					  "%s:%zu: no newline at the end",
-					  path, lineno);
+					  "%s:%zu: no newline at the end", path,
+					  lineno);
 			break;
 		}
 		*next++ = '\0';
@@ -2103,13 +2101,12 @@ static int load_retired(struct load *L, const char *env, const char *path,
 		n = sp ? strtoll(sp + 1, &end, 10) : 0;
 		if (!sp || !sp[1] || *end || errno || n < 2 || sp[1] == '+')
 			rc = cmfs_err_set(err, -EINVAL,
-					  "%s:%zu: not \"<name> <next>\"",
-					  path, lineno);
+					  "%s:%zu: not \"<name> <next>\"", path,
+					  lineno);
 		else if (name_artifact_check(line, &e2))
 			rc = cmfs_err_set(err, -EINVAL, "%s:%zu: %s", path,
 					  lineno, cmfs_err_msg(&e2));
-		else if ((rc = catalog_retired_put(L->cat, env, line, n,
-						   &e2)))
+		else if ((rc = catalog_retired_put(L->cat, env, line, n, &e2)))
 			cmfs_err_set(err, rc == -EEXIST ? -EINVAL : rc,
 				     "%s:%zu: %s", path, lineno,
 				     cmfs_err_msg(&e2));

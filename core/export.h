@@ -36,10 +36,10 @@
  *
  * export_load() of an export_dump() reproduces the catalog: the same
  * environments (creation time, uid), artifacts, version numbers (and next
- * number, also of names no artifact holds now), bytes, times and uids, labels, tables (text, merged options,
- * LIKE text, time, uid) and events.  Inspections are recomputed from the
- * bytes.  Scratch files (editors' temp files) are not exported; nor are
- * the events of environments that no longer exist.
+ * number, also of names no artifact holds now), bytes, times and uids, labels,
+ * tables (text, merged options, LIKE text, time, uid) and events.  Inspections
+ * are recomputed from the bytes.  Scratch files (editors' temp files) are not
+ * exported; nor are the events of environments that no longer exist.
  *
  * JSON is written by hand and read by a small strict reader: UTF-8,
  * integers only, no duplicate keys, no unknown keys, depth and size caps;

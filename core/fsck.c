@@ -1001,8 +1001,7 @@ int fsck_report_format(struct buf *out, const struct fsck_report *r)
 	else if (!rc)
 		rc = buf_printf(out, "%zu problems, %zu repaired%s\n",
 				r->nproblems - harmless, fixed,
-				!r->repair &&
-						fixed < r->nproblems - harmless
+				!r->repair && fixed < r->nproblems - harmless
 					? " (cmfs fsck --repair repairs what "
 					  "it can)"
 					: "");

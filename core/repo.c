@@ -84,8 +84,8 @@
 #define SYNC_RETRY_MS 5000 /* after a failed sync: not a log line per try */
 #define REAP_WAIT_MS 10000 /* the longest an unlink waits for uploads */
 #define SYNC_FEW 8	   /* blobs a sync writes one by one; more: syncfs() */
-#define EXPORT_WAIT_MS 1000 /* retired blobs wait for an export this long
-			     * between looks */
+/* Retired blobs wait for an export this long between looks. */
+#define EXPORT_WAIT_MS 1000
 
 /* Event lines of reads not yet in the catalog, oldest first. */
 struct later {
@@ -385,7 +385,8 @@ static void *reaper_thread(void *arg)
 		}
 		/* An export may read them from its snapshot: later. */
 		if (store_export_busy(r->store)) {
-			thread_deadline(&t, (uint64_t)EXPORT_WAIT_MS * 1000000u);
+			thread_deadline(&t,
+					(uint64_t)EXPORT_WAIT_MS * 1000000u);
 			pthread_cond_timedwait(&q->wake, &q->lock, &t);
 			continue;
 		}
@@ -975,8 +976,7 @@ int repo_blob_open(struct repo *r, const struct catalog_version *v, int *out,
 		repo_log(r, LOG_ERR,
 			 "version %lld (artifact id %lld): blob %s is missing "
 			 "from the store: run cmfs fsck",
-			 (long long)v->n, (long long)v->artifact_id,
-			 v->sha256);
+			 (long long)v->n, (long long)v->artifact_id, v->sha256);
 		return cmfs_err_set(err, -EIO,
 				    "blob %s of version %lld is missing: run "
 				    "cmfs fsck",

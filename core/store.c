@@ -124,8 +124,8 @@ static void sweep_staging(int root_fd, int fd)
 
 int store_export_hold(struct store *s, int *out)
 {
-	int fd = openat(s->root_fd, EXPORT_LOCK,
-			O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	int fd = openat(s->root_fd, EXPORT_LOCK, O_RDWR | O_CREAT | O_CLOEXEC,
+			0600);
 
 	*out = -1;
 	if (fd < 0)
@@ -151,8 +151,8 @@ int store_export_busy(struct store *s)
 int store_blob_open_retired(struct store *s, const char *sha, int *out)
 {
 	char prefix[STORE_RETIRED];
-	int dfd = openat(s->staging_fd, ".", O_RDONLY | O_DIRECTORY |
-						     O_CLOEXEC),
+	int dfd = openat(s->staging_fd, ".",
+			 O_RDONLY | O_DIRECTORY | O_CLOEXEC),
 	    fd = -1;
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *e;

@@ -1112,8 +1112,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	 * read past the size the kernel has): that version's, kept for no
 	 * time (see Identity). */
 	if (fh_of(fi) && fh_of(fi)->kind == FH_BLOB && n->kind == N_ART &&
-	    (rc == -ENOENT ||
-	     (!rc && !same_version(&st, &fh_of(fi)->ver)))) {
+	    (rc == -ENOENT || (!rc && !same_version(&st, &fh_of(fi)->ver)))) {
 		const struct catalog_version *v = &fh_of(fi)->ver;
 
 		if (rc) {
@@ -2575,8 +2574,8 @@ static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 		if (!rc)
 			rc = ver_of(c, n, &e, &v, &gone);
 		return rc ? rc
-			  : repo_computed_ver(c->repo, n->env, n->obj, &v,
-					      attr, b, err);
+			  : repo_computed_ver(c->repo, n->env, n->obj, &v, attr,
+					      b, err);
 	}
 	if (n->kind == N_ART)
 		return repo_computed(c->repo, n->env, n->obj, 0, attr, b, err);

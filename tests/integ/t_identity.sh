@@ -37,7 +37,6 @@ load &
 LOAD=$!
 flips=0
 rounds=0
-k=0
 while [ $rounds -lt 30 ]; do
 	rounds=$((rounds + 1))
 	# Alternate the bytes, so that the sizes differ each round.

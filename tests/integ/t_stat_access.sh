@@ -17,6 +17,7 @@ chmod 755 "$T/sysc"
 as() { u=$1; shift; setpriv --reuid="$u" --regid="$(id -g "$u")" --init-groups "$@"; }
 sy() { u=$1; shift; as "$u" "$T/sysc" "$@" 2>&1; }
 
+# shellcheck disable=SC2034 # read by lib.sh
 INI_EXTRA="[access]
 read = *
 [env.prod]

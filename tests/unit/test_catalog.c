@@ -305,7 +305,8 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4 V4_TO_V3), 0);
+		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4 V4_TO_V3),
+			0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
 				 "DROP TRIGGER tab_add; DROP TRIGGER tab_del;"
 				 "ALTER TABLE envs DROP COLUMN nart;"
@@ -334,7 +335,8 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4 V4_TO_V3), 0);
+		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4 V4_TO_V3),
+			0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
@@ -375,7 +377,8 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4 V4_TO_V3), 0);
+		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4 V4_TO_V3),
+			0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
@@ -850,7 +853,8 @@ static void test_numbering(void)
 	cmfs_err_clear(&err);
 	buf_reset(&b);
 	T_INTEQ(catalog_retired_list(c, "prod", cat_retired, &b, &err), 0);
-	T_STREQ(buf_str(&b), "fresh.jar=2,k.jar=9,k2.jar=3,k3.jar=8,old.jar=7,");
+	T_STREQ(buf_str(&b),
+		"fresh.jar=2,k.jar=9,k2.jar=3,k3.jar=8,old.jar=7,");
 	T_INTEQ(catalog_art_add(c, e, "old.jar", &id, &err), 0);
 	T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
 	T_INTEQ(v.n, 7);

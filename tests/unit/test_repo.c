@@ -972,8 +972,7 @@ static void test_identity(void)
 
 	/* Version 1 is gone; as pinned, its attributes are its own. */
 	buf_reset(&b);
-	T_INTEQ(repo_computed_ver(x.r, "dev", "a.txt", &v1, "sha256", &b,
-				  &err),
+	T_INTEQ(repo_computed_ver(x.r, "dev", "a.txt", &v1, "sha256", &b, &err),
 		0);
 	T_STREQ(buf_str(&b), v1.sha256);
 	buf_reset(&b);
@@ -1001,8 +1000,7 @@ static void test_identity(void)
 	{
 		struct repo_upload *u = NULL;
 
-		T_INTEQ(repo_upload_begin(&u, x.r, "dev", "lost.txt", 0,
-					  &err),
+		T_INTEQ(repo_upload_begin(&u, x.r, "dev", "lost.txt", 0, &err),
 			0);
 		T_INTEQ(u ? repo_upload_write(u, "x", 1, 10) : 0, -EIO);
 		repo_upload_free(u);
