@@ -2847,6 +2847,32 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	fuse_reply_err(req, -rc);
 }
 
+/*
+ * access(2) (and chdir): what the rules allow this caller.  Without it
+ * the kernel would answer yes to anyone, through a name it keeps from
+ * another caller's look-up, saying more than a look-up would: read
+ * (any mask) needs `read` in the environment, as a look-up does; W_OK
+ * the right to change the node, and a file that never changes
+ * (versions, resolved files, events) is EROFS.
+ */
+static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct node *n = nd(req, ino);
+	int rc = 0;
+
+	if (n->kind > N_ENV && n->kind != N_INVALID)
+		rc = gate(req, n->env, CONFIG_READ, "access", n->name);
+	if (!rc && (mask & W_OK) &&
+	    (n->kind == N_VER || n->kind == N_RJARS || n->kind == N_RSQL ||
+	     n->kind == N_EVENTS))
+		rc = -EROFS;
+	else if (!rc && (mask & W_OK) && n->kind != N_ROOT &&
+		 !holds(req, n->kind == N_ENVS ? NULL : n->env,
+			change_right(n->kind)))
+		rc = -EACCES;
+	fuse_reply_err(req, -rc);
+}
+
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct statvfs sv;
@@ -2912,4 +2938,5 @@ const struct fuse_lowlevel_ops cmfs_ops = {
 	.listxattr = op_listxattr,
 	.removexattr = op_removexattr,
 	.statfs = op_statfs,
+	.access = op_access,
 };

@@ -52,6 +52,17 @@ eq "no read: open" EACCES "$(sy $U_NO read "$P/artifacts/x.jar")"
 as $U_RD stat "$P/artifacts/x.jar" >/dev/null
 out=$(as $U_NO stat -c '%s %u %Y' "$P/artifacts/x.jar" 2>&1)
 contains "no read: no size, owner or time from a cache" "Permission denied" "$out"
+# access(2) through a name the kernel knows from root's look-up.
+acc() { as "$1" /usr/bin/python3 -c 'import os,sys; print(os.access(sys.argv[1], {"r": os.R_OK, "w": os.W_OK, "f": os.F_OK}[sys.argv[2]]))' "$2" "$3"; }
+stat "$P/artifacts/x.jar" >/dev/null
+eq "no read: access(F_OK) says no" False "$(acc $U_NO "$P/artifacts/x.jar" f)"
+eq "no read: access(R_OK) says no" False "$(acc $U_NO "$P/artifacts/x.jar" r)"
+eq "read: access(R_OK) says yes" True "$(acc $U_RD "$P/artifacts/x.jar" r)"
+eq "read, no upload: access(W_OK) says no" False "$(acc $U_RD "$P/artifacts/x.jar" w)"
+eq "root (upload): access(W_OK) says yes" True "$(acc root "$P/artifacts/x.jar" w)"
+eq "a version: access(W_OK) says no, even to root" False \
+	"$(acc root "$P/versions/x.jar/1.jar" w)"
+check_not "no read: cd into artifacts/" as $U_NO sh -c "cd '$P/artifacts'"
 # A name that is not there: the kernel keeps no absence for others to
 # learn from (the refusal is EACCES whether the name is there or not).
 stat "$P/artifacts/none.jar" >/dev/null 2>&1
