@@ -37,7 +37,7 @@ load &
 LOAD=$!
 flips=0
 rounds=0
-while [ $rounds -lt 30 ]; do
+while [ $rounds -lt 100 ]; do
 	rounds=$((rounds + 1))
 	# Alternate the bytes, so that the sizes differ each round.
 	if [ $((rounds % 2)) = 1 ]; then old=$J1 new=$J2; else old=$J2 new=$J1; fi
