@@ -335,7 +335,11 @@ int catalog_ver_put(struct catalog *c, const struct catalog_version *v,
  */
 int catalog_art_next_get(struct catalog *c, int64_t art_id, int64_t *out,
 			 struct cmfs_err *err);
-/* Set it; -EINVAL unless `n` is above every version the artifact has. */
+/*
+ * Raise it to `n` (a larger number, which the name's retired numbers may
+ * have given the artifact, stays); -EINVAL unless `n` is above every
+ * version the artifact has.
+ */
 int catalog_art_next_set(struct catalog *c, int64_t art_id, int64_t n,
 			 struct cmfs_err *err);
 

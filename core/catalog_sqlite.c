@@ -2558,7 +2558,8 @@ static int sq_art_next_set(void *impl, int64_t art_id, int64_t n,
 
 	lock(q);
 	rc = adhoc(q,
-		   "UPDATE artifacts SET next_n = ?2 WHERE id = ?1 AND ?2 >"
+		   "UPDATE artifacts SET next_n = max(next_n, ?2)"
+		   " WHERE id = ?1 AND ?2 >"
 		   " COALESCE((SELECT max(n) FROM versions"
 		   " WHERE artifact_id = ?1), 0)",
 		   &s, err);

@@ -858,6 +858,18 @@ static void test_numbering(void)
 	T_INTEQ(catalog_art_add(c, e, "old.jar", &id, &err), 0);
 	T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
 	T_INTEQ(v.n, 7);
+	/* An import's versions and next number into a name with retired
+	 * numbers (an environment removed and made again): never lower. */
+	T_INTEQ(catalog_retired_put(c, "prod", "imp.jar", 9, &err), 0);
+	T_INTEQ(catalog_art_add(c, e, "imp.jar", &id, &err), 0);
+	v.artifact_id = id;
+	v.n = 1;
+	T_INTEQ(catalog_ver_put(c, &v, &err), 0);
+	T_INTEQ(catalog_art_next_set(c, id, 3, &err), 0);
+	T_ERRNO(catalog_art_next_set(c, id, 1, &err), EINVAL);
+	cmfs_err_clear(&err);
+	T_INTEQ(catalog_ver_add(c, id, SHA_B, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 9);
 	buf_release(&b);
 	teardown(c);
 }
