@@ -593,7 +593,12 @@ static struct fh *fh_of(struct fuse_file_info *fi)
  * its fh), and get its version's size; while handles of an older
  * version read through the pages, the attributes are kept for no time,
  * and a new open of another version reads around the pages (direct
- * I/O), so that neither sees the other's bytes (node.pages).
+ * I/O), so that neither sees the other's bytes (node.pages).  What this
+ * cannot close: the kernel drops the reply to a reader's GETATTR when
+ * another change of the inode's attributes (a stat's reply, an upload's
+ * write) lands while it is in flight, and that read then ends at the
+ * size the inode has, if smaller.  One inode per version would need
+ * entry invalidations (see the top of this file).
  */
 
 /*
