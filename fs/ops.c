@@ -1106,8 +1106,11 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 
 	/* What is in an environment is its readers' to see, as its
 	 * listing is: a name the kernel still knows from another caller's
-	 * look-up tells nothing to one who may not read. */
+	 * look-up tells nothing to one who may not read.  (Only where a
+	 * rule limits who reads: else everyone may, and the check would
+	 * cost a read of /proc for the caller's groups.) */
 	if (n->kind > N_ENV && n->kind != N_INVALID &&
+	    readers_limited(c, n) &&
 	    (rc = gate(req, n->env, CONFIG_READ, "stat", n->name))) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -2795,6 +2798,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 	/* Label names are the environment's readers' (as getxattr). */
 	if (n->kind > N_ENV && n->kind != N_INVALID &&
+	    readers_limited(c, n) &&
 	    (rc = gate(req, n->env, CONFIG_READ, "read", n->name))) {
 		fuse_reply_err(req, -rc);
 		buf_release(&b);
@@ -2865,7 +2869,8 @@ static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 	struct node *n = nd(req, ino);
 	int rc = 0;
 
-	if (n->kind > N_ENV && n->kind != N_INVALID)
+	if (n->kind > N_ENV && n->kind != N_INVALID &&
+	    readers_limited(cm(req), n))
 		rc = gate(req, n->env, CONFIG_READ, "access", n->name);
 	if (!rc && (mask & W_OK) &&
 	    (n->kind == N_VER || n->kind == N_RJARS || n->kind == N_RSQL ||
