@@ -527,3 +527,16 @@ int catalog_art_next_set(struct catalog *c, int64_t art_id, int64_t n,
 {
 	return changed(c, c->be->art_next_set(c->impl, art_id, n, err));
 }
+
+int catalog_retired_list(struct catalog *c, const char *env,
+			 int (*fn)(void *arg, const char *name, int64_t next),
+			 void *arg, struct cmfs_err *err)
+{
+	return c->be->retired_list(c->impl, env, fn, arg, err);
+}
+
+int catalog_retired_put(struct catalog *c, const char *env, const char *name,
+			int64_t next, struct cmfs_err *err)
+{
+	return changed(c, c->be->retired_put(c->impl, env, name, next, err));
+}

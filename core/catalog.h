@@ -368,9 +368,28 @@ int catalog_ver_put(struct catalog *c, const struct catalog_version *v,
  */
 int catalog_art_next_get(struct catalog *c, int64_t art_id, int64_t *out,
 			 struct cmfs_err *err);
-/* Set it; -EINVAL unless `n` is above every version the artifact has. */
+/*
+ * Raise it to `n` (a larger number, which the name's retired numbers may
+ * have given the artifact, stays); -EINVAL unless `n` is above every
+ * version the artifact has.
+ */
 int catalog_art_next_set(struct catalog *c, int64_t art_id, int64_t n,
 			 struct cmfs_err *err);
+
+/*
+ * Retired names: an artifact name of environment `env` that no artifact
+ * holds now, with the number its next version will get if one takes the
+ * name again (version numbers of a name are never reused, whatever
+ * artifact holds it: rm, then a new upload, goes on counting).  list
+ * calls `fn` for each, in name order; put records one (an export's,
+ * cmfs import), keeping the larger number; -EEXIST while an artifact
+ * holds the name.
+ */
+int catalog_retired_list(struct catalog *c, const char *env,
+			 int (*fn)(void *arg, const char *name, int64_t next),
+			 void *arg, struct cmfs_err *err);
+int catalog_retired_put(struct catalog *c, const char *env, const char *name,
+			int64_t next, struct cmfs_err *err);
 
 /*
  * For tests: the SQL text of the SQLite backend's statement that finds an
@@ -503,6 +522,12 @@ struct catalog_backend {
 		       struct cmfs_err *err);
 	int (*art_next_get)(void *impl, int64_t art_id, int64_t *out,
 			    struct cmfs_err *err);
+	int (*retired_list)(void *impl, const char *env,
+			    int (*fn)(void *arg, const char *name,
+				      int64_t next),
+			    void *arg, struct cmfs_err *err);
+	int (*retired_put)(void *impl, const char *env, const char *name,
+			   int64_t next, struct cmfs_err *err);
 	int (*art_next_set)(void *impl, int64_t art_id, int64_t n,
 			    struct cmfs_err *err);
 };

@@ -28,7 +28,7 @@
 #include "jar.h"
 #include "json.h"
 
-#define SCHEMA_VERSION 8
+#define SCHEMA_VERSION 9
 
 static const char *const schema_v1[] = {
 	"CREATE TABLE envs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
@@ -187,7 +187,43 @@ static const char *const schema_v7[] = {
 	NULL};
 
 /*
- * Version 8: the loose blobs, the only blob files a mount may free.  A
+ * Version 8: version numbers belong to a name in an environment, not to
+ * one artifact row.  A pinned path versions/<name>/<n><ext> must never
+ * name other bytes than it did, so when an artifact leaves a name (rm,
+ * its last version removed, renamed away) the name's next number stays
+ * behind in `retired`, and an artifact that takes the name again starts
+ * there.  Keyed by the environment's name: an environment's row number
+ * may be reused after it is removed, its name's pinned paths not.
+ * `holder`: the artifact that left the name by a rename and lives on
+ * (NULL once it is deleted): it may come back without renumbering, since
+ * the name's numbers below next_n that it has are the ones it had there.
+ */
+static const char *const schema_v8[] = {
+	"CREATE TABLE retired(env TEXT NOT NULL, name TEXT NOT NULL,"
+	" next_n INTEGER NOT NULL, holder INTEGER,"
+	" PRIMARY KEY(env, name)) WITHOUT ROWID",
+	"CREATE INDEX retired_holder ON retired(holder)"
+	" WHERE holder IS NOT NULL",
+	"CREATE TRIGGER art_retire AFTER DELETE ON artifacts BEGIN"
+	" UPDATE retired SET holder = NULL WHERE holder = OLD.id;"
+	" INSERT OR REPLACE INTO retired(env, name, next_n, holder)"
+	" SELECT e.name, OLD.name, max(OLD.next_n, COALESCE((SELECT next_n"
+	" FROM retired r WHERE r.env = e.name AND r.name = OLD.name), 1)),"
+	" NULL FROM envs e WHERE e.id = OLD.env_id; END",
+	/* (a new name costs one look-up: the WHEN) */
+	"CREATE TRIGGER art_reuse AFTER INSERT ON artifacts"
+	" WHEN EXISTS(SELECT 1 FROM retired WHERE name = NEW.name AND env ="
+	" (SELECT name FROM envs WHERE id = NEW.env_id)) BEGIN"
+	" UPDATE artifacts SET next_n = max(next_n, (SELECT next_n"
+	" FROM retired WHERE name = NEW.name AND env ="
+	" (SELECT name FROM envs WHERE id = NEW.env_id)))"
+	" WHERE id = NEW.id;"
+	" DELETE FROM retired WHERE name = NEW.name AND env ="
+	" (SELECT name FROM envs WHERE id = NEW.env_id); END",
+	NULL};
+
+/*
+ * Version 9: the loose blobs, the only blob files a mount may free.  A
  * row goes in before a new blob file is linked into the store (its own
  * transaction), and in the transaction that drops the last version
  * referring to a blob; the version that takes the blob drops it.  A blob
@@ -195,7 +231,7 @@ static const char *const schema_v7[] = {
  * belong to another catalog (a wrong path, a catalog restored from a
  * backup), and only fsck names it.
  */
-static const char *const schema_v8[] = {
+static const char *const schema_v9[] = {
 	"CREATE TABLE loose(sha256 TEXT PRIMARY KEY) WITHOUT ROWID",
 	"CREATE TRIGGER loose_free AFTER DELETE ON versions"
 	" WHEN NOT EXISTS (SELECT 1 FROM versions WHERE sha256 = OLD.sha256)"
@@ -590,7 +626,10 @@ static int migrate(struct sq *q, struct cmfs_err *err)
 	for (i = 0; version < 8 && schema_v8[i]; i++)
 		if ((rc = sqlite3_exec(q->db, schema_v8[i], NULL, NULL, NULL)))
 			goto bad;
-	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 8", NULL, NULL,
+	for (i = 0; version < 9 && schema_v9[i]; i++)
+		if ((rc = sqlite3_exec(q->db, schema_v9[i], NULL, NULL, NULL)))
+			goto bad;
+	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 9", NULL, NULL,
 			       NULL)) ||
 	    (rc = sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL)))
 		goto bad;
@@ -1128,16 +1167,96 @@ static int sq_art_del(void *impl, int64_t art_id, struct cmfs_err *err)
 	return exec_id(impl, S_ART_DEL, art_id, err);
 }
 
+static int adhoc(struct sq *q, const char *text, sqlite3_stmt **s,
+		 struct cmfs_err *err);
+
+/* One integer from ad hoc statement `text` bound to (a, b): *out, 0 when
+ * there is no row or it is NULL. */
+static int adhoc_int(struct sq *q, const char *text, int64_t a, const char *b,
+		     int64_t *out, struct cmfs_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = adhoc(q, text, &s, err);
+
+	*out = 0;
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(s, 1, a);
+	if (b)
+		sqlite3_bind_text(s, 2, b, -1, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		*out = sqlite3_column_int64(s, 0);
+	rc = rc == SQLITE_ROW || rc == SQLITE_DONE
+		     ? 0
+		     : fail(q, sqlite3_extended_errcode(q->db), err);
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* Ad hoc statement `text` bound to (a, b, c), run for its effect. */
+static int adhoc_run(struct sq *q, const char *text, int64_t a, int64_t b,
+		     const char *c, struct cmfs_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = adhoc(q, text, &s, err);
+
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(s, 1, a);
+	sqlite3_bind_int64(s, 2, b);
+	if (c)
+		sqlite3_bind_text(s, 3, c, -1, SQLITE_STATIC);
+	rc = exec_stmt(q, s, err);
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/*
+ * Rename, keeping version numbers unique to their name (schema v8): the
+ * old name's next number is retired, and when the new name had numbers
+ * before (held by another artifact), the artifact's versions move above
+ * them, in order, so that no pinned path of either name comes to name
+ * other bytes.  An artifact renamed back onto a name it left keeps its
+ * numbers: those below the name's next are the ones it had there.
+ */
 static int sq_art_rename(void *impl, int64_t art_id, const char *name,
 			 struct cmfs_err *err)
 {
 	struct sq *q = impl;
 	sqlite3_stmt *s;
+	int64_t env_id = 0, taken = 0, low = 0, shift;
 	int rc;
 
 	lock(q);
-	if ((rc = prep(q, S_ART_RENAME, &s, err)))
+	if ((rc = sq_begin(q, err)))
 		goto out;
+	rc = adhoc_int(q,
+		       "SELECT r.next_n FROM retired r JOIN envs e ON"
+		       " e.name = r.env JOIN artifacts a ON a.env_id = e.id"
+		       " WHERE a.id = ?1 AND r.name = ?2"
+		       " AND r.holder IS NOT a.id",
+		       art_id, name, &taken, err);
+	if (!rc)
+		rc = adhoc_int(q,
+			       "SELECT min(n) FROM versions WHERE"
+			       " artifact_id = ?1",
+			       art_id, NULL, &low, err);
+	/* The old name's numbers stay with the old name. */
+	if (!rc)
+		rc = adhoc_run(q,
+			       "INSERT OR REPLACE INTO retired(env, name,"
+			       " next_n, holder) SELECT e.name, a.name,"
+			       " max(a.next_n, COALESCE((SELECT next_n"
+			       " FROM retired r WHERE r.env = e.name AND"
+			       " r.name = a.name), 1)), a.id FROM artifacts a"
+			       " JOIN envs e ON e.id = a.env_id"
+			       " WHERE a.id = ?1",
+			       art_id, 0, NULL, err);
+	if (rc)
+		goto end;
+	if ((rc = prep(q, S_ART_RENAME, &s, err)))
+		goto end;
 	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(s, 2, art_id);
 	/* The row's environment comes back: the new name joins the filter
@@ -1145,11 +1264,43 @@ static int sq_art_rename(void *impl, int64_t art_id, const char *name,
 	 * it asks SQLite, which says no). */
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
-		names_add(q, sqlite3_column_int64(s, 0), name);
+		env_id = sqlite3_column_int64(s, 0);
 	done(s);
 	rc = rc == SQLITE_ROW || rc == SQLITE_DONE
 		     ? 0
 		     : fail(q, sqlite3_extended_errcode(q->db), err);
+	if (rc || !env_id)
+		goto end;
+	names_add(q, env_id, name);
+	shift = low && taken > low ? taken - low : 0;
+	/* Through negative numbers: the key is (artifact, n). */
+	if (shift)
+		rc = adhoc_run(q,
+			       "UPDATE versions SET n = -(n + ?2)"
+			       " WHERE artifact_id = ?1",
+			       art_id, shift, NULL, err);
+	if (!rc && shift)
+		rc = adhoc_run(q,
+			       "UPDATE versions SET n = -n WHERE"
+			       " artifact_id = ?1 AND n < 0",
+			       art_id, 0, NULL, err);
+	if (!rc)
+		rc = adhoc_run(q,
+			       "UPDATE artifacts SET next_n = next_n + ?2"
+			       " WHERE id = ?1",
+			       art_id, shift, NULL, err);
+	if (!rc)
+		rc = adhoc_run(q,
+			       "UPDATE artifacts SET next_n = max(next_n, ?2)"
+			       " WHERE id = ?1",
+			       art_id, taken, NULL, err);
+	if (!rc)
+		rc = adhoc_run(q,
+			       "DELETE FROM retired WHERE name = ?3 AND env ="
+			       " (SELECT name FROM envs WHERE id = ?1)",
+			       env_id, 0, name, err);
+end:
+	rc = sq_end(q, rc, err);
 out:
 	unlock(q);
 	return rc;
@@ -2551,7 +2702,8 @@ static int sq_art_next_set(void *impl, int64_t art_id, int64_t n,
 
 	lock(q);
 	rc = adhoc(q,
-		   "UPDATE artifacts SET next_n = ?2 WHERE id = ?1 AND ?2 >"
+		   "UPDATE artifacts SET next_n = max(next_n, ?2)"
+		   " WHERE id = ?1 AND ?2 >"
 		   " COALESCE((SELECT max(n) FROM versions"
 		   " WHERE artifact_id = ?1), 0)",
 		   &s, err);
@@ -2566,6 +2718,85 @@ static int sq_art_next_set(void *impl, int64_t art_id, int64_t n,
 					  "is not above its versions",
 					  (long long)art_id, (long long)n);
 	}
+	unlock(q);
+	return rc;
+}
+
+static int sq_retired_list(void *impl, const char *env,
+			   int (*fn)(void *arg, const char *name, int64_t next),
+			   void *arg, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s = NULL;
+	char name[256];
+	int rc;
+
+	lock(q);
+	rc = adhoc(q,
+		   "SELECT name, next_n FROM retired WHERE env = ?"
+		   " ORDER BY name",
+		   &s, err);
+	if (rc)
+		goto out;
+	sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		snprintf(name, sizeof(name), "%s",
+			 (const char *)sqlite3_column_text(s, 0));
+		if ((rc = fn(arg, name, sqlite3_column_int64(s, 1))))
+			break;
+	}
+	if (rc == SQLITE_DONE)
+		rc = 0;
+	else if (rc > 0)
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	sqlite3_finalize(s);
+out:
+	unlock(q);
+	return rc;
+}
+
+static int sq_retired_put(void *impl, const char *env, const char *name,
+			  int64_t next, struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s = NULL;
+	int64_t held = 0;
+	int rc;
+
+	lock(q);
+	if ((rc = sq_begin(q, err)))
+		goto out;
+	rc = adhoc(q,
+		   "SELECT count(*) FROM artifacts a JOIN envs e ON"
+		   " e.id = a.env_id WHERE e.name = ?1 AND a.name = ?2",
+		   &s, err);
+	if (!rc) {
+		sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			held = sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+		if (held)
+			rc = cmfs_err_set(err, -EEXIST,
+					  "%s: an artifact of %s holds the "
+					  "name",
+					  name, env);
+	}
+	if (!rc)
+		rc = adhoc(q,
+			   "INSERT INTO retired(env, name, next_n)"
+			   " VALUES(?1, ?2, ?3) ON CONFLICT(env, name) DO"
+			   " UPDATE SET next_n = max(next_n, excluded.next_n)",
+			   &s, err);
+	if (!rc) {
+		sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, next);
+		rc = exec_stmt(q, s, err);
+		sqlite3_finalize(s);
+	}
+	rc = sq_end(q, rc, err);
+out:
 	unlock(q);
 	return rc;
 }
@@ -2633,4 +2864,6 @@ const struct catalog_backend catalog_sqlite_backend = {
 	.ver_put = sq_ver_put,
 	.art_next_get = sq_art_next_get,
 	.art_next_set = sq_art_next_set,
+	.retired_list = sq_retired_list,
+	.retired_put = sq_retired_put,
 };

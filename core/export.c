@@ -1164,12 +1164,22 @@ struct dump {
 static int dump_blob(struct dump *d, const struct catalog_version *v,
 		     const char *path, struct cmfs_err *err)
 {
+	struct cmfs_err e2 = CMFS_ERR_INIT;
 	char hex[STORE_SHA_HEX];
 	int src, dst, rc;
 
-	rc = blob_open(d->store, d->cat, v->sha256, v->size, &src, err);
+	rc = blob_open(d->store, d->cat, v->sha256, v->size, &src, &e2);
+	/* Freed by a mount since the snapshot began: retired, and kept
+	 * while this export holds the store (store_export_hold). */
+	if (rc == -ENOENT &&
+	    !store_blob_open_retired(d->store, v->sha256, &src))
+		rc = 0;
+	if (rc == -ENOENT)
+		return cmfs_err_set(err, -EIO,
+				    "blob %s is missing: run cmfs fsck",
+				    v->sha256);
 	if (rc)
-		return rc;
+		return cmfs_err_set(err, rc, "%s", cmfs_err_msg(&e2));
 	dst = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (dst < 0) {
 		rc = cmfs_err_set(err, -errno, "%s: %s", path, strerror(errno));
@@ -1317,6 +1327,12 @@ static size_t count_lines(const struct buf *b)
 	return n;
 }
 
+/* catalog_retired_list callback: "<name> <next>\n" into a buf. */
+static int add_retired(void *arg, const char *name, int64_t next)
+{
+	return buf_printf(arg, "%s %lld\n", name, (long long)next);
+}
+
 static int dump_env(struct dump *d, const char *dir,
 		    const struct catalog_env *e, struct cmfs_err *err)
 {
@@ -1356,6 +1372,14 @@ static int dump_env(struct dump *d, const char *dir,
 		rc = dump_artifact(d, sub,
 				   (const struct catalog_artifact *)arts.v + i,
 				   err);
+	/* The numbers of names no artifact holds now (export.h). */
+	buf_reset(&d->b);
+	if (!rc)
+		rc = catalog_retired_list(d->cat, e->name, add_retired, &d->b,
+					  err);
+	if (!rc && d->b.len &&
+	    !(rc = path_fmt(sub, err, "%s/next-versions", edir)))
+		rc = write_file(sub, d->b.data, d->b.len, err);
 	if (!rc && !(rc = path_fmt(sub, err, "%s/tables", edir)))
 		rc = make_dir(sub, err);
 	if (!rc)
@@ -1485,7 +1509,7 @@ int export_dump(const char *store, const char *dir, struct export_stats *out,
 	struct dump d;
 	char path[PATH_MAX];
 	size_t i;
-	int rc, made = 0, snap = 0;
+	int rc, made = 0, snap = 0, hold = -1;
 
 	memset(&d, 0, sizeof(d));
 	buf_init(&d.b, (size_t)64 << 20);
@@ -1494,6 +1518,10 @@ int export_dump(const char *store, const char *dir, struct export_stats *out,
 		rc = prepare_dir(dir, &made, err);
 	if (rc)
 		goto out;
+	/* Before the snapshot: a blob it refers to that a mount frees from
+	 * now on stays (retired) until this export is done.  A store this
+	 * cannot lock (read-only to us) has no mount freeing blobs. */
+	(void)store_export_hold(d.store, &hold);
 	rc = catalog_begin_read(d.cat, err);
 	snap = !rc;
 	if (!rc)
@@ -1515,6 +1543,8 @@ int export_dump(const char *store, const char *dir, struct export_stats *out,
 		*out = d.st;
 out:
 	catalog_close(d.cat);
+	if (hold >= 0)
+		close(hold);
 	store_close(d.store);
 	buf_release(&d.b);
 	vec_release(&envs);
@@ -2036,6 +2066,56 @@ static int load_events(struct load *L, const char *env, const char *path,
 	return rc;
 }
 
+/*
+ * next-versions: "<name> <next>" a line, for names no artifact holds,
+ * each name valid and once, each number at least 2.
+ */
+static int load_retired(struct load *L, const char *env, const char *path,
+			struct cmfs_err *err)
+{
+	struct buf b = BUF_INIT(JSON_MAX_FILE);
+	struct cmfs_err e2 = CMFS_ERR_INIT;
+	char *line, *next, *sp, *end;
+	long long n;
+	size_t lineno = 0;
+	int rc;
+
+	if (access(path, F_OK))
+		return 0;
+	if ((rc = read_file(path, JSON_MAX_FILE, &b, err)))
+		goto out;
+	for (line = b.len ? b.data : NULL; !rc && line && *line; line = next) {
+		lineno++;
+		next = strchr(line, '\n');
+		if (!next) {
+			rc = cmfs_err_set(err, -EINVAL,
+					  "%s:%zu: no newline at the end", path,
+					  lineno);
+			break;
+		}
+		*next++ = '\0';
+		sp = strchr(line, ' ');
+		if (sp)
+			*sp = '\0';
+		errno = 0;
+		n = sp ? strtoll(sp + 1, &end, 10) : 0;
+		if (!sp || !sp[1] || *end || errno || n < 2 || sp[1] == '+')
+			rc = cmfs_err_set(err, -EINVAL,
+					  "%s:%zu: not \"<name> <next>\"", path,
+					  lineno);
+		else if (name_artifact_check(line, &e2))
+			rc = cmfs_err_set(err, -EINVAL, "%s:%zu: %s", path,
+					  lineno, cmfs_err_msg(&e2));
+		else if ((rc = catalog_retired_put(L->cat, env, line, n, &e2)))
+			cmfs_err_set(err, rc == -EEXIST ? -EINVAL : rc,
+				     "%s:%zu: %s", path, lineno,
+				     cmfs_err_msg(&e2));
+	}
+out:
+	buf_release(&b);
+	return rc;
+}
+
 static int load_env(struct load *L, const char *env, struct cmfs_err *err)
 {
 	static const char *const top_keys[] = {"!apiVersion", "!kind",
@@ -2083,7 +2163,7 @@ static int load_env(struct load *L, const char *env, struct cmfs_err *err)
 
 		if (!is_dot(s) && strcmp(s, "environment.json") &&
 		    strcmp(s, "artifacts") && strcmp(s, "tables") &&
-		    strcmp(s, "events"))
+		    strcmp(s, "events") && strcmp(s, "next-versions"))
 			rc = cmfs_err_set(err, -EINVAL, "%s/%s: unexpected",
 					  edir, s);
 	}
@@ -2096,6 +2176,8 @@ static int load_env(struct load *L, const char *env, struct cmfs_err *err)
 		if (!is_dot(ents[i]->d_name))
 			rc = load_artifact(L, e.id, path, ents[i]->d_name, err);
 	free_names(ents, nents);
+	if (!rc && !(rc = path_fmt(path, err, "%s/next-versions", edir)))
+		rc = load_retired(L, env, path, err);
 	if (!rc && !(rc = path_fmt(path, err, "%s/tables", edir)))
 		rc = load_tables(L, e.id, env, path, err);
 	if (!rc && !(rc = path_fmt(path, err, "%s/events", edir)))

@@ -15,6 +15,13 @@
  *                                                  options, the LIKE
  *                                                  source's text
  *   <dir>/envs/<env>/events                        the audit trail
+ *   <dir>/envs/<env>/next-versions                 "<name> <next>" a line:
+ *                                                  the number the next
+ *                                                  version of a name no
+ *                                                  artifact holds now
+ *                                                  gets (after rm or a
+ *                                                  rename; absent when
+ *                                                  there is none)
  *
  * artifact.json is what CMF's artifact API takes (apiVersion
  * cmf.confluent.io/v1, kind Artifact, metadata.name and labels, spec {}),
@@ -29,10 +36,10 @@
  *
  * export_load() of an export_dump() reproduces the catalog: the same
  * environments (creation time, uid), artifacts, version numbers (and next
- * number), bytes, times and uids, labels, tables (text, merged options,
- * LIKE text, time, uid) and events.  Inspections are recomputed from the
- * bytes.  Scratch files (editors' temp files) are not exported; nor are
- * the events of environments that no longer exist.
+ * number, also of names no artifact holds now), bytes, times and uids, labels,
+ * tables (text, merged options, LIKE text, time, uid) and events.  Inspections
+ * are recomputed from the bytes.  Scratch files (editors' temp files) are not
+ * exported; nor are the events of environments that no longer exist.
  *
  * JSON is written by hand and read by a small strict reader: UTF-8,
  * integers only, no duplicate keys, no unknown keys, depth and size caps;

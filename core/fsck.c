@@ -533,12 +533,28 @@ static int judge_orphans(struct run *x)
 		if (!(p = problem(x, FSCK_ORPHAN)))
 			return -ENOMEM;
 		memcpy(p->sha256, b->sha, sizeof(p->sha256));
-		snprintf(p->what, sizeof(p->what),
-			 "blob %.64s (%llu bytes) is an orphan: no version "
-			 "refers to it%s%s%s",
-			 b->sha, (unsigned long long)b->size,
-			 b->corrupt ? " (and " : "", b->corrupt ? b->why : "",
-			 b->corrupt ? ")" : "");
+		/* An intact file: an upload links its blob before the
+		 * transaction that refers to it, so a crash (or a refusal
+		 * the daemon could not clean up) between the two leaves
+		 * exactly this, which every mount's start sweeps. */
+		p->harmless = !b->inline_ && !b->corrupt;
+		if (p->harmless)
+			snprintf(p->what, sizeof(p->what),
+				 "blob %.64s (%llu bytes) is an orphan: no "
+				 "version refers to it; %s",
+				 b->sha, (unsigned long long)b->size,
+				 x->r->busy ? "it may be an upload in flight"
+					    : "left from an interrupted "
+					      "upload; the next mount removes "
+					      "it");
+		else
+			snprintf(p->what, sizeof(p->what),
+				 "blob %.64s (%llu bytes) is an orphan: no "
+				 "version refers to it%s%s%s",
+				 b->sha, (unsigned long long)b->size,
+				 b->corrupt ? " (and " : "",
+				 b->corrupt ? b->why : "",
+				 b->corrupt ? ")" : "");
 		if (x->r->busy)
 			snprintf(p->done, sizeof(p->done),
 				 "it may be an upload in flight: the store "
@@ -942,17 +958,21 @@ void fsck_report_free(struct fsck_report *r)
 
 int fsck_exit_code(const struct fsck_report *r)
 {
-	size_t i;
+	size_t i, n = 0;
 
-	for (i = 0; i < r->nproblems; i++)
+	for (i = 0; i < r->nproblems; i++) {
+		if (r->problems[i].harmless)
+			continue;
 		if (!r->problems[i].fixed)
 			return FSCK_EXIT_UNCORRECTED;
-	return r->nproblems ? FSCK_EXIT_CORRECTED : FSCK_EXIT_OK;
+		n++;
+	}
+	return n ? FSCK_EXIT_CORRECTED : FSCK_EXIT_OK;
 }
 
 int fsck_report_format(struct buf *out, const struct fsck_report *r)
 {
-	size_t i, fixed = 0;
+	size_t i, fixed = 0, harmless = 0;
 	int rc = 0;
 
 	if (r->busy > 0)
@@ -966,7 +986,8 @@ int fsck_report_format(struct buf *out, const struct fsck_report *r)
 	for (i = 0; !rc && i < r->nproblems; i++) {
 		const struct fsck_problem *p = &r->problems[i];
 
-		fixed += p->fixed != 0;
+		harmless += p->harmless != 0;
+		fixed += p->fixed != 0 && !p->harmless;
 		if (p->version)
 			rc = buf_printf(
 				out,
@@ -992,12 +1013,12 @@ int fsck_report_format(struct buf *out, const struct fsck_report *r)
 				"versions, %zu blobs (%llu bytes): ",
 				r->nenvs, r->nartifacts, r->nversions,
 				r->nblobs, (unsigned long long)r->blob_bytes);
-	if (!rc && !r->nproblems)
+	if (!rc && r->nproblems == harmless)
 		rc = buf_adds(out, "clean\n");
 	else if (!rc)
 		rc = buf_printf(out, "%zu problems, %zu repaired%s\n",
-				r->nproblems, fixed,
-				!r->repair && fixed < r->nproblems
+				r->nproblems - harmless, fixed,
+				!r->repair && fixed < r->nproblems - harmless
 					? " (cmfs fsck --repair repairs what "
 					  "it can)"
 					: "");

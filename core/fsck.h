@@ -9,7 +9,10 @@
  *     blob, blob.h): its bytes hash (SHA-256) to its name;
  *   - every version: its blob is there, has the recorded size and is
  *     intact; a *.jar version's blob has its inspection recorded;
- *   - every blob: some version refers to it (else it is an orphan);
+ *   - every blob: some version refers to it (else it is an orphan; an
+ *     intact blob file that nothing refers to is what an upload
+ *     interrupted between its link and its commit leaves: named as
+ *     that, harmless, since the next mount removes it);
  *   - every environment: the counts of artifacts and tables it keeps
  *     (what the limits are checked against) are those of its rows.
  * Each problem names the environment, artifact and version behind it.
@@ -79,6 +82,9 @@ struct fsck_problem {
 	char what[256];	    /* what is wrong, one line */
 	char done[256];	    /* what repair did, or why it did not */
 	int fixed;	    /* 1 when repaired */
+	int harmless;	    /* 1: named, but nothing is wrong (a blob an
+			     * interrupted upload left, which the next
+			     * mount removes): the exit code ignores it */
 };
 
 struct fsck_report {
@@ -111,7 +117,8 @@ int fsck_run(struct fsck_report **out, const char *store, int repair,
 
 void fsck_report_free(struct fsck_report *r);
 
-/* FSCK_EXIT_OK, _CORRECTED or _UNCORRECTED for a report. */
+/* FSCK_EXIT_OK, _CORRECTED or _UNCORRECTED for a report (harmless
+ * findings count for none). */
 int fsck_exit_code(const struct fsck_report *r);
 
 /*

@@ -111,6 +111,8 @@
 #define SEEN_SLOTS 4096 /* resolutions whose last result is remembered */
 #define TRIM_EVERY 1000 /* lines between two retention passes, at most */
 #define TRIM_MS (3600 * 1000) /* and an hour */
+/* Retired blobs wait for an export this long between looks. */
+#define EXPORT_WAIT_MS 1000
 
 /* Event lines of reads not yet in the catalog, oldest first. */
 struct later {
@@ -499,6 +501,13 @@ static void *reaper_thread(void *arg)
 			    ETIMEDOUT)
 				continue;
 		}
+		/* An export may read them from its snapshot: later. */
+		if (store_export_busy(r->store)) {
+			thread_deadline(&t,
+					(uint64_t)EXPORT_WAIT_MS * 1000000u);
+			pthread_cond_timedwait(&q->wake, &q->lock, &t);
+			continue;
+		}
 		names = q->names;
 		n = q->n;
 		q->names = NULL;
@@ -577,7 +586,8 @@ static void reap_later(struct repo *r, const char *name)
 		now = 0;
 	}
 	pthread_mutex_unlock(&q->lock);
-	if (now)
+	/* (while an export holds the store, the next store_open sweeps it) */
+	if (now && !store_export_busy(r->store))
 		store_reap(r->store, name);
 }
 
@@ -590,7 +600,7 @@ static void reaper_stop(struct repo *r)
 	if (!q->ready)
 		return;
 	stop_thread(&q->lock, &q->wake, &q->stop, &q->running, q->thread);
-	for (i = 0; i < q->n; i++)
+	for (i = 0; i < q->n && !store_export_busy(r->store); i++)
 		store_reap(r->store, q->names[i]);
 	free(q->names);
 	pthread_cond_destroy(&q->wake);
@@ -1351,7 +1361,22 @@ struct store *repo_store(struct repo *r)
 int repo_blob_open(struct repo *r, const struct catalog_version *v, int *out,
 		   struct cmfs_err *err)
 {
-	return blob_open(r->store, r->cat, v->sha256, v->size, out, err);
+	struct cmfs_err e2 = CMFS_ERR_INIT;
+	int rc = blob_open(r->store, r->cat, v->sha256, v->size, out, &e2);
+
+	/* A version the catalog holds whose bytes are not there is damage,
+	 * not a missing name: EIO, and the operator is told. */
+	if (rc == -ENOENT) {
+		repo_log(r, LOG_ERR,
+			 "version %lld (artifact id %lld): blob %s is missing "
+			 "from the store: run cmfs fsck",
+			 (long long)v->n, (long long)v->artifact_id, v->sha256);
+		return cmfs_err_set(err, -EIO,
+				    "blob %s of version %lld is missing: run "
+				    "cmfs fsck",
+				    v->sha256, (long long)v->n);
+	}
+	return rc ? cmfs_err_set(err, rc, "%s", e2.msg) : 0;
 }
 
 /* Look up environment `name`, with a message when it is missing. */
@@ -1922,6 +1947,8 @@ static int inspect(struct repo *r, const char *name, const char *sha, int fd,
 	return 0;
 }
 
+static int fits_inline(const struct repo *r, uint64_t size);
+
 /*
  * Before blob `sha` is linked into the store: unless a version refers to
  * it already, list it as loose, so that a crash before its version
@@ -1960,10 +1987,24 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 	struct event ev;
 	uint64_t n, total;
 	int64_t art_id = 0;
-	int rc, fresh = 0, same = 0;
+	void *held = NULL;
+	int rc, fresh = 0, same = 0, put_inline;
 
 	event_init(&ev, repo_now(), who->uid, env, action);
 	event_add(&ev, "artifact", name);
+	/*
+	 * A blob lives in one place.  Bytes small enough to be inline are,
+	 * whether they were held in memory or, when the memory for uploads
+	 * was taken (HELD_MAX: some 256 small uploads at once) or they came
+	 * from a scratch file, written to a file: with both kinds at once
+	 * the same bytes ended up both a file and a row.
+	 */
+	if (!mem && fd >= 0 && fits_inline(r, size)) {
+		held = malloc(size ? (size_t)size : 1);
+		if (held && store_pread_full(fd, held, (size_t)size, 0) ==
+				    (ssize_t)size)
+			mem = held;
+	}
 	rc = name_artifact_check(name, err);
 	if (!rc && size > cfg->limits.artifact_size)
 		rc = cmfs_err_set(err, -EFBIG,
@@ -2027,7 +2068,10 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 	 * (after, the row would be written twice). */
 	if (!rc && fresh)
 		rc = catalog_insp_put(r->cat, sha, rep, err);
-	if (!rc && !same && mem)
+	/* ... and bytes already a file (stored before inline blobs, or
+	 * with another inline_max) stay that file. */
+	put_inline = !rc && !same && mem && !store_blob_exists(r->store, sha);
+	if (put_inline)
 		rc = catalog_inline_put(r->cat, sha, mem, (size_t)size, err);
 	if (!rc && same)
 		v = a.latest;
@@ -2064,6 +2108,7 @@ refused:
 		record(r, &ev, rc == -ENOENT ? NULL : env, rc, err);
 	jar_report_free(rep);
 	event_release(&ev);
+	free(held);
 	return rc;
 }
 
@@ -2174,6 +2219,9 @@ static int stage(struct repo_upload *u)
 	if (!rc && u->base[0]) {
 		rc = blob_open(u->r->store, u->r->cat, u->base, u->size, &src,
 			       &err);
+		/* The version it copies has lost its bytes: damage. */
+		if (rc == -ENOENT)
+			rc = -EIO;
 		if (!rc) {
 			rc = store_copy_fd(src, u->fd, u->size, &err);
 			close(src);
@@ -2219,7 +2267,7 @@ static int ready(struct repo_upload *u, uint64_t end)
 		if (rc) {
 			repo_log(u->r, LOG_ERR, "upload of %s: %s", u->name,
 				 cmfs_err_msg(&err));
-			return rc;
+			return rc == -ENOENT ? -EIO : rc;
 		}
 		u->base[0] = '\0';
 	}
@@ -2895,8 +2943,6 @@ int repo_computed(struct repo *r, const char *env, const char *name,
 	struct catalog_env e;
 	struct catalog_artifact a;
 	struct catalog_version v;
-	struct jar_report *rep = NULL;
-	size_t i;
 	int rc;
 
 	rc = env_get(r, env, &e, err);
@@ -2907,12 +2953,31 @@ int repo_computed(struct repo *r, const char *env, const char *name,
 	v = a.latest;
 	if (n && (rc = catalog_ver_get(r->cat, a.id, n, &v, err)))
 		return rc;
+	return repo_computed_ver(r, env, name, &v, attr, out, err);
+}
+
+int repo_computed_ver(struct repo *r, const char *env, const char *name,
+		      const struct catalog_version *v, const char *attr,
+		      struct buf *out, struct cmfs_err *err)
+{
+	struct catalog_env e;
+	struct catalog_artifact a;
+	struct jar_report *rep = NULL;
+	size_t i;
+	int rc;
+
 	if (!strcmp(attr, "version"))
-		return buf_printf(out, "%lld", (long long)v.n);
+		return buf_printf(out, "%lld", (long long)v->n);
 	if (!strcmp(attr, "sha256"))
-		return buf_adds(out, v.sha256);
-	if (!strcmp(attr, "used-by"))
-		return n && n != a.latest.n ? 0 : repo_used_by(r, env, name, out);
+		return buf_adds(out, v->sha256);
+	if (!strcmp(attr, "used-by")) {
+		/* Tables resolve to the latest version only. */
+		if (env_get(r, env, &e, NULL) ||
+		    catalog_art_get(r->cat, e.id, name, &a, NULL) ||
+		    a.latest.n != v->n || strcmp(a.latest.sha256, v->sha256))
+			return 0;
+		return repo_used_by(r, env, name, out);
+	}
 	if (strcmp(attr, "factories") && strcmp(attr, "error"))
 		return -ENODATA;
 	if (!name_is_jar(name))
@@ -2920,7 +2985,7 @@ int repo_computed(struct repo *r, const char *env, const char *name,
 			       ? 0
 			       : buf_printf(out, "%s is not a JAR: resolution "
 						 "refuses it", name);
-	if (catalog_insp_of(r->cat, &v, &rep, err))
+	if (catalog_insp_of(r->cat, v, &rep, err))
 		return 0;
 	if (!strcmp(attr, "error")) {
 		rc = rep->error ? buf_adds(out, rep->error) : 0;

@@ -66,7 +66,8 @@ struct catalog *repo_catalog(struct repo *r);
 struct store *repo_store(struct repo *r);
 /*
  * Version v's bytes open for reading in *out: its blob's file, or a
- * sealed memory file with the bytes of an inline blob (blob.h).
+ * sealed memory file with the bytes of an inline blob (blob.h).  -EIO,
+ * with a line in the daemon's log, when the blob is missing.
  */
 int repo_blob_open(struct repo *r, const struct catalog_version *v, int *out,
 		   struct cmfs_err *err);
@@ -244,6 +245,11 @@ int repo_used_by(struct repo *r, const char *env, const char *name,
 int repo_computed(struct repo *r, const char *env, const char *name,
 		  int64_t n, const char *attr, struct buf *out,
 		  struct cmfs_err *err);
+/* The same of version `v` of artifact `name` as given (an inode's pinned
+ * version, which the catalog may no longer hold). */
+int repo_computed_ver(struct repo *r, const char *env, const char *name,
+		      const struct catalog_version *v, const char *attr,
+		      struct buf *out, struct cmfs_err *err);
 
 /*
  * The audit trail of `env`.  Lines of reads (resolutions) reach the

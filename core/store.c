@@ -89,10 +89,29 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
-/* Remove the named staging files that a crash left behind. */
-static void sweep_staging(int fd)
+#define EXPORT_LOCK "export.lock"
+#define RETIRED_PREFIX "freed-"
+
+/* 1 while a `cmfs export` holds the store's blobs (store_export_hold). */
+static int export_busy_at(int root_fd)
 {
-	int dfd = dup(fd);
+	int fd = openat(root_fd, EXPORT_LOCK, O_RDONLY | O_CLOEXEC), busy;
+
+	if (fd < 0)
+		return 0; /* never made: no export ever held it */
+	busy = flock(fd, LOCK_EX | LOCK_NB) && errno == EWOULDBLOCK;
+	close(fd);
+	return busy;
+}
+
+/*
+ * Remove the named staging files that a crash left behind, and retired
+ * blobs nobody reaped; not the retired ones while an export may read
+ * them.
+ */
+static void sweep_staging(int root_fd, int fd)
+{
+	int dfd = dup(fd), keep = export_busy_at(root_fd);
 	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *e;
 
@@ -102,9 +121,65 @@ static void sweep_staging(int fd)
 		return;
 	}
 	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
+		if (e->d_name[0] != '.' &&
+		    !(keep && !strncmp(e->d_name, RETIRED_PREFIX,
+				       strlen(RETIRED_PREFIX))))
 			unlinkat(fd, e->d_name, 0);
 	closedir(d);
+}
+
+int store_export_hold(struct store *s, int *out)
+{
+	int fd = openat(s->root_fd, EXPORT_LOCK, O_RDWR | O_CREAT | O_CLOEXEC,
+			0600);
+
+	*out = -1;
+	if (fd < 0)
+		fd = openat(s->root_fd, EXPORT_LOCK, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_SH))
+		if (errno != EINTR) {
+			int e = errno;
+
+			close(fd);
+			return -e;
+		}
+	*out = fd;
+	return 0;
+}
+
+int store_export_busy(struct store *s)
+{
+	return export_busy_at(s->root_fd);
+}
+
+int store_blob_open_retired(struct store *s, const char *sha, int *out)
+{
+	char prefix[STORE_RETIRED];
+	int dfd = openat(s->staging_fd, ".",
+			 O_RDONLY | O_DIRECTORY | O_CLOEXEC),
+	    fd = -1;
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dirent *e;
+	size_t n;
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return -ENOENT;
+	}
+	n = (size_t)snprintf(prefix, sizeof(prefix), RETIRED_PREFIX "%.64s-",
+			     sha);
+	while (fd < 0 && (e = readdir(d)))
+		if (!strncmp(e->d_name, prefix, n))
+			fd = openat(s->staging_fd, e->d_name,
+				    O_RDONLY | O_CLOEXEC);
+	closedir(d);
+	if (fd < 0)
+		return -ENOENT;
+	*out = fd;
+	return 0;
 }
 
 int store_open(struct store **out, const char *path, struct cmfs_err *err)
@@ -199,7 +274,7 @@ int store_lock(struct store *s, struct cmfs_err *err)
 		(void)0; /* the lock holds without its note */
 	s->lock_fd = fd;
 	/* Named staging files are in flight only while a holder lives. */
-	sweep_staging(s->staging_fd);
+	sweep_staging(s->root_fd, s->staging_fd);
 	return 0;
 }
 
@@ -543,6 +618,14 @@ int store_blob_open(struct store *s, const char *sha, int *out,
 	return 0;
 }
 
+int store_blob_exists(struct store *s, const char *sha)
+{
+	char rel[80];
+
+	blob_rel(rel, sizeof(rel), sha);
+	return !faccessat(s->blobs_fd, rel, F_OK, 0);
+}
+
 int store_copy_fd(int src, int dst, uint64_t size, struct cmfs_err *err)
 {
 	off_t in_off = 0, out_off = 0;
@@ -726,7 +809,7 @@ void store_blob_retire(struct store *s, const char *sha,
 	char rel[80];
 
 	blob_rel(rel, sizeof(rel), sha);
-	snprintf(name, STORE_RETIRED, "freed-%.64s-%lu", sha, n);
+	snprintf(name, STORE_RETIRED, RETIRED_PREFIX "%.64s-%lu", sha, n);
 	if (!renameat(s->blobs_fd, rel, s->staging_fd, name))
 		return;
 	if (errno != ENOENT)

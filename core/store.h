@@ -142,6 +142,9 @@ int store_blobs_sync(struct store *s, char (*shas)[STORE_SHA_HEX], size_t n);
 int store_blob_open(struct store *s, const char *sha, int *out,
 		    struct cmfs_err *err);
 
+/* 1 if blob `sha` is a file of the store now. */
+int store_blob_exists(struct store *s, const char *sha);
+
 /* Remove blob `sha`; a missing blob is not an error. */
 int store_blob_unlink(struct store *s, const char *sha);
 
@@ -162,6 +165,20 @@ void store_blob_retire(struct store *s, const char *sha,
 
 /* Unlink retired blob `name` (from store_blob_retire). */
 void store_reap(struct store *s, const char *name);
+
+/*
+ * Exports in progress.  `cmfs export` reads blobs that a mount may free
+ * meanwhile (the export reads one snapshot of the catalog, the mount goes
+ * on deleting): store_export_hold() takes a shared lock on
+ * <store>/export.lock (flock(2)) for as long as *out stays open, before
+ * the export's snapshot begins; while any export holds it,
+ * store_export_busy() says 1, and the mount leaves retired blobs in
+ * staging/ instead of unlinking them (nor does a store_open() sweep
+ * them), where store_blob_open_retired() finds blob `sha` (-ENOENT).
+ */
+int store_export_hold(struct store *s, int *out);
+int store_export_busy(struct store *s);
+int store_blob_open_retired(struct store *s, const char *sha, int *out);
 
 /*
  * Call `fn` for every blob in the store with its name and size; a non-zero

@@ -66,6 +66,10 @@ struct fh {
 	int paged;			/* FH_SNAP of N_RJARS: 1 read through
 					 * the page cache, -1 around it, as
 					 * counted in node.cache */
+	struct catalog_version ver;	/* FH_BLOB: the version it reads */
+	int opened;			/* FH_BLOB: counted in node.nopen */
+	int pages;			/* FH_BLOB of N_ART: counted in
+					 * node.pages->npaged */
 	struct repo_who who;		/* who opened it: the uploader */
 	struct fh *wnext;		/* node's list of writers */
 	unsigned users;			/* (paths lock) live_writer()'s
@@ -340,19 +344,27 @@ static void inval_artifact(struct cmfs *c, const char *env, const char *name)
 enum { SIZES_NONE, SIZES_ONE, SIZES_MANY };
 
 /*
+ * 1 if callers may differ in what they see of `n`'s environment: others
+ * than the owner call, and a rule limits who reads there.
+ */
+static int readers_limited(struct cmfs *c, const struct node *n)
+{
+	const struct config *cfg = cfg_of(c);
+	const struct config_scope *e = config_scope_env(cfg, n->env);
+	const struct config_scope *g = config_scope_global(cfg);
+
+	return shared(c) && ((e && e->who[CONFIG_READ].set) ||
+			     (g && g->who[CONFIG_READ].set));
+}
+
+/*
  * 1 if the kernel may keep what it is told of resolved file `n`: all
  * callers see the same modes (only the owner calls, or no rule limits
  * who reads `n`'s environment: its mode is 0444 for all).
  */
 static int pages_allowed(struct cmfs *c, const struct node *n)
 {
-	const struct config *cfg = cfg_of(c);
-	const struct config_scope *e = config_scope_env(cfg, n->env);
-	const struct config_scope *g = config_scope_global(cfg);
-
-	return cfg->mount.attr_timeout > 0 &&
-	       (!shared(c) || (!(e && e->who[CONFIG_READ].set) &&
-			       !(g && g->who[CONFIG_READ].set)));
+	return cfg_of(c)->mount.attr_timeout > 0 && !readers_limited(c, n);
 }
 
 /* Put inode `ino` on c->told (table lock held).  0: out of memory. */
@@ -558,6 +570,151 @@ static double entry_timeout_of(struct cmfs *c, enum node_kind k, int found)
 	return t;
 }
 
+static struct fh *fh_of(struct fuse_file_info *fi)
+{
+	return fi ? (struct fh *)(uintptr_t)fi->fh : NULL;
+}
+
+/* ---- Identity ---- */
+
+/*
+ * An inode of a version stands for that version's bytes for as long as
+ * the kernel holds it: versions/<name>/<n><ext> pins its version at its
+ * first look-up (node.pin), and its attributes, user.cmfs.* and reads
+ * are that version's, through a rename of the artifact, a new upload or
+ * the version's removal while a handle has it open (then with no links,
+ * as an unlinked file's).  Numbers are never reused (catalog.h), so the
+ * name names those bytes or nothing.
+ *
+ * artifacts/<name> is the latest version, whichever it is now; a handle
+ * opened for reading reads the version it opened, whole.  The kernel
+ * keeps one size and one page cache per inode: a handle's reads that go
+ * past the size ask for the attributes with the handle (GETATTR with
+ * its fh), and get its version's size; while handles of an older
+ * version read through the pages, the attributes are kept for no time,
+ * and a new open of another version reads around the pages (direct
+ * I/O), so that neither sees the other's bytes (node.pages).  What this
+ * cannot close: the kernel drops the reply to a reader's GETATTR when
+ * another change of the inode's attributes (a stat's reply, an upload's
+ * write) lands while it is in flight, and that read then ends at the
+ * size the inode has, if smaller.  One inode per version would need
+ * entry invalidations (see the top of this file).
+ */
+
+/*
+ * The version N_VER node `n` stands for (*out), pinned at the first call
+ * (*gone: the catalog has it no more, but a handle holds it open).
+ * -ENOENT when it is not there for this inode.
+ */
+static int ver_of(struct cmfs *c, struct node *n, const struct catalog_env *e,
+		  struct catalog_version *out, int *gone)
+{
+	struct catalog *cat = repo_catalog(c->repo);
+	struct catalog_artifact a;
+	struct catalog_version v;
+	int rc = catalog_art_get(cat, e->id, n->obj, &a, NULL);
+
+	*gone = 0;
+	if (!rc)
+		rc = catalog_ver_get(cat, a.id, n->ver, &v, NULL);
+	path_lock(c->paths);
+	if (!rc && n->pin && strcmp(n->pin->sha256, v.sha256))
+		rc = -ENOENT; /* other bytes: not what this inode is */
+	if (!rc && !n->pin && (n->pin = malloc(sizeof(*n->pin))))
+		*n->pin = v;
+	if (rc == -ENOENT && n->pin && n->nopen) {
+		v = *n->pin;
+		*gone = 1;
+		rc = 0;
+	}
+	path_unlock(c->paths);
+	if (!rc)
+		*out = v;
+	return rc;
+}
+
+/* 1 if attributes `st` are those of version `v` (its size and time). */
+static int same_version(const struct stat *st, const struct catalog_version *v)
+{
+	return st->st_size == (off_t)v->size &&
+	       st->st_mtim.tv_sec == (time_t)(v->mtime / 1000000000) &&
+	       st->st_mtim.tv_nsec == (long)(v->mtime % 1000000000);
+}
+
+/* Attributes of version `v`'s file, with mode `mode`, into `st`. */
+static void ver_attr(struct stat *st, const struct catalog_version *v,
+		     mode_t mode)
+{
+	st->st_mode = S_IFREG | mode;
+	st->st_size = (off_t)v->size;
+	st->st_uid = v->uid;
+	st->st_mtim.tv_sec = (time_t)(v->mtime / 1000000000);
+	st->st_mtim.tv_nsec = (long)(v->mtime % 1000000000);
+	st->st_ctim = st->st_atim = st->st_mtim;
+	st->st_blocks = (st->st_size + 511) / 512;
+}
+
+/*
+ * 1 if handles of a version other than `sha` read artifact node `n`
+ * through the kernel's pages: its attributes must not be kept, so that
+ * their reads ask with their handle.
+ */
+static int pages_other(struct cmfs *c, const struct node *n, const char *sha)
+{
+	int other;
+
+	path_lock(c->paths);
+	other = n->pages && n->pages->npaged && strcmp(n->pages->sha256, sha);
+	path_unlock(c->paths);
+	return other;
+}
+
+/*
+ * Reader `f` of artifact node `n` (the latest, version f->ver) opens:
+ * through the pages when they hold its version or nobody reads them,
+ * keeping them only when they hold its version; else around them.
+ */
+static void pages_open(struct cmfs *c, struct node *n, struct fh *f,
+		       struct fuse_file_info *fi)
+{
+	struct node_pages *pg;
+
+	path_lock(c->paths);
+	if (!n->pages)
+		n->pages = calloc(1, sizeof(*n->pages));
+	pg = n->pages;
+	if (!pg || (pg->npaged && strcmp(pg->sha256, f->ver.sha256))) {
+		fi->direct_io = 1;
+		fi->keep_cache = 0;
+	} else {
+		fi->keep_cache = !strcmp(pg->sha256, f->ver.sha256);
+		memcpy(pg->sha256, f->ver.sha256, sizeof(pg->sha256));
+		pg->npaged++;
+		f->pages = 1;
+	}
+	if (pg)
+		pg->last = f->ver;
+	path_unlock(c->paths);
+}
+
+/*
+ * Artifact node `n` is not in the catalog: if a reader still has it
+ * open, the version the last one opened into *out (and 1): what fstat(2)
+ * of a removed file shows, with no link.  0 otherwise.
+ */
+static int art_gone(struct cmfs *c, const struct node *n,
+		    struct catalog_version *out)
+{
+	int open;
+
+	path_lock(c->paths);
+	open = n->nopen && n->pages && n->pages->last.sha256[0];
+	if (open)
+		*out = n->pages->last;
+	path_unlock(c->paths);
+	return open;
+}
+
 /* ---- Attributes ---- */
 
 /* 1 if `n` has an upload open or a placeholder: it exists before its
@@ -627,6 +784,24 @@ static struct fh *live_writer(struct cmfs *c, struct node *n)
 	return f;
 }
 
+/*
+ * The newest upload open on `n` whose last commit was not refused,
+ * written or not, held as live_writer() holds it (fh_put()).
+ */
+static struct fh *open_upload(struct cmfs *c, struct node *n)
+{
+	struct fh *f;
+
+	path_lock(c->paths);
+	for (f = n->writer; f; f = f->wnext)
+		if (f->kind == FH_UPLOAD && !f->refused)
+			break;
+	if (f)
+		f->users++;
+	path_unlock(c->paths);
+	return f;
+}
+
 static void fh_destroy(struct cmfs *c, struct fh *f);
 
 /* Done with a writer that live_writer() gave; NULL is ok. */
@@ -680,7 +855,7 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 	struct fh *w;
 	uint64_t size;
 	double kept;
-	int told, rc = 0;
+	int told, gone, rc = 0;
 
 	if (keep)
 		*keep = timeout_of(c, n);
@@ -748,23 +923,30 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 			return 0;
 		}
 		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
+		if (rc == -ENOENT && art_gone(c, n, &v)) {
+			/* Removed while a reader has it open. */
+			ver_attr(st, &v, 0644);
+			st->st_nlink = 0;
+			if (keep)
+				*keep = 0;
+			return 0;
+		}
 		if (rc)
 			return rc;
 		st->st_size = (off_t)a.latest.size;
 		st->st_uid = a.latest.uid;
 		set_time(st, a.latest.mtime);
+		if (keep && pages_other(c, n, a.latest.sha256))
+			*keep = 0;
 		break;
 	case N_VER:
-		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
-		if (!rc)
-			rc = catalog_ver_get(cat, a.id, n->ver, &v, NULL);
+		rc = ver_of(c, n, &e, &v, &gone);
 		if (rc)
 			return rc;
-		st->st_mode = S_IFREG | 0444;
-		st->st_size = (off_t)v.size;
-		st->st_uid = v.uid;
-		set_time(st, v.mtime);
-		break;
+		ver_attr(st, &v, 0444);
+		if (gone)
+			st->st_nlink = 0; /* removed, still open */
+		return 0;
 	case N_ASCRATCH:
 	case N_TSCRATCH:
 		rc = store_scratch_stat(repo_store(c->repo), n->env,
@@ -823,10 +1005,15 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 /* A negative entry the kernel may cache (see entry_timeout_of()). */
 static void reply_noent(fuse_req_t req, const struct node *parent)
 {
+	struct cmfs *c = cm(req);
 	struct fuse_entry_param e;
 
 	memset(&e, 0, sizeof(e));
-	e.entry_timeout = entry_timeout_of(cm(req), parent->kind, 0);
+	/* Not where a rule limits who reads: that a name is absent is the
+	 * readers' to learn, and the kernel would tell anyone (a refused
+	 * look-up is EACCES, whether the name is there or not). */
+	if (parent->kind < N_ENV || !readers_limited(c, parent))
+		e.entry_timeout = entry_timeout_of(c, parent->kind, 0);
 	fuse_reply_entry(req, &e);
 }
 
@@ -844,6 +1031,10 @@ static void reply_entry(fuse_req_t req, struct node *n,
 
 	memset(&e, 0, sizeof(e));
 	rc = attr_of(c, n, &e.attr, &e.attr_timeout);
+	/* A name names what the catalog has: not what only a handle keeps
+	 * (no link left, Identity). */
+	if (!rc && (n->kind == N_VER || n->kind == N_ART) && !e.attr.st_nlink)
+		rc = -ENOENT;
 	if (rc) {
 		path_forget(c->paths, n, 1);
 		if (rc == -ENOENT && absent)
@@ -913,19 +1104,42 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	double keep;
 	int rc;
 
-	(void)fi;
+	/* What is in an environment is its readers' to see, as its
+	 * listing is: a name the kernel still knows from another caller's
+	 * look-up tells nothing to one who may not read.  (Only where a
+	 * rule limits who reads: else everyone may, and the check would
+	 * cost a read of /proc for the caller's groups.) */
+	if (n->kind > N_ENV && n->kind != N_INVALID &&
+	    readers_limited(c, n) &&
+	    (rc = gate(req, n->env, CONFIG_READ, "stat", n->name))) {
+		fuse_reply_err(req, -rc);
+		return;
+	}
 	rc = attr_of(c, n, &st, &keep);
+	/* Through a handle that reads a version the latest is no more (a
+	 * read past the size the kernel has): that version's, kept for no
+	 * time (see Identity). */
+	if (fh_of(fi) && fh_of(fi)->kind == FH_BLOB && n->kind == N_ART &&
+	    (rc == -ENOENT || (!rc && !same_version(&st, &fh_of(fi)->ver)))) {
+		const struct catalog_version *v = &fh_of(fi)->ver;
+
+		if (rc) {
+			memset(&st, 0, sizeof(st));
+			st.st_ino = path_ino(n);
+			st.st_gid = c->owner_gid;
+			st.st_nlink = 1;
+			st.st_blksize = 256 << 10;
+			rc = 0;
+		}
+		ver_attr(&st, v, 0644);
+		keep = 0;
+	}
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
 	fit_mode(req, n, &st);
 	fuse_reply_attr(req, &st, keep);
-}
-
-static struct fh *fh_of(struct fuse_file_info *fi)
-{
-	return fi ? (struct fh *)(uintptr_t)fi->fh : NULL;
 }
 
 /* The refusal of a change in a place that cannot change. */
@@ -986,6 +1200,36 @@ static int upload_truncate_refused(fuse_req_t req, const struct node *n,
 	return rc;
 }
 
+/*
+ * truncate(2) by name of artifact `n` while an upload of it is open (or
+ * made by mknod): it applies to that upload, as truncate(2) of a file
+ * that another process writes applies to the file it writes, so that
+ * the writer's fstat and reads show it and its close commits it; a
+ * version of its own would be replaced by that close.  0 or -errno when
+ * it did; 1 when no upload is open.
+ */
+static int truncate_open(struct cmfs *c, struct node *n, off_t size)
+{
+	struct fh *f;
+	int rc = 1;
+
+	path_lock(c->paths);
+	if (n->placeholder)
+		rc = repo_upload_truncate(n->placeholder, size);
+	path_unlock(c->paths);
+	if (rc <= 0)
+		return rc;
+	f = open_upload(c, n);
+	if (f) {
+		pthread_mutex_lock(&f->lock);
+		f->wrote = 1;
+		rc = repo_upload_truncate(f->up, size);
+		pthread_mutex_unlock(&f->lock);
+	}
+	fh_put(c, f);
+	return rc;
+}
+
 static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 		       int to_set, struct fuse_file_info *fi)
 {
@@ -1033,6 +1277,9 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 				upload_truncate_refused(req, n,
 							(uint64_t)attr->st_size,
 							rc);
+		} else if (n->kind == N_ART &&
+			   (rc = truncate_open(c, n, attr->st_size)) <= 0) {
+			/* Applied to the upload open on it (or failed). */
 		} else if (n->kind == N_ART) {
 			/* truncate(2) by name: a whole upload at once. */
 			struct repo_upload *u;
@@ -1306,6 +1553,10 @@ static void fh_destroy(struct cmfs *c, struct fh *f)
 	pthread_mutex_lock(&f->lock);
 	pthread_mutex_unlock(&f->lock);
 	path_lock(c->paths);
+	if (f->opened)
+		f->node->nopen--;
+	if (f->pages && f->node->pages)
+		f->node->pages->npaged--;
 	if (f->counted)
 		backing_put_locked(c, f->node);
 	if (f->paged)
@@ -1464,8 +1715,13 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 				e.entry_timeout =
 					entry_timeout_of(c, dir->kind, 1);
 			} else {
-				/* . and .. carry no entry (ino 0). */
+				/* . and .. carry no entry (ino 0), but a
+				 * number: readdir(3) skips an entry whose
+				 * d_ino is 0, and ls -a showed neither. */
 				e.attr.st_mode = S_IFDIR;
+				e.attr.st_ino = path_ino(
+					p[2] == '.' && dir->parent ? dir->parent
+								   : dir);
 			}
 			sz = fuse_add_direntry_plus(req, out + used, size - used,
 						    p + 1, &e, i + 1);
@@ -1577,24 +1833,36 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 		}
 		f = fh_new(FH_BLOB, n);
 		rc = f ? env_row(c, n->env, &e) : -ENOMEM;
-		if (!rc)
-			rc = catalog_art_get(repo_catalog(c->repo), e.id, n->obj,
-					     &a, NULL);
-		v = a.latest;
-		if (!rc && n->kind == N_VER)
-			rc = catalog_ver_get(repo_catalog(c->repo), a.id,
-					     n->ver, &v, NULL);
+		if (!rc && n->kind == N_VER) {
+			int gone;
+
+			rc = ver_of(c, n, &e, &v, &gone);
+		} else if (!rc) {
+			rc = catalog_art_get(repo_catalog(c->repo), e.id,
+					     n->obj, &a, NULL);
+			v = a.latest;
+		}
 		if (!rc)
 			rc = repo_blob_open(c->repo, &v, &f->fd, &err);
+		if (!rc) {
+			/* The version this handle reads (Identity). */
+			f->ver = v;
+			f->opened = 1;
+			path_lock(c->paths);
+			n->nopen++;
+			path_unlock(c->paths);
+		}
 		/* A version never changes: the kernel may read its blob
 		 * itself.  Not the latest: the kernel turns away any open
 		 * beside one with a backing file, uploads too (backing.c). */
 		if (!rc && n->kind == N_VER)
 			f->backing = backing_get(c, n, f->fd, &f->counted);
-		/* Pages of a version stay valid; of the latest, until the
-		 * next upload, which invalidates them.  (A backing file
-		 * has its own: the kernel refuses the flag with it.) */
+		/* Pages of a version stay valid (a backing file has its
+		 * own: the kernel refuses the flag with it); of the latest,
+		 * while they hold the version this handle reads. */
 		fi->keep_cache = !f || !f->backing;
+		if (!rc && n->kind == N_ART)
+			pages_open(c, n, f, fi);
 		break;
 	case N_ASCRATCH:
 	case N_TSCRATCH:
@@ -2026,9 +2294,12 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct repo_who w = who_of(req);
 	struct cmfs_err err = CMFS_ERR_INIT;
 	enum node_kind k = path_classify(p->kind, name);
+	int64_t ver = k == N_VER ? path_version(p, name) : 0;
 	char t[130];
 	int rc;
 
+	if (k == N_VER && !ver)
+		k = N_INVALID; /* not a version's exact name */
 	if (k == N_ART || k == N_VER)
 		rc = gate(req, p->env, CONFIG_ADMIN, "delete", name);
 	else if (k == N_ASCRATCH || k == N_TSCRATCH || k == N_TABLE)
@@ -2046,8 +2317,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			inval_artifact(c, p->env, name);
 		break;
 	case N_VER:
-		rc = repo_ver_remove(c->repo, &w, p->env, p->obj,
-				     strtoll(name, NULL, 10), &err);
+		rc = repo_ver_remove(c->repo, &w, p->env, p->obj, ver, &err);
 		if (!rc)
 			inval_artifact(c, p->env, p->obj);
 		break;
@@ -2300,8 +2570,25 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, EEXIST);
 		return;
 	}
-	if (k == N_ART) {
-		/* An upload without bytes, for the first open to take. */
+	if (k == N_ART && !name_is_jar(n->obj)) {
+		/* A file, made as an empty upload makes it (: > name): an
+		 * empty version, now.  tar --xattrs then sets its labels
+		 * and opens it to write its bytes, the next version. */
+		struct repo_who w = who_of(req);
+
+		rc = repo_upload_begin(&u, c->repo, n->env, n->obj, 1, &err);
+		if (!rc)
+			rc = repo_upload_commit(u, &w, NULL, &err);
+		repo_upload_free(u);
+	} else if (k == N_ART) {
+		/*
+		 * An empty *.jar is no zip archive: an empty upload of one
+		 * is refused.  What tar --xattrs makes this way is an
+		 * upload without bytes yet, for the first open to take
+		 * over, with the labels set on it meanwhile; it is a file
+		 * being written until then (and goes, as a refused upload
+		 * does, if nothing writes it).
+		 */
 		rc = repo_upload_begin(&u, c->repo, n->env, n->obj, 1, &err);
 		if (!rc) {
 			path_lock(c->paths);
@@ -2345,10 +2632,21 @@ static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 	struct buf tmp = BUF_INIT((size_t)1 << 24);
 	int rc;
 
-	if (n->kind == N_ART || n->kind == N_VER)
-		return repo_computed(c->repo, n->env, n->obj,
-				     n->kind == N_VER ? n->ver : 0, attr, b,
-				     err);
+	if (n->kind == N_VER) {
+		/* The version this inode stands for (Identity). */
+		struct catalog_env e;
+		struct catalog_version v;
+		int gone;
+
+		rc = env_row(c, n->env, &e);
+		if (!rc)
+			rc = ver_of(c, n, &e, &v, &gone);
+		return rc ? rc
+			  : repo_computed_ver(c->repo, n->env, n->obj, &v, attr,
+					      b, err);
+	}
+	if (n->kind == N_ART)
+		return repo_computed(c->repo, n->env, n->obj, 0, attr, b, err);
 	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
 	    !strcmp(attr, "error")) {
 		/* Empty when the table resolves; else why not. */
@@ -2558,6 +2856,14 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	struct buf b = BUF_INIT(1 << 24);
 	int rc = 0;
 
+	/* Label names are the environment's readers' (as getxattr). */
+	if (n->kind > N_ENV && n->kind != N_INVALID &&
+	    readers_limited(c, n) &&
+	    (rc = gate(req, n->env, CONFIG_READ, "read", n->name))) {
+		fuse_reply_err(req, -rc);
+		buf_release(&b);
+		return;
+	}
 	if (n->kind == N_ASCRATCH)
 		rc = repo_scratch_label_list(c->repo, n->env, n->obj, &b);
 	else if (n->kind == N_ART || n->kind == N_VER)
@@ -2607,6 +2913,33 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	} else {
 		rc = -ENODATA;
 	}
+	fuse_reply_err(req, -rc);
+}
+
+/*
+ * access(2) (and chdir): what the rules allow this caller.  Without it
+ * the kernel would answer yes to anyone, through a name it keeps from
+ * another caller's look-up, saying more than a look-up would: read
+ * (any mask) needs `read` in the environment, as a look-up does; W_OK
+ * the right to change the node, and a file that never changes
+ * (versions, resolved files, events) is EROFS.
+ */
+static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
+{
+	struct node *n = nd(req, ino);
+	int rc = 0;
+
+	if (n->kind > N_ENV && n->kind != N_INVALID &&
+	    readers_limited(cm(req), n))
+		rc = gate(req, n->env, CONFIG_READ, "access", n->name);
+	if (!rc && (mask & W_OK) &&
+	    (n->kind == N_VER || n->kind == N_RJARS || n->kind == N_RSQL ||
+	     n->kind == N_EVENTS))
+		rc = -EROFS;
+	else if (!rc && (mask & W_OK) && n->kind != N_ROOT &&
+		 !holds(req, n->kind == N_ENVS ? NULL : n->env,
+			change_right(n->kind)))
+		rc = -EACCES;
 	fuse_reply_err(req, -rc);
 }
 
@@ -2675,4 +3008,5 @@ const struct fuse_lowlevel_ops cmfs_ops = {
 	.listxattr = op_listxattr,
 	.removexattr = op_removexattr,
 	.statfs = op_statfs,
+	.access = op_access,
 };

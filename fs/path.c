@@ -95,6 +95,22 @@ enum node_kind path_classify(enum node_kind parent, const char *name)
 	}
 }
 
+int64_t path_version(const struct node *vdir, const char *name)
+{
+	const char *ext = name_ext(vdir->obj);
+	int64_t n = 0;
+	const char *p;
+
+	if (vdir->kind != N_VDIR || *name < '1' || *name > '9')
+		return 0;
+	for (p = name; *p >= '0' && *p <= '9'; p++) {
+		if (n > (INT64_MAX - (*p - '0')) / 10)
+			return 0;
+		n = n * 10 + (*p - '0');
+	}
+	return strcmp(p, ext) ? 0 : n;
+}
+
 int path_is_dir(enum node_kind k)
 {
 	return k == N_ROOT || k == N_ENVS || k == N_ENV || k == N_ARTS ||
@@ -106,6 +122,8 @@ static void node_free(struct node *n)
 	if (n->cache)
 		free(n->cache->data);
 	free(n->cache);
+	free(n->pin);
+	free(n->pages);
 	free(n->name);
 	free(n);
 }
@@ -337,7 +355,8 @@ struct node *path_lookup(struct paths *t, struct node *parent,
 	enum node_kind k = path_classify(parent->kind, name);
 	struct node *n;
 
-	if (k == N_INVALID)
+	/* A version's name is exact: its number and its artifact's ext. */
+	if (k == N_INVALID || (k == N_VER && !path_version(parent, name)))
 		return NULL;
 	path_lock(t);
 	n = find(t, parent, name);

@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "catalog.h"
+
 enum node_kind {
 	N_ROOT,		/* / */
 	N_ENVS,		/* /envs */
@@ -94,11 +96,42 @@ struct node {
 	 */
 	uint8_t solo;
 	struct node_cache *cache;	/* N_RJARS, once told; table lock */
+	/*
+	 * N_VER: the version this inode stands for, from its first look-up
+	 * on: its attributes, user.cmfs.* and reads are that version's for
+	 * as long as the kernel holds the inode (ops.c, "Identity").  NULL
+	 * until then.  Table lock.
+	 */
+	struct catalog_version *pin;
+	/*
+	 * N_ART: what the kernel's pages of the inode hold: the version
+	 * (sha256) that reads through them were opened on, and how many such
+	 * handles are open (ops.c, "Identity").  NULL until the first read.
+	 * Table lock.
+	 */
+	struct node_pages *pages;
+	uint32_t nopen;			/* open handles that read a blob */
+};
+
+struct node_pages {
+	char sha256[65];
+	uint32_t npaged;
+	/* The version the last reader opened: what fstat(2) shows of an
+	 * artifact removed while it is open. */
+	struct catalog_version last;
 };
 
 /* What a name in directory kind `parent` is: N_INVALID when it cannot be
  * there.  `name` is not checked against the catalog. */
 enum node_kind path_classify(enum node_kind parent, const char *name);
+
+/*
+ * The version number that `name` in versions/<a>/ (node `vdir`) names:
+ * exactly "<n><ext>", n a decimal without leading zeros, ext the part of
+ * <a> from its last '.' (DESIGN.md, "The tree"); 0 for any other name
+ * ("1zzz", "1.bin.old" and "1.jar" of x.bin name nothing).
+ */
+int64_t path_version(const struct node *vdir, const char *name);
 
 /* 1 for kinds that are directories. */
 int path_is_dir(enum node_kind k);

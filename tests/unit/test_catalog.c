@@ -189,11 +189,19 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 
 /* ---- open and migrate ------------------------------------------------------ */
 
+/* A version-8 catalog made as version 7 had it: no retired names. */
+#define V8_TO_V7                                                               \
+	"DROP TRIGGER art_retire;"                                             \
+	"DROP TRIGGER art_reuse;"                                              \
+	"DROP INDEX retired_holder;"                                           \
+	"DROP TABLE retired;"                                                  \
+	"PRAGMA user_version = 7;"
+
 /* A version-7 catalog made as version 6 had it: events in a rowid table
  * with an index on (env, off), lines and all. */
-#define V8_TO_V7                                                               \
+#define V9_TO_V8                                                               \
 	"DROP TRIGGER loose_free; DROP TRIGGER loose_taken;"                   \
-	"DROP TABLE loose; PRAGMA user_version = 7;"
+	"DROP TABLE loose; PRAGMA user_version = 8;"
 #define V7_TO_V6                                                               \
 	"CREATE TABLE events_v6(id INTEGER PRIMARY KEY, env TEXT NOT NULL,"    \
 	" off INTEGER NOT NULL, len INTEGER NOT NULL, line BLOB NOT NULL);"    \
@@ -249,7 +257,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 8);
+	T_INTEQ(pragma_int("user_version"), 9);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -264,7 +272,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 8);
+	T_INTEQ(pragma_int("user_version"), 9);
 	{
 		char mode[16];
 
@@ -300,7 +308,7 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
+		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
 				 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
@@ -310,7 +318,7 @@ static void test_open(void)
 				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 8);
+		T_INTEQ(pragma_int("user_version"), 9);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -331,14 +339,14 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
+		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
 				 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 8);
+		T_INTEQ(pragma_int("user_version"), 9);
 		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
 		T_INTEQ(mark, 0);
 		catalog_close(c);
@@ -374,13 +382,13 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
+		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
 				 V4_TO_V3),
 			0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 8);
+		T_INTEQ(pragma_int("user_version"), 9);
 		T_INTEQ(exec_sql("SELECT * FROM factories"), 1);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
@@ -424,11 +432,13 @@ static void test_open(void)
 		k = c ? art(c, e.id, "k.jar", SHA_B, 3) : 0;
 		u = c ? art(c, e.id, "u.txt", SHA_C, 3) : 0;
 		catalog_close(c);
-		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4), 0);
+		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
+				 V5_TO_V4),
+			0);
 		T_INTEQ(pragma_int("user_version"), 4);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 8);
+		T_INTEQ(pragma_int("user_version"), 9);
 		/* Every version of an inspected blob names its row. */
 		T_INTEQ(query_int("SELECT count(*) FROM versions v"
 				  " WHERE v.insp IS NOT (SELECT id FROM"
@@ -469,13 +479,13 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_add(c, "prod", "two\n", &err) : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V8_TO_V7 V7_TO_V6), 0);
+		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE name = 'events_env_off'"),
 			1);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 8);
+		T_INTEQ(pragma_int("user_version"), 9);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE tbl_name = 'events'"),
 			1);
@@ -496,8 +506,33 @@ static void test_open(void)
 		buf_release(&b);
 	}
 
+	/* Version 7 gets retired names: a store of before numbers on. */
+	{
+		int64_t id = 0;
+		struct catalog_version v;
+
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(c ? catalog_env_get(c, "prod", &e, &err) : -1, 0);
+		T_INTEQ(catalog_art_add(c, e.id, "m.jar", &id, &err), 0);
+		T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
+		catalog_close(c);
+		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7), 0);
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(c ? catalog_art_del(c, id, &err) : -1, 0);
+		T_INTEQ(c ? catalog_art_add(c, e.id, "m.jar", &id, &err) : -1,
+			0);
+		T_INTEQ(c ? catalog_ver_add(c, id, SHA_B, 1, 1, 0, &v, &err)
+			  : -1,
+			0);
+		T_INTEQ(v.n, 2);
+		catalog_close(c);
+	}
+
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 9"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 10"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
@@ -720,6 +755,129 @@ static void test_artifacts(void)
 	T_STREQ(buf_str(&b), "");
 	T_INTEQ(catalog_art_count(c, e, &n, &err), 0);
 	T_INTEQ(n, 2);
+	buf_release(&b);
+	teardown(c);
+}
+
+/* retired_list collector: "name=next," */
+static int cat_retired(void *arg, const char *name, int64_t next)
+{
+	return buf_printf(arg, "%s=%lld,", name, (long long)next);
+}
+
+/*
+ * Version numbers belong to a name in an environment: after rm, a last
+ * version removed, or a rename away, the name goes on counting; a rename
+ * onto a name that had numbers moves the versions above them.
+ */
+static void test_numbering(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_artifact a;
+	struct catalog_version v;
+	struct buf b = BUF_INIT(4096);
+	int64_t e = env(c, "prod"), e2 = env(c, "dev"), id, id2;
+
+	/* 1, 2, rm, 3. */
+	T_INTEQ(catalog_art_add(c, e, "reuse.jar", &id, &err), 0);
+	T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(catalog_ver_add(c, id, SHA_B, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 2);
+	T_INTEQ(catalog_art_del(c, id, &err), 0);
+	T_INTEQ(catalog_retired_list(c, "prod", cat_retired, &b, &err), 0);
+	T_STREQ(buf_str(&b), "reuse.jar=3,");
+	T_INTEQ(catalog_art_add(c, e, "reuse.jar", &id, &err), 0);
+	T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 3);
+	/* Taken again: no longer retired. */
+	buf_reset(&b);
+	T_INTEQ(catalog_retired_list(c, "prod", cat_retired, &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+	/* Another environment's name is another name. */
+	T_INTEQ(catalog_art_add(c, e2, "reuse.jar", &id2, &err), 0);
+	T_INTEQ(catalog_ver_add(c, id2, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 1);
+	/* Deleted twice: the larger number stays. */
+	T_INTEQ(catalog_art_del(c, id, &err), 0);
+	T_INTEQ(catalog_art_add(c, e, "reuse.jar", &id, &err), 0);
+	T_INTEQ(catalog_art_del(c, id, &err), 0);
+	T_INTEQ(catalog_art_add(c, e, "reuse.jar", &id, &err), 0);
+	T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 4);
+
+	/* Rename k.jar (1, 2) to k2.jar: k.jar goes on at 3. */
+	T_INTEQ(catalog_art_add(c, e, "k.jar", &id, &err), 0);
+	T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(catalog_ver_add(c, id, SHA_B, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(catalog_art_rename(c, id, "k2.jar", &err), 0);
+	T_INTEQ(catalog_art_get(c, e, "k2.jar", &a, &err), 0);
+	T_INTEQ(a.latest.n, 2);
+	T_INTEQ(catalog_art_add(c, e, "k.jar", &id2, &err), 0);
+	T_INTEQ(catalog_ver_add(c, id2, SHA_C, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 3);
+	/* And back, onto a name that had 1..3: its versions move above. */
+	T_INTEQ(catalog_art_del(c, id2, &err), 0);
+	T_INTEQ(catalog_art_rename(c, id, "k.jar", &err), 0);
+	buf_reset(&b);
+	T_INTEQ(catalog_ver_list(c, id, cat_ver, &b, &err), 0);
+	T_STREQ(buf_str(&b), "4,5,");
+	T_INTEQ(catalog_ver_get(c, id, 4, &v, &err), 0);
+	T_STREQ(v.sha256, SHA_A);
+	T_INTEQ(catalog_ver_get(c, id, 5, &v, &err), 0);
+	T_STREQ(v.sha256, SHA_B);
+	T_INTEQ(catalog_ver_add(c, id, SHA_C, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 6);
+	/* k2.jar had 1, 2: it goes on at 3. */
+	buf_reset(&b);
+	T_INTEQ(catalog_retired_list(c, "prod", cat_retired, &b, &err), 0);
+	T_STREQ(buf_str(&b), "k2.jar=3,");
+	/* Back and forth: an artifact returning to a name it left keeps
+	 * its numbers (they named its bytes there), new ones included. */
+	T_INTEQ(catalog_art_rename(c, id, "k3.jar", &err), 0);
+	T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 7);
+	T_INTEQ(catalog_art_rename(c, id, "k.jar", &err), 0);
+	buf_reset(&b);
+	T_INTEQ(catalog_ver_list(c, id, cat_ver, &b, &err), 0);
+	T_STREQ(buf_str(&b), "4,5,6,7,");
+	/* Not once it is gone and another takes its row number: k3.jar's
+	 * holder was id; deleted, the name's numbers are plain retired. */
+	T_INTEQ(catalog_art_rename(c, id, "k3.jar", &err), 0);
+	T_INTEQ(catalog_art_del(c, id, &err), 0);
+	T_INTEQ(catalog_art_add(c, e, "fresh.jar", &id2, &err), 0);
+	T_INTEQ(catalog_ver_add(c, id2, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 1);
+	T_INTEQ(catalog_art_rename(c, id2, "k.jar", &err), 0);
+	buf_reset(&b);
+	T_INTEQ(catalog_ver_list(c, id2, cat_ver, &b, &err), 0);
+	T_STREQ(buf_str(&b), "8,");
+	T_INTEQ(catalog_art_del(c, id2, &err), 0);
+
+	/* put: the larger number; refused on a name an artifact holds. */
+	T_INTEQ(catalog_retired_put(c, "prod", "k2.jar", 2, &err), 0);
+	T_INTEQ(catalog_retired_put(c, "prod", "old.jar", 7, &err), 0);
+	T_ERRNO(catalog_retired_put(c, "prod", "reuse.jar", 9, &err), EEXIST);
+	cmfs_err_clear(&err);
+	buf_reset(&b);
+	T_INTEQ(catalog_retired_list(c, "prod", cat_retired, &b, &err), 0);
+	T_STREQ(buf_str(&b),
+		"fresh.jar=2,k.jar=9,k2.jar=3,k3.jar=8,old.jar=7,");
+	T_INTEQ(catalog_art_add(c, e, "old.jar", &id, &err), 0);
+	T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 7);
+	/* An import's versions and next number into a name with retired
+	 * numbers (an environment removed and made again): never lower. */
+	T_INTEQ(catalog_retired_put(c, "prod", "imp.jar", 9, &err), 0);
+	T_INTEQ(catalog_art_add(c, e, "imp.jar", &id, &err), 0);
+	v.artifact_id = id;
+	v.n = 1;
+	T_INTEQ(catalog_ver_put(c, &v, &err), 0);
+	T_INTEQ(catalog_art_next_set(c, id, 3, &err), 0);
+	T_ERRNO(catalog_art_next_set(c, id, 1, &err), EINVAL);
+	cmfs_err_clear(&err);
+	T_INTEQ(catalog_ver_add(c, id, SHA_B, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(v.n, 9);
 	buf_release(&b);
 	teardown(c);
 }
@@ -1782,6 +1940,7 @@ int main(void)
 	T_RUN(test_open);
 	T_RUN(test_env);
 	T_RUN(test_artifacts);
+	T_RUN(test_numbering);
 	T_RUN(test_blob_refs);
 	T_RUN(test_inline);
 	T_RUN(test_names);

@@ -128,6 +128,8 @@ static char *dump_rows(const char *store)
 		" FROM inspections ORDER BY sha256",
 		"SELECT 'event', env, off, len, CAST(line AS TEXT) FROM events"
 		" ORDER BY env, off",
+		"SELECT 'retired', env, name, next_n FROM retired"
+		" ORDER BY env, name",
 		NULL};
 	struct buf b = BUF_INIT((size_t)1 << 24);
 	char db[256];
@@ -236,6 +238,11 @@ static void populate(struct ctx *x)
 	T_INTEQ(upload(x, "prod", "notes.txt", "two\n", 4), 0);
 	T_INTEQ(upload(x, "prod", "notes.txt", "three\n", 6), 0);
 	T_INTEQ(repo_ver_remove(x->f.r, &who, "prod", "notes.txt", 3, &err), 0);
+	/* Two versions, then rm: the name's next number is 3 (no
+	 * artifact holds it; export keeps it in next-versions). */
+	T_INTEQ(upload(x, "prod", "gone.txt", "g1\n", 3), 0);
+	T_INTEQ(upload(x, "prod", "gone.txt", "g2\n", 3), 0);
+	T_INTEQ(repo_art_remove(x->f.r, &who, "prod", "gone.txt", &err), 0);
 	/* An artifact whose name is that of the metadata file. */
 	T_INTEQ(upload(x, "prod", "artifact.json", "{}", 2), 0);
 	T_INTEQ(upload(x, "prod", "empty.bin", "", 0), 0);
@@ -469,6 +476,12 @@ static void test_roundtrip(void)
 	free(text);
 	snprintf(path, sizeof(path), "%s/envs/empty/environment.json", x.dir);
 	T_INTEQ(stat(path, &sb), 0);
+	snprintf(path, sizeof(path), "%s/envs/prod/next-versions", x.dir);
+	text = t_slurp(path, NULL);
+	T_STREQ(text, "gone.txt 3\n");
+	free(text);
+	snprintf(path, sizeof(path), "%s/envs/empty/next-versions", x.dir);
+	T_CHECK(stat(path, &sb) != 0);
 
 	memset(&st, 0, sizeof(st));
 	T_INTEQ(export_load(x.dir, x.store2, 0, &st, &err), 0);
@@ -480,6 +493,7 @@ static void test_roundtrip(void)
 	T_STREQ(b, a);
 	T_CONTAINS(a, "ver|");
 	T_CONTAINS(a, "|notes.txt|4|");
+	T_CONTAINS(a, "retired|prod|gone.txt|3|");
 	free(b);
 	/* inline_max 0: every blob a file, none in the catalog. */
 	T_INTEQ(inline_rows(x.store2, &bad), 0);
@@ -604,6 +618,14 @@ static void test_load_refusals(void)
 	spit(path, "CREATE TABLE orders_eu (region STRING) WITH "
 		   "('collection' = 'eu') LIKE orders");
 
+	/* A bad next-versions line; a name an artifact holds. */
+	snprintf(path, sizeof(path), "%s/envs/prod/next-versions", x.dir);
+	spit(path, "gone.txt 1\n");
+	load_refused(&x, "next-versions:1: not");
+	spit(path, "gone.txt 3\nnotes.txt 9\n");
+	load_refused(&x, "next-versions:2: notes.txt: an artifact");
+	spit(path, "gone.txt 3\n");
+
 	/* An environment not listed, and the marker missing. */
 	snprintf(path, sizeof(path), "%s/envs/extra", x.dir);
 	T_INTEQ(mkdir(path, 0700), 0);
@@ -647,6 +669,82 @@ static void test_load_refusals(void)
 	teardown(&x);
 }
 
+/*
+ * A mount frees a blob while an export reads a snapshot that refers to
+ * it: the blob stays (retired, out of blobs/) until the export lets the
+ * store go, and the export finds it there; then the mount reaps it.
+ */
+static void test_export_hold(void)
+{
+	struct ctx x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct store *s = NULL;
+	size_t len = 100000, i;
+	char *big = malloc(len), *back = malloc(len);
+	int hold = -1, fd = -1, tries;
+
+	setup(&x);
+	T_CHECK(big && back);
+	if (!big || !back)
+		goto out;
+	for (i = 0; i < len; i++)
+		big[i] = (char)(i * 7 + i / 251);
+	T_INTEQ(repo_env_create(x.f.r, &who, "prod", &err), 0);
+	T_INTEQ(fixture_upload(&x.f, &who, "prod", "big.bin", big, len, &v,
+			       &err),
+		0);
+	T_INTEQ(store_open(&s, x.f.store, &err), 0);
+	if (!s)
+		goto out;
+	T_INTEQ(store_export_busy(s), 0);
+	T_INTEQ(store_export_hold(s, &hold), 0);
+	T_INTEQ(store_export_busy(s), 1);
+	T_INTEQ(repo_art_remove(x.f.r, &who, "prod", "big.bin", &err), 0);
+	T_INTEQ(repo_sync(x.f.r), 0); /* sync = batch: freed after it */
+	usleep(300 * 1000);	      /* the reaper's chance to err */
+	T_ERRNO(store_blob_open(s, v.sha256, &fd, NULL), ENOENT);
+	T_INTEQ(store_blob_open_retired(s, v.sha256, &fd), 0);
+	if (fd >= 0) {
+		T_INTEQ(pread(fd, back, len, 0), (ssize_t)len);
+		T_CHECK(!memcmp(big, back, len));
+		close(fd);
+		fd = -1;
+	}
+	/* Let go: it is reaped within the reaper's next look. */
+	close(hold);
+	hold = -1;
+	T_INTEQ(store_export_busy(s), 0);
+	for (tries = 0; tries < 50; tries++) {
+		if (store_blob_open_retired(s, v.sha256, &fd) == -ENOENT)
+			break;
+		close(fd);
+		usleep(100 * 1000);
+	}
+	T_CHECK(tries < 50);
+	/* A blob missing for good: the export fails, EIO, and says so. */
+	T_INTEQ(fixture_upload(&x.f, &who, "prod", "big2.bin", big, len, &v,
+			       &err),
+		0);
+	{
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/blobs/%.2s/%s", x.f.store,
+			 v.sha256, v.sha256);
+		T_INTEQ(unlink(path), 0);
+	}
+	cmfs_err_clear(&err);
+	T_ERRNO(export_dump(x.f.store, x.dir, NULL, &err), EIO);
+	T_CONTAINS(cmfs_err_msg(&err), "is missing: run cmfs fsck");
+out:
+	if (hold >= 0)
+		close(hold);
+	store_close(s);
+	free(big);
+	free(back);
+	teardown(&x);
+}
+
 int main(void)
 {
 	T_RUN(test_artifact_json);
@@ -654,5 +752,6 @@ int main(void)
 	T_RUN(test_artifact_strict);
 	T_RUN(test_roundtrip);
 	T_RUN(test_load_refusals);
+	T_RUN(test_export_hold);
 	return T_DONE();
 }

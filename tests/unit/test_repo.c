@@ -937,10 +937,87 @@ static void test_remove(void)
 	T_CONTAINS(fixture_last_event(&x, "dev"),
 		   "action=delete artifact=other.txt versions=2 result=ok");
 	T_ERRNO(repo_art_remove(x.r, &who, "dev", "other.txt", &err), ENOENT);
-	/* A new artifact of the same name starts afresh, without labels. */
+	/* A new artifact of the same name starts without labels, and its
+	 * numbers go on where the name's stopped: a pinned versions/ path
+	 * never names other bytes (issue 34). */
 	T_INTEQ(ups(&x, "dev", "other.txt", "one"), 0);
-	T_STREQ(versions(&x, "dev", "other.txt"), "1,");
+	T_STREQ(versions(&x, "dev", "other.txt"), "3,");
 	T_STREQ(label(&x, "dev", "other.txt", "app"), "(none)");
+	fixture_close(&x);
+}
+
+/*
+ * Version numbers of a name are never reused (issue 34): rm, the last
+ * version removed, a rename away; a rename onto a name with numbers
+ * moves the versions above them.  A version as given (an inode's pin)
+ * keeps its computed attributes after it is gone; a version whose blob
+ * is missing reads as EIO, with a line in the log.
+ */
+static void test_identity(void)
+{
+	struct fixture x;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v1, v;
+	struct buf b = BUF_INIT(4096);
+	char path[256];
+	int fd = -1;
+
+	setup_files(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(upload(&x, "dev", "a.txt", "one", 3, &v1), 0);
+	T_INTEQ(ups(&x, "dev", "a.txt", "two"), 0);
+	T_INTEQ(repo_art_remove(x.r, &who, "dev", "a.txt", &err), 0);
+	T_INTEQ(ups(&x, "dev", "a.txt", "three"), 0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "3,");
+	T_INTEQ(repo_ver_remove(x.r, &who, "dev", "a.txt", 3, &err), 0);
+	T_INTEQ(ups(&x, "dev", "a.txt", "four"), 0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "4,");
+	T_INTEQ(repo_art_rename(x.r, &who, "dev", "a.txt", "b.txt", &err), 0);
+	T_INTEQ(ups(&x, "dev", "a.txt", "five"), 0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "5,");
+	T_STREQ(versions(&x, "dev", "b.txt"), "4,");
+	/* Back over a.txt (replaced): above a.txt's 5. */
+	T_INTEQ(repo_art_rename(x.r, &who, "dev", "b.txt", "a.txt", &err), 0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "6,");
+	T_INTEQ(repo_computed(x.r, "dev", "a.txt", 6, "version", &b, &err), 0);
+	T_STREQ(buf_str(&b), "6");
+
+	/* Version 1 is gone; as pinned, its attributes are its own. */
+	buf_reset(&b);
+	T_INTEQ(repo_computed_ver(x.r, "dev", "a.txt", &v1, "sha256", &b, &err),
+		0);
+	T_STREQ(buf_str(&b), v1.sha256);
+	buf_reset(&b);
+	T_INTEQ(repo_computed_ver(x.r, "dev", "a.txt", &v1, "version", &b,
+				  &err),
+		0);
+	T_STREQ(buf_str(&b), "1");
+	buf_reset(&b);
+	T_INTEQ(repo_computed_ver(x.r, "dev", "a.txt", &v1, "used-by", &b,
+				  &err),
+		0);
+	T_STREQ(buf_str(&b), "");
+
+	/* A missing blob: EIO, and the log says which. */
+	T_INTEQ(upload(&x, "dev", "lost.txt", "lost bytes", 10, &v), 0);
+	snprintf(path, sizeof(path), "%s/blobs/%.2s/%s", x.store, v.sha256,
+		 v.sha256);
+	T_INTEQ(unlink(path), 0);
+	cmfs_err_clear(&err);
+	T_ERRNO(repo_blob_open(x.r, &v, &fd, &err), EIO);
+	T_CONTAINS(cmfs_err_msg(&err), "is missing");
+	T_CONTAINS(buf_str(&x.log), v.sha256);
+	T_CONTAINS(buf_str(&x.log), "missing from the store");
+	/* ... and a copy-on-write upload from it: EIO, not ENOENT. */
+	{
+		struct repo_upload *u = NULL;
+
+		T_INTEQ(repo_upload_begin(&u, x.r, "dev", "lost.txt", 0, &err),
+			0);
+		T_INTEQ(u ? repo_upload_write(u, "x", 1, 10) : 0, -EIO);
+		repo_upload_free(u);
+	}
+	buf_release(&b);
 	fixture_close(&x);
 }
 
@@ -2682,7 +2759,9 @@ static void test_inline(void)
 
 /*
  * Uploads held in memory together stay under HELD_MAX (16 MiB): past it,
- * an upload is written to a staging file, and commits as a file.
+ * an upload is written to a staging file; small enough to be inline, its
+ * bytes still commit inline, so that a blob is never both a file and a
+ * row (300 uploads of the same small bytes at once left both: issue 34).
  */
 static void test_inline_budget(void)
 {
@@ -2714,8 +2793,35 @@ static void test_inline_budget(void)
 		files += blob_file(&x, sha);
 		rows += blob_inline(&x, sha);
 	}
-	T_INTEQ(rows, 16);
-	T_INTEQ(files, 4);
+	T_INTEQ(rows, N);
+	T_INTEQ(files, 0);
+	T_INTEQ(count_blobs(&x), N);
+
+	/* The same bytes, 20 at once past the budget: one row. */
+	for (i = 0; data && i < N; i++) {
+		memset(data, 'z', SZ);
+		snprintf(name, sizeof(name), "same%02d", i);
+		T_INTEQ(repo_upload_begin(&u[i], x.r, "dev", name, 1, &err), 0);
+		T_INTEQ(repo_upload_write(u[i], data, SZ, 0), SZ);
+	}
+	for (i = 0; data && i < N; i++) {
+		T_INTEQ(repo_upload_commit(u[i], &who, &v, &err), 0);
+		repo_upload_free(u[i]);
+	}
+	fixture_sha(sha, data, SZ);
+	T_INTEQ(blob_inline(&x, sha), 1);
+	T_INTEQ(blob_file(&x, sha), 0);
+
+	/* Bytes already a file (stored with inline_max 0) stay the file:
+	 * an inline upload of them adds no row. */
+	x.cfg.inline_max = 0;
+	T_INTEQ(ups(&x, "dev", "asfile.txt", "kept as a file"), 0);
+	x.cfg.inline_max = SZ;
+	T_INTEQ(ups(&x, "dev", "again.txt", "kept as a file"), 0);
+	fixture_sha(sha, "kept as a file", 14);
+	T_INTEQ(blob_file(&x, sha), 1);
+	T_INTEQ(blob_inline(&x, sha), 0);
+	T_STREQ(versions(&x, "dev", "again.txt"), "1,");
 	free(data);
 	fixture_close(&x);
 }
@@ -2729,6 +2835,7 @@ int main(void)
 	T_RUN(test_limits);
 	T_RUN(test_remove);
 	T_RUN(test_rename);
+	T_RUN(test_identity);
 	T_RUN(test_labels);
 	T_RUN(test_labels_jar);
 	T_RUN(test_scratch);
