@@ -503,14 +503,24 @@ static int judge_versions(struct run *x)
 	return 0;
 }
 
+/* The catalog's loose blobs (catalog.h), as one string of sha256s. */
+static int add_loose(void *arg, const char *const *row)
+{
+	return buf_adds(arg, row[0]) || buf_addc(arg, ' ') ? -ENOMEM : 0;
+}
+
 /* Blobs that no version refers to. */
 static int judge_orphans(struct run *x)
 {
 	struct fsck_problem *p;
+	struct buf loose;
 	size_t i;
 
 	if (!x->cat)
 		return 0; /* without a catalog nothing is an orphan */
+	buf_init(&loose, 4u << 20);
+	if (catalog_loose_list(x->cat, add_loose, &loose, NULL))
+		buf_reset(&loose); /* then none is known to be loose */
 	for (i = 0; i < x->nblobs; i++) {
 		struct blob *b = &x->blobs[i];
 
@@ -521,7 +531,7 @@ static int judge_orphans(struct run *x)
 			 * to serve; an intact one is only space. */
 			if (!(p = problem(x, b->corrupt ? FSCK_BLOB_CORRUPT
 							: FSCK_ORPHAN)))
-				return -ENOMEM;
+				goto oom;
 			memcpy(p->sha256, b->sha, sizeof(p->sha256));
 			snprintf(p->what, sizeof(p->what),
 				 "blob %.64s has a second copy in the %s%s%s",
@@ -531,13 +541,14 @@ static int judge_orphans(struct run *x)
 			continue;
 		}
 		if (!(p = problem(x, FSCK_ORPHAN)))
-			return -ENOMEM;
+			goto oom;
 		memcpy(p->sha256, b->sha, sizeof(p->sha256));
 		/* An intact file: an upload links its blob before the
 		 * transaction that refers to it, so a crash (or a refusal
 		 * the daemon could not clean up) between the two leaves
 		 * exactly this, which every mount's start sweeps. */
-		p->harmless = !b->inline_ && !b->corrupt;
+		p->harmless = !b->inline_ && !b->corrupt &&
+			      strstr(buf_str(&loose), b->sha);
 		if (p->harmless)
 			snprintf(p->what, sizeof(p->what),
 				 "blob %.64s (%llu bytes) is an orphan: no "
@@ -547,6 +558,12 @@ static int judge_orphans(struct run *x)
 					    : "left from an interrupted "
 					      "upload; the next mount removes "
 					      "it");
+		else if (!b->inline_ && !b->corrupt)
+			snprintf(p->what, sizeof(p->what),
+				 "blob %.64s (%llu bytes) is not known to the "
+				 "catalog: a mount keeps it (another store's? "
+				 "--repair removes it)",
+				 b->sha, (unsigned long long)b->size);
 		else
 			snprintf(p->what, sizeof(p->what),
 				 "blob %.64s (%llu bytes) is an orphan: no "
@@ -560,7 +577,11 @@ static int judge_orphans(struct run *x)
 				 "it may be an upload in flight: the store "
 				 "is in use");
 	}
+	buf_release(&loose);
 	return 0;
+oom:
+	buf_release(&loose);
+	return -ENOMEM;
 }
 
 /* ---- repair ------------------------------------------------------------- */

@@ -88,6 +88,11 @@ S=$(sha256sum "$T/o" | cut -c1-64)
 mkdir -p "$STORE/blobs/$(printf '%.2s' "$S")"
 cp "$T/o" "$STORE/blobs/$(printf '%.2s' "$S")/$S"
 fsck "$STORE"
+eq "a blob the catalog does not know: exit 4" 4 "$RC"
+contains "names it" "blob $S (7 bytes) is not known to the catalog" "$OUT"
+# As an upload lists its blob before it links it, then is interrupted.
+sql "INSERT INTO loose(sha256) VALUES('$S')"
+fsck "$STORE"
 eq "an orphan an interrupted upload leaves: exit 0" 0 "$RC"
 contains "names the orphan" "blob $S (7 bytes) is an orphan" "$OUT"
 contains "says what it is" \

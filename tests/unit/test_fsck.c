@@ -395,6 +395,19 @@ static void test_deleted_blob(void)
 	fixture_close(&x);
 }
 
+/* List `sha` as loose in x's catalog, as an upload does before it links
+ * a blob: with no repo open. */
+static void mark_loose(const struct fixture *x, const char *sha)
+{
+	struct catalog *c = NULL;
+	char db[256];
+
+	snprintf(db, sizeof(db), "%s/catalog.db", x->store);
+	T_INTEQ(catalog_open(&c, db, NULL), 0);
+	T_INTEQ(c ? catalog_loose_add(c, sha, NULL) : -1, 0);
+	catalog_close(c);
+}
+
 static void test_orphan(void)
 {
 	struct fixture x;
@@ -416,6 +429,17 @@ static void test_orphan(void)
 	T_CHECK(f && fputs("orphan\n", f) >= 0);
 	if (f)
 		fclose(f);
+	/* Not known to the catalog: a problem, kept by a mount. */
+	r = run(&x, 0, &rc, NULL);
+	p = find(r, FSCK_ORPHAN);
+	T_CONTAINS(p ? p->what : NULL, "(7 bytes) is not known to the "
+				       "catalog");
+	T_CHECK(p && !p->harmless);
+	T_INTEQ(r ? fsck_exit_code(r) : -1, FSCK_EXIT_UNCORRECTED);
+	fsck_report_free(r);
+	/* Listed as loose: what an upload interrupted after its link
+	 * leaves. */
+	mark_loose(&x, sha);
 	r = run(&x, 0, &rc, NULL);
 	p = find(r, FSCK_ORPHAN);
 	T_CHECK(p != NULL);
