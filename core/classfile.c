@@ -1466,6 +1466,7 @@ int classfile_insn_next(const struct classfile *cf,
 	insn->pc = at;
 	insn->op = op;
 	insn->index = 0;
+	insn->local = 0;
 	if (op == 0xaa || op == 0xab) {
 		/* tableswitch, lookupswitch: 0-3 bytes of padding to a
 		 * multiple of 4 from the start of the code, then the
@@ -1524,6 +1525,17 @@ int classfile_insn_next(const struct classfile *cf,
 	}
 	if (n - at < len)
 		goto cut;
+	/* The local variable of a load, store, iinc or ret: a u1 operand,
+	 * a u2 after wide, or in the opcode (iload_0 .. astore_3). */
+	if ((op >= 0x15 && op <= 0x19) || (op >= 0x36 && op <= 0x3a) ||
+	    op == 0x84 || op == 0xa9)
+		insn->local = c[at] == 0xc4
+				      ? (uint16_t)(c[at + 2] << 8 | c[at + 3])
+				      : c[at + 1];
+	else if (op >= 0x1a && op <= 0x2d)
+		insn->local = (op - 0x1a) & 3;
+	else if (op >= 0x3b && op <= 0x4e)
+		insn->local = (op - 0x3b) & 3;
 	switch (op) {
 	case CLASSFILE_OP_LDC:
 		insn->index = c[at + 1];

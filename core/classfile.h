@@ -239,6 +239,8 @@ struct classfile_insn {
 	uint32_t pc;	/* its offset in code[] */
 	uint8_t op;	/* the opcode (wide: the opcode it widens) */
 	uint16_t index; /* its constant, see above; 0 = none */
+	uint16_t local; /* loads, stores (0x15..0x2d, 0x36..0x4e), iinc,
+			 * ret: the local variable (aload_2: 2); else 0 */
 };
 
 /*

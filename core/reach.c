@@ -147,6 +147,9 @@ struct st {
 	size_t nclasses, nmethods;
 	unsigned gen;
 	struct rclass *object; /* java/lang/Object */
+	struct rclass **handed; /* the method being read hands values of
+				 * these types to external code */
+	size_t nhanded, ahanded;
 };
 
 /* Append `x` to array *v (*n used, *a room), growing it: 0 or -ENOMEM. */
@@ -898,6 +901,40 @@ static int field(struct st *s, const struct classfile *cf, unsigned idx,
 	return rc ? rc : init(s, r.owner);
 }
 
+/*
+ * An external method is called with the parameters of descriptor `idx`:
+ * note their types (the reference ones), for the lambdas the method being
+ * read makes (scan).
+ */
+static int hand(struct st *s, const struct classfile *cf, unsigned idx)
+{
+	const char *p;
+	size_t n, i, k, j;
+	int rc = 0;
+
+	p = raw(cf, idx, &n);
+	for (i = 1; !rc && i < n && p[i] != ')'; i = k) {
+		struct rclass *c;
+
+		for (k = i; k < n && p[k] == '['; k++)
+			;
+		if (k < n && p[k] == 'L') {
+			for (j = k; j < n && p[j] != ';'; j++)
+				;
+			/* An array is handed as an array: its element
+			 * type stands for it. */
+			rc = cls_get(s, p + k + 1, j - k - 1, &c);
+			if (!rc)
+				rc = push(&s->handed, &s->nhanded, &s->ahanded,
+					  sizeof(c), &c);
+			k = j + 1;
+		} else {
+			k++;
+		}
+	}
+	return rc;
+}
+
 /* An invoke* instruction (not invokedynamic). */
 static int invoke(struct st *s, const struct classfile *cf, unsigned idx,
 		  uint8_t op)
@@ -909,6 +946,10 @@ static int invoke(struct st *s, const struct classfile *cf, unsigned idx,
 	rc = member(s, cf, idx, &r);
 	if (!rc)
 		rc = load_desc(s, cf, r.desc_idx);
+	if (!rc && r.owner)
+		rc = look(s, r.owner);
+	if (!rc && r.owner && !r.owner->cf)
+		rc = hand(s, cf, r.desc_idx);
 	if (rc || !r.owner)
 		return rc;
 	switch (op) {
@@ -1102,6 +1143,99 @@ static int bootstrap(struct st *s, const struct classfile *cf, unsigned bsm,
 	return rc;
 }
 
+/* Load the class a field type at d names (arrays: their element), its
+ * length stored in *len. */
+static int load_type(struct st *s, const char *d, size_t *len)
+{
+	struct rclass *c;
+	size_t i = 0, j;
+
+	while (d[i] == '[')
+		i++;
+	if (d[i] != 'L') {
+		*len = i + 1;
+		return 0;
+	}
+	for (j = i + 1; d[j] && d[j] != ';'; j++)
+		;
+	*len = j + 1;
+	if (!d[j])
+		return -EINVAL;
+	{
+		int rc = cls_get(s, d + i + 1, j - i - 1, &c);
+
+		return rc ? rc : load(s, c);
+	}
+}
+
+/*
+ * The classes of method m's own descriptor that its verification loads:
+ * the return type (what areturn gives is checked against it), and the
+ * type of each parameter the code reads (aload), which it may hand on to
+ * a place of another type.  A parameter never read is never checked.
+ */
+static int own_types(struct st *s, const struct classfile *cf,
+		     const struct classfile_member *m)
+{
+	uint8_t used[64] = {0}; /* locals 0..511 read by aload */
+	struct classfile_insn in;
+	uint32_t pc = 0, slot;
+	size_t i, len;
+	char *d = NULL;
+	int rc;
+
+	while ((rc = classfile_insn_next(cf, m, &pc, &in, s->err)) == 1)
+		if ((in.op == 0x19 || (in.op >= 0x2a && in.op <= 0x2d)) &&
+		    in.local < 512)
+			used[in.local >> 3] |= (uint8_t)(1u << (in.local & 7));
+	if (rc)
+		return rc;
+	rc = classfile_utf8(&d, cf, m->desc, s->err);
+	if (rc)
+		return rc;
+	slot = m->access & CLASSFILE_ACC_STATIC ? 0 : 1;
+	for (i = 1; !rc && d[i] && d[i] != ')'; i += len) {
+		int wide = d[i] == 'J' || d[i] == 'D';
+
+		size_t k = i;
+
+		while (d[k] == '[')
+			k++;
+		len = (d[k] == 'L' ? strcspn(d + k, ";") + 1 : 1) + k - i;
+		if (!d[i + len - 1])
+			rc = -EINVAL;
+		else if ((d[i] == 'L' || d[i] == '[') && slot < 512 &&
+			 used[slot >> 3] & (1u << (slot & 7)))
+			rc = load_type(s, d + i, &len);
+		slot += wide ? 2 : 1;
+	}
+	if (!rc && d[i] == ')' && (d[i + 1] == 'L' || d[i + 1] == '['))
+		rc = load_type(s, d + i + 1, &len);
+	if (rc == -EINVAL)
+		rc = cmfs_err_set(s->err, -EINVAL, "bad descriptor %s", d);
+	free(d);
+	return rc;
+}
+
+/*
+ * 1 if lambda l can be handed on as an `h`: Object or one of its
+ * interface's own supertypes (a lambda is no instance of a class, so an
+ * external type that its interface's closure does not name is taken for
+ * another type, unlike may_be()).
+ */
+static int handed_as(const struct st *s, const struct lambda *l,
+		     const struct rclass *h)
+{
+	size_t i;
+
+	if (h == s->object)
+		return 1;
+	for (i = 0; i < l->iface->nsup; i++)
+		if (l->iface->sup[i] == h)
+			return 1;
+	return 0;
+}
+
 /* Read method mi of c: what each instruction and handler loads, calls,
  * initializes or instantiates. */
 static int scan(struct st *s, struct rclass *c, unsigned mi)
@@ -1115,6 +1249,10 @@ static int scan(struct st *s, struct rclass *c, unsigned mi)
 	unsigned k;
 	int rc = 0;
 
+	size_t made = s->nlams, i, j;
+
+	s->nhanded = 0;
+	rc = own_types(s, cf, m);
 	for (k = 0; k < m->nexc && !rc; k++) {
 		rc = classfile_handler(cf, m, k, &t, s->err);
 		if (!rc && t)
@@ -1163,6 +1301,18 @@ static int scan(struct st *s, struct rclass *c, unsigned mi)
 			break;
 		}
 	}
+	/*
+	 * A lambda this method makes and hands to external code (a stream's
+	 * map, computeIfAbsent, forEach ...) may be called there, now: its
+	 * implementation is reached.  One it keeps, returns or gives to the
+	 * JAR's own code is called only as the JAR's code calls it.
+	 */
+	for (i = made; !rc && i < s->nlams; i++)
+		for (j = 0; j < s->nhanded; j++)
+			if (handed_as(s, s->lams[i], s->handed[j])) {
+				rc = lambda_fire(s, s->lams[i]);
+				break;
+			}
 	return rc;
 }
 
@@ -1278,6 +1428,7 @@ static void st_release(struct st *s)
 	free(s->lq);
 	free(s->fq);
 	free(s->ext);
+	free(s->handed);
 }
 
 int reach_run(struct reach_result *out, const char *const *factories,

@@ -24,8 +24,9 @@
  * createRuntimeDecoder/Encoder, list*, apply*, supports*, requires*) and
  * equals, hashCode, toString.
  *
- * Rules, as the JVM loads classes.  A reached method's instructions load:
- * the owner of every invoked method and accessed field, and the classes of
+ * Rules, as the JVM loads classes.  A reached method loads the classes of
+ * its own descriptor (the verifier checks its values against them), and
+ * its instructions load: the owner of every invoked method and accessed field, and the classes of
  * its descriptor; the class of `new` (which also instantiates it),
  * checkcast, instanceof, anewarray, multianewarray (arrays reduced to their
  * element class), ldc of a Class, MethodType or MethodHandle; exception

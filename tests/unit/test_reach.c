@@ -158,29 +158,328 @@ static int reach_jar(const char *path, const struct reach_limits *lim,
 	return rc;
 }
 
+/* A JDK class: always on a cluster, and loaded besides by its verifier. */
+static int jdk(const char *n)
+{
+	return !strncmp(n, "java.", 5) || !strncmp(n, "javax.", 6) ||
+	       !strncmp(n, "jdk.", 4) || !strncmp(n, "sun.", 4);
+}
+
+/* 1 if `name` is one of the space-separated names of `line`. */
+static int in_line(const char *line, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = line;
+
+	while ((p = strstr(p, name))) {
+		if ((p == line || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+/* The exact sets of the fixtures built for reach (java/reach/). */
+static void test_fixture_sets(void)
+{
+	static char line[1 << 16];
+	char msg[CMFS_ERR_MSG];
+
+	/* Run time names com.absent.lib (a reader, a lambda kept for it, a
+	 * Fetcher only the reader makes): none of it here. */
+	T_INTEQ(reach_jar(JARS "reach-rt-absent.jar", NULL, 0, line,
+			  sizeof(line), msg, NULL),
+		0);
+	T_STREQ(line,
+		"java.lang.Object java.lang.String java.lang.invoke.CallSite "
+		"java.lang.invoke.LambdaMetafactory "
+		"java.lang.invoke.MethodHandle "
+		"java.lang.invoke.MethodHandles$Lookup "
+		"java.lang.invoke.MethodType "
+		"java.lang.invoke.StringConcatFactory java.util.Collections "
+		"java.util.HashSet java.util.Set java.util.function.Function "
+		"org.apache.flink.api.connector.source.Source "
+		"org.apache.flink.configuration.ConfigOption "
+		"org.apache.flink.configuration.ReadableConfig "
+		"org.apache.flink.table.connector.ChangelogMode "
+		"org.apache.flink.table.connector.source.DynamicTableSource "
+		"org.apache.flink.table.connector.source.ScanTableSource "
+		"org.apache.flink.table.connector.source.ScanTableSource$"
+		"ScanRuntimeProvider "
+		"org.apache.flink.table.connector.source.SourceProvider "
+		"org.apache.flink.table.factories.DynamicTableFactory$Context "
+		"org.apache.flink.table.factories.DynamicTableSourceFactory");
+	/* A source's constructor, another's runtime provider. */
+	T_INTEQ(reach_jar(JARS "reach-compile-absent.jar", NULL, 0, line,
+			  sizeof(line), msg, NULL),
+		0);
+	T_STREQ(line,
+		"com.absent.lib.Client com.absent.lib.Deserializer "
+		"java.lang.Object java.lang.String java.util.Collections "
+		"java.util.Set org.apache.flink.table.connector.ChangelogMode "
+		"org.apache.flink.table.connector.source.DynamicTableSource "
+		"org.apache.flink.table.connector.source.ScanTableSource "
+		"org.apache.flink.table.connector.source.ScanTableSource$"
+		"ScanRuntimeProvider "
+		"org.apache.flink.table.factories.DynamicTableSourceFactory");
+	/* Shaped like a fat SQL connector: the relocated client's run-time
+	 * paths (lz4, Kerberos, Jackson, commons-lang3) are not reached. */
+	T_INTEQ(reach_jar(JARS "reach-fat-like.jar", NULL, 0, line,
+			  sizeof(line), msg, NULL),
+		0);
+	T_STREQ(line,
+		"java.io.Closeable java.lang.Class java.lang.Object "
+		"java.lang.String java.lang.invoke.CallSite "
+		"java.lang.invoke.LambdaMetafactory "
+		"java.lang.invoke.MethodHandle "
+		"java.lang.invoke.MethodHandles$Lookup "
+		"java.lang.invoke.MethodType java.util.HashSet "
+		"java.util.Properties java.util.Set java.util.function.Function "
+		"org.apache.flink.api.connector.source.Source "
+		"org.apache.flink.configuration.ConfigOption "
+		"org.apache.flink.configuration.ReadableConfig "
+		"org.apache.flink.table.connector.ChangelogMode "
+		"org.apache.flink.table.connector.sink.DynamicTableSink "
+		"org.apache.flink.table.connector.sink.DynamicTableSink$"
+		"SinkRuntimeProvider "
+		"org.apache.flink.table.connector.source.DynamicTableSource "
+		"org.apache.flink.table.connector.source.ScanTableSource "
+		"org.apache.flink.table.connector.source.ScanTableSource$"
+		"ScanRuntimeProvider "
+		"org.apache.flink.table.connector.source.SourceProvider "
+		"org.apache.flink.table.connector.source.abilities."
+		"SupportsProjectionPushDown "
+		"org.apache.flink.table.factories.DynamicTableFactory$Context "
+		"org.apache.flink.table.factories.DynamicTableSinkFactory "
+		"org.apache.flink.table.factories.DynamicTableSourceFactory");
+	T_CHECK(!strstr(line, "jackson") && !strstr(line, "jpountz") &&
+		!strstr(line, "jgss") && !strstr(line, "lang3"));
+}
+
+/*
+ * Against the JVM: what ReachProbe recorded (tests/jvm/expected/) is in
+ * cmfs's set, for every fixture; for those built to be exact, the sets
+ * are equal.  JDK classes are compared for information only: every
+ * cluster has them, and the JVM's verifier loads some to check methods
+ * that never run (reach.h).
+ */
+static void test_jvm(void)
+{
+	static const struct {
+		const char *jar;
+		int exact;
+	} v[] = {
+		/* Exact: built so that every class compiling names, the JVM
+		 * loads too (no null returned for a declared type, every
+		 * parameter used as declared). */
+		{"reach-rt-absent", 1},
+		{"reach-fat-like", 1},
+		{"mongodb", 1},
+		/* Contained: a create* that returns null, a constructor
+		 * that throws, options the stub context cannot give. */
+		{"reach-compile-absent", 0},
+		{"fmt-jsonish", 0},
+		{"inherit", 0},
+		{"default-id", 0},
+		{"runtime-id", 0},
+		{"async-sink", 0},
+		{"guava-ref", 0},
+		{"unicode", 0},
+		{"bundle", 0},
+		{"const-id", 0},
+		/* (missing-class.jar lists a factory it lacks: no upload
+		 * gets as far as reach.) */
+	};
+	static char line[1 << 16];
+	char msg[CMFS_ERR_MSG], path[256], *text, *save = NULL, *n;
+	size_t i, k, len, nj, jdk_miss;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		snprintf(path, sizeof(path), "jvm/expected/%s.txt", v[i].jar);
+		text = t_slurp(path, &len);
+		T_CHECK(text != NULL);
+		if (!text)
+			continue;
+		snprintf(path, sizeof(path), JARS "%s.jar", v[i].jar);
+		T_INTEQ(reach_jar(path, NULL, 0, line, sizeof(line), msg,
+				  NULL),
+			0);
+		nj = jdk_miss = 0;
+		for (n = strtok_r(text, "\n", &save); n;
+		     n = strtok_r(NULL, "\n", &save)) {
+			if (jdk(n)) {
+				jdk_miss += !in_line(line, n);
+				continue;
+			}
+			nj++;
+			if (!in_line(line, n))
+				fprintf(stderr, "%s: the JVM loads %s\n",
+					v[i].jar, n);
+			T_CHECK(in_line(line, n));
+		}
+		/* Exact: as many non-JDK names as the JVM's. */
+		for (k = 0, n = line; v[i].exact && *n; k++) {
+			size_t w = strcspn(n, " ");
+			char one[512];
+
+			snprintf(one, sizeof(one), "%.*s", (int)w, n);
+			if (jdk(one))
+				k--;
+			n += w + (n[w] == ' ');
+		}
+		if (v[i].exact)
+			T_INTEQ(k, nj);
+		if (jdk_miss)
+			printf("%s: %zu JDK classes the JVM loads (its "
+			       "verifier) are not in the set\n",
+			       v[i].jar, jdk_miss);
+		free(text);
+	}
+}
+
+/* The caps, a failing lookup, a factory the JAR lacks. */
+static void test_limits_and_errors(void)
+{
+	static char line[1 << 14];
+	struct reach_limits lim;
+	char msg[CMFS_ERR_MSG];
+
+	reach_limits_default(&lim);
+	lim.max_methods = 3;
+	T_ERRNO(reach_jar(JARS "reach-fat-like.jar", &lim, 0, line,
+			  sizeof(line), msg, NULL),
+		EFBIG);
+	T_STREQ(msg, "the factories' code reaches more than 3 methods (the "
+		     "limit)");
+	reach_limits_default(&lim);
+	lim.max_classes = 5;
+	T_ERRNO(reach_jar(JARS "reach-fat-like.jar", &lim, 0, line,
+			  sizeof(line), msg, NULL),
+		EFBIG);
+	T_CONTAINS(msg, "more than 5 classes");
+	/* What the callback returns stops the walk and comes back. */
+	T_ERRNO(reach_jar(JARS "reach-fat-like.jar", NULL, 3, line,
+			  sizeof(line), msg, NULL),
+		EIO);
+	/* A listed factory the JAR does not hold. */
+	T_ERRNO(reach_jar(JARS "missing-class.jar", NULL, 0, line,
+			  sizeof(line), msg, NULL),
+		ENOEXEC);
+	T_CONTAINS(msg, "AbsentFactory is not in the JAR");
+}
+
+/* Bytecode that does not decode, in a reached method: which method. */
+static int one_class(void *ctx, const char *iname,
+		     const struct classfile **out)
+{
+	const struct classfile *cf = ctx;
+
+	*out = !strcmp(iname, "com/example/rtabsent/RtFactory") ? cf : NULL;
+	return 0;
+}
+
+static void test_bad_code(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	const char *fac = "com/example/rtabsent/RtFactory";
+	struct reach_result r;
+	struct classfile *cf = NULL;
+	zip_t *za;
+	zip_file_t *f;
+	zip_stat_t st;
+	uint8_t *b = NULL;
+	unsigned i;
+	int ze;
+
+	za = zip_open(JARS "reach-rt-absent.jar", ZIP_RDONLY, &ze);
+	T_CHECK(za && !zip_stat(za, "com/example/rtabsent/RtFactory.class", 0,
+				&st));
+	if (!za)
+		return;
+	b = malloc(st.size);
+	f = zip_fopen(za, "com/example/rtabsent/RtFactory.class", 0);
+	T_CHECK(b && f && zip_fread(f, b, st.size) == (zip_int64_t)st.size);
+	zip_fclose(f);
+	zip_discard(za);
+	T_INTEQ(classfile_parse(&cf, b, st.size, NULL), 0);
+	/* Alone, it reaches only itself and external classes. */
+	T_INTEQ(reach_run(&r, &fac, 1, one_class, cf, NULL, &err), 0);
+	T_INTEQ(r.nclasses, 1);
+	T_CHECK(r.nmethods >= 5);
+	reach_result_release(&r);
+	/* factoryIdentifier's first opcode made one no class file holds. */
+	for (i = 0; cf && i < cf->nmethods; i++)
+		if (classfile_utf8_eq(cf, cf->methods[i].name,
+				      "factoryIdentifier"))
+			b[cf->methods[i].code - b] = 0xca;
+	T_ERRNO(reach_run(&r, &fac, 1, one_class, cf, NULL, &err), EINVAL);
+	T_CONTAINS(err.msg, "class com/example/rtabsent/RtFactory, method "
+			    "factoryIdentifier: offset ");
+	T_CONTAINS(err.msg, "unknown opcode 0xca");
+	classfile_free(cf);
+	free(b);
+}
+
 /* The published JARs: what compiling a statement loads. */
 static void test_realjars(void)
 {
 	static char line[1 << 16];
-	char msg[CMFS_ERR_MSG];
-	int rc;
+	char msg[CMFS_ERR_MSG], *save = NULL, *n;
+	static const char *const kafka[] = {
+		REAL "flink-connector-kafka-3.4.0-1.20.jar",
+		REAL "flink-connector-kafka-3.1-SNAPSHOT.jar"};
+	size_t i;
 
 	if (access(REAL "flink-connector-jdbc_2.11-1.11.2.jar", R_OK)) {
 		printf("test_reach: %s absent, skipped\n", REAL);
 		return;
 	}
-	rc = reach_jar(REAL "flink-connector-jdbc_2.11-1.11.2.jar", NULL, 0,
-		       line, sizeof(line), msg, NULL);
-	T_INTEQ(rc, 0);
-	printf("jdbc: %s %s\n", msg, line);
-	rc = reach_jar(REAL "flink-connector-kafka-3.4.0-1.20.jar", NULL, 0,
-		       line, sizeof(line), msg, NULL);
-	T_INTEQ(rc, 0);
-	printf("kafka: %s %s\n", msg, line);
+	/* JDBC: only the JDK, Flink and slf4j (not the Postgres dialect's
+	 * array converter's org.postgresql). */
+	T_INTEQ(reach_jar(REAL "flink-connector-jdbc_2.11-1.11.2.jar", NULL, 0,
+			  line, sizeof(line), msg, NULL),
+		0);
+	for (n = strtok_r(line, " ", &save); n; n = strtok_r(NULL, " ", &save))
+		if (!jdk(n) && strncmp(n, "org.apache.flink.", 17) &&
+		    strncmp(n, "org.slf4j.", 10)) {
+			fprintf(stderr, "jdbc: %s\n", n);
+			T_CHECK(0);
+		}
+	/* Thin Kafka: building the source needs kafka-clients. */
+	for (i = 0; i < 2; i++) {
+		T_INTEQ(reach_jar(kafka[i], NULL, 0, line, sizeof(line), msg,
+				  NULL),
+			0);
+		T_CHECK(in_line(line, "org.apache.kafka.common.serialization."
+				      "ByteArrayDeserializer"));
+	}
+}
+
+/* REACH_PRINT=1: each fixture's set, for a person. */
+static void test_print_all(void)
+{
+	static const char *const v[] = {
+		"reach-rt-absent", "reach-fat-like", "reach-compile-absent",
+		"mongodb", "fmt-jsonish", "inherit", "default-id", "runtime-id",
+		"async-sink", "guava-ref", "unicode", "bundle", "const-id", NULL};
+	static char line[1 << 16];
+	char msg[CMFS_ERR_MSG], path[256];
+	size_t i;
+
+	for (i = 0; v[i]; i++) {
+		snprintf(path, sizeof(path), JARS "%s.jar", v[i]);
+		reach_jar(path, NULL, 0, line, sizeof(line), msg, NULL);
+		printf("%s: %s %s\n", v[i], msg, line);
+	}
 }
 
 int main(void)
 {
+	if (getenv("REACH_PRINT")) { T_RUN(test_print_all); return 0; }
+	T_RUN(test_fixture_sets);
+	T_RUN(test_jvm);
+	T_RUN(test_limits_and_errors);
+	T_RUN(test_bad_code);
 	T_RUN(test_realjars);
 	return T_DONE();
 }
