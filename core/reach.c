@@ -87,7 +87,7 @@ struct rclass {
 	size_t nsup;
 	uint8_t *mdone; /* per method: reached */
 	unsigned looked : 1, loaded : 1, inited : 1, inst : 1, have_sup : 1,
-		open : 1;
+		open : 1, linked : 1;
 	unsigned mark; /* == st.gen: met by the current closure walk */
 };
 
@@ -140,6 +140,8 @@ struct st {
 	size_t lqhead, nlq, alq;
 	struct lambda **fq; /* lambdas whose implementation is callable */
 	size_t fqhead, nfq, afq;
+	struct rclass **vq; /* classes linked, their code to be verified */
+	size_t vqhead, nvq, avq;
 	struct rclass **ext; /* external classes loaded */
 	size_t next, aext;
 	struct lambda **lams; /* every lambda, to free */
@@ -612,6 +614,16 @@ static int dispatch(struct st *s, struct rclass *t, const char *name,
 	return rc;
 }
 
+/* Link JAR class c (before it is initialized): its code is queued to
+ * be verified (verify). */
+static int link(struct st *s, struct rclass *c)
+{
+	if (!c || !c->cf || c->linked)
+		return 0;
+	c->linked = 1;
+	return push(&s->vq, &s->nvq, &s->avq, sizeof(c), &c);
+}
+
 /* Initialize class c: load it, reach its <clinit> and its
  * superclasses' (and those of its interfaces that have default methods,
  * as JVMS 5.5 says). */
@@ -628,8 +640,9 @@ static int init(struct st *s, struct rclass *c)
 		if (rc || !x->cf)
 			break;
 		x->inited = 1;
+		rc = link(s, x);
 		mi = find_method(x->cf, "<clinit>", 8, "()V", 3);
-		if (mi >= 0)
+		if (!rc && mi >= 0)
 			rc = reach_m(s, x, (unsigned)mi);
 		for (i = 0; !rc && i < x->nifaces; i++) {
 			struct rclass *y = x->ifaces[i];
@@ -646,8 +659,9 @@ static int init(struct st *s, struct rclass *c)
 			if (k == y->cf->nmethods)
 				continue;
 			y->inited = 1;
+			rc = link(s, y);
 			mi = find_method(y->cf, "<clinit>", 8, "()V", 3);
-			if (mi >= 0)
+			if (!rc && mi >= 0)
 				rc = reach_m(s, y, (unsigned)mi);
 		}
 	}
@@ -1217,6 +1231,114 @@ static int own_types(struct st *s, const struct classfile *cf,
 	return rc;
 }
 
+/* Load the reference types among the parameters of descriptor `idx`
+ * (an array's element class stands for it). */
+static int load_params(struct st *s, const struct classfile *cf,
+		       unsigned idx)
+{
+	const char *p;
+	size_t n, i, k, j;
+	int rc = 0;
+
+	p = raw(cf, idx, &n);
+	for (i = 1; !rc && i < n && p[i] != ')'; i = k) {
+		struct rclass *c;
+
+		for (k = i; k < n && p[k] == '['; k++)
+			;
+		if (k < n && p[k] == 'L') {
+			for (j = k; j < n && p[j] != ';'; j++)
+				;
+			rc = cls_get(s, p + k + 1, j - k - 1, &c);
+			if (!rc)
+				rc = load(s, c);
+			k = j + 1;
+		} else {
+			k++;
+		}
+	}
+	return rc;
+}
+
+/*
+ * Verify the code of linked class c, as the JVM does before its static
+ * initializer runs, every method whether it runs or not: the verifier
+ * loads a class to check that a value may go where the code puts it, when
+ * the value's type is another (a subclass, an implementation).  Without
+ * the values' types, every such place counts: the parameter types of
+ * each method invoked, the type of each field stored, the method's own
+ * return type.  Its superclass and interfaces are linked too.
+ */
+static int verify(struct st *s, struct rclass *c)
+{
+	const struct classfile *cf = c->cf;
+	struct classfile_insn in;
+	size_t i, n;
+	unsigned k;
+	int rc;
+
+	rc = c->super ? look(s, c->super) : 0;
+	if (!rc)
+		rc = link(s, c->super);
+	for (i = 0; !rc && i < c->nifaces; i++) {
+		rc = look(s, c->ifaces[i]);
+		if (!rc)
+			rc = link(s, c->ifaces[i]);
+	}
+	for (k = 0; !rc && k < cf->nmethods; k++) {
+		const struct classfile_member *m = &cf->methods[k];
+		const char *d = raw(cf, m->desc, &n);
+		uint32_t pc = 0;
+
+		if (!m->code)
+			continue;
+		for (i = 0; i < n && d[i] != ')'; i++)
+			;
+		if (i + 1 < n && (d[i + 1] == 'L' || d[i + 1] == '[')) {
+			char *std = NULL;
+			size_t len;
+
+			rc = classfile_utf8(&std, cf, m->desc, s->err);
+			if (!rc)
+				rc = load_type(s, std + i + 1, &len);
+			free(std);
+		}
+		while (!rc &&
+		       (rc = classfile_insn_next(cf, m, &pc, &in, s->err)) == 1) {
+			rc = 0;
+			switch (in.op) {
+			case CLASSFILE_OP_INVOKEVIRTUAL:
+			case CLASSFILE_OP_INVOKESPECIAL:
+			case CLASSFILE_OP_INVOKESTATIC:
+			case CLASSFILE_OP_INVOKEINTERFACE:
+				rc = load_params(
+					s, cf, cf->cp[cf->cp[in.index].b].b);
+				break;
+			case CLASSFILE_OP_INVOKEDYNAMIC:
+				rc = load_params(
+					s, cf, cf->cp[cf->cp[in.index].b].b);
+				break;
+			case CLASSFILE_OP_PUTFIELD:
+			case CLASSFILE_OP_PUTSTATIC:
+				rc = load_desc(s, cf,
+					       cf->cp[cf->cp[in.index].b].b);
+				break;
+			}
+		}
+		if (rc == -EINVAL && s->err) {
+			char msg[sizeof(s->err->msg)];
+			size_t a;
+			const char *nm = raw(cf, m->name, &a);
+
+			snprintf(msg, sizeof(msg), "%s", s->err->msg);
+			cmfs_err_clear(s->err);
+			cmfs_err_set(s->err, -EINVAL, "class %s, method %.*s: %s",
+				     c->name, (int)a, nm, msg);
+		}
+	}
+	return rc;
+}
+
 /*
  * 1 if lambda l can be handed on as an `h`: Object or one of its
  * interface's own supertypes (a lambda is no instance of a class, so an
@@ -1332,6 +1454,8 @@ static int run(struct st *s)
 			rc = load(s, c->super);
 			for (i = 0; !rc && i < c->nifaces; i++)
 				rc = load(s, c->ifaces[i]);
+		} else if (s->vqhead < s->nvq) {
+			rc = verify(s, s->vq[s->vqhead++]);
 		} else if (s->fqhead < s->nfq) {
 			struct lambda *l = s->fq[s->fqhead++];
 
@@ -1427,6 +1551,7 @@ static void st_release(struct st *s)
 	free(s->q);
 	free(s->lq);
 	free(s->fq);
+	free(s->vq);
 	free(s->ext);
 	free(s->handed);
 }

@@ -24,9 +24,9 @@
  * createRuntimeDecoder/Encoder, list*, apply*, supports*, requires*) and
  * equals, hashCode, toString.
  *
- * Rules, as the JVM loads classes.  A reached method loads the classes of
- * its own descriptor (the verifier checks its values against them), and
- * its instructions load: the owner of every invoked method and accessed field, and the classes of
+ * Rules, as the JVM loads classes.  A reached method loads its return
+ * type and the types of the parameters it reads (the verifier checks
+ * values against them), and its instructions load: the owner of every invoked method and accessed field, and the classes of
  * its descriptor; the class of `new` (which also instantiates it),
  * checkcast, instanceof, anewarray, multianewarray (arrays reduced to their
  * element class), ldc of a Class, MethodType or MethodHandle; exception
@@ -42,11 +42,19 @@
  * only when that interface method is invoked.  A method handle given to any
  * other bootstrap method, or loaded by ldc, counts as invoked.
  *
+ * Linking a JAR class (before its initialization) verifies all its
+ * methods, run or not, and the verifier loads a class to check that a
+ * value may go where the code puts it: so for every method of a linked
+ * class, the parameter types of the methods it invokes, the types of the
+ * fields it stores and its own return type are loaded.  A lambda made in
+ * a reached method and handed there to an external method (a stream's
+ * map, computeIfAbsent) as its interface or Object is called at once.
+ *
  * The result is the set of external classes (those `lookup` says the JAR
- * does not hold) so loaded.  It is a superset of what a JVM loads on
- * these paths with two known gaps: classes the bytecode verifier loads to
- * check assignments in a linked class's methods, and code reached only
- * through reflection.
+ * does not hold) so loaded: a superset of what a JVM loads on these paths
+ * (tests/jvm checks it), but for code reached only through reflection,
+ * and JAR objects other than such lambdas that external code calls back
+ * (a Comparator given to a sort).
  *
  * Pure: no I/O, no global state; reentrant.
  */
