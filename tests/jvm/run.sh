@@ -5,12 +5,14 @@
 # committed, so the comparison runs without a JDK; rerun this after a
 # fixture changes.  Skips (exit 77) without javac.
 #
-# Usage: sh tests/jvm/run.sh
+# Usage: sh tests/jvm/run.sh [OUT]   (OUT: where to write; default
+# tests/jvm/expected, as committed; test_reach passes a temp dir to check
+# that the records still hold)
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 fix=$here/../fixtures
-out=$here/expected
+out=${1:-$here/expected}
 
 if ! command -v javac >/dev/null 2>&1; then
 	echo "run.sh: no javac, skipped"

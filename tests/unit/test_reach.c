@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zip.h>
 
@@ -329,6 +330,43 @@ static void test_jvm(void)
 	}
 }
 
+/*
+ * With a JDK: run the JVM again (tests/jvm/run.sh) and find the same
+ * records as those committed, which test_jvm compared with cmfs.
+ */
+static void test_jvm_again(void)
+{
+	char dir[] = "/tmp/cmfs-test-reach-XXXXXX", cmd[512], path[600];
+	char *a, *b;
+	size_t la, lb, i;
+	int st;
+	static const char *const v[] = {
+		"reach-rt-absent", "reach-fat-like", "reach-compile-absent",
+		"mongodb",	   "fmt-jsonish",    "inherit",
+		"default-id",	   "runtime-id",     "async-sink",
+		"guava-ref",	   "unicode",	     "bundle",
+		"const-id",	   NULL};
+
+	if (system("command -v javac >/dev/null 2>&1") != 0) {
+		printf("test_reach: no javac: the JVM is not run again\n");
+		return;
+	}
+	T_CHECK(mkdtemp(dir) != NULL);
+	snprintf(cmd, sizeof(cmd), "sh jvm/run.sh %s >%s/log 2>&1", dir, dir);
+	st = system(cmd);
+	T_INTEQ(WIFEXITED(st) ? WEXITSTATUS(st) : -1, 0);
+	for (i = 0; v[i]; i++) {
+		snprintf(path, sizeof(path), "%s/%s.txt", dir, v[i]);
+		a = t_slurp(path, &la);
+		snprintf(path, sizeof(path), "jvm/expected/%s.txt", v[i]);
+		b = t_slurp(path, &lb);
+		T_CHECK(a && b && la == lb && !memcmp(a, b, la));
+		free(a);
+		free(b);
+	}
+	t_rmtree(dir);
+}
+
 /* The caps, a failing lookup, a factory the JAR lacks. */
 static void test_limits_and_errors(void)
 {
@@ -470,6 +508,7 @@ int main(void)
 	if (getenv("REACH_PRINT")) { T_RUN(test_print_all); return 0; }
 	T_RUN(test_fixture_sets);
 	T_RUN(test_jvm);
+	T_RUN(test_jvm_again);
 	T_RUN(test_limits_and_errors);
 	T_RUN(test_bad_code);
 	T_RUN(test_realjars);
