@@ -5,6 +5,7 @@
  * against what a JVM loads (tests/jvm/expected/, recorded by
  * tests/jvm/run.sh), and the caps.  Run from tests/.
  */
+#include "jar.h"
 #include "reach.h"
 #include "t.h"
 
@@ -257,6 +258,55 @@ static void test_fixture_sets(void)
 		!strstr(line, "jgss") && !strstr(line, "lang3"));
 }
 
+/* The run-time set jar_inspect reports beside it, joined by spaces. */
+static const char *runtime_of(const char *jar, char *line, size_t cap)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct jar_report *r = NULL;
+	char path[256];
+	size_t i, n = 0;
+
+	line[0] = '\0';
+	snprintf(path, sizeof(path), JARS "%s.jar", jar);
+	T_INTEQ(jar_inspect(&r, path, NULL, &err), 0);
+	T_CHECK(r && !r->error);
+	for (i = 0; r && i < r->nruntime; i++)
+		n += (size_t)snprintf(line + n, n < cap ? cap - n : 0, "%s%s",
+				      i ? " " : "", r->runtime[i]);
+	jar_report_free(r);
+	return line;
+}
+
+/* What only the job's run time needs: reported, never checked. */
+static void test_runtime_sets(void)
+{
+	static char line[1 << 14];
+
+	T_STREQ(runtime_of("reach-rt-absent", line, sizeof(line)),
+		"com.absent.lib.Client com.absent.lib.Codec "
+		"java.lang.invoke.MethodHandles "
+		"org.apache.flink.table.connector.source.ScanTableSource$"
+		"ScanContext org.apache.flink.table.factories."
+		"DynamicTableFactory");
+	T_STREQ(runtime_of("reach-compile-absent", line, sizeof(line)),
+		"org.apache.flink.table.connector.source.ScanTableSource$"
+		"ScanContext org.apache.flink.table.factories."
+		"DynamicTableFactory org.apache.flink.table.factories."
+		"DynamicTableFactory$Context");
+	/* The fat shape: compression, Kerberos, Jackson, commons-lang3. */
+	T_STREQ(runtime_of("reach-fat-like", line, sizeof(line)),
+		"com.fasterxml.jackson.databind.ObjectMapper "
+		"java.lang.invoke.MethodHandles "
+		"java.lang.invoke.StringConcatFactory net.jpountz.lz4.LZ4Factory "
+		"org.apache.commons.lang3.StringUtils "
+		"org.apache.flink.table.connector.sink.DynamicTableSink$Context "
+		"org.apache.flink.table.connector.source.ScanTableSource$"
+		"ScanContext org.apache.flink.table.factories."
+		"DynamicTableFactory org.ietf.jgss.GSSException "
+		"org.ietf.jgss.GSSManager org.ietf.jgss.GSSName "
+		"org.ietf.jgss.Oid");
+}
+
 /*
  * Against the JVM: what ReachProbe recorded (tests/jvm/expected/) is in
  * cmfs's set, for every fixture; for those built to be exact, the sets
@@ -507,6 +557,7 @@ int main(void)
 {
 	if (getenv("REACH_PRINT")) { T_RUN(test_print_all); return 0; }
 	T_RUN(test_fixture_sets);
+	T_RUN(test_runtime_sets);
 	T_RUN(test_jvm);
 	T_RUN(test_jvm_again);
 	T_RUN(test_limits_and_errors);
