@@ -29,6 +29,11 @@
 /* Nested Dynamic constants among bootstrap arguments, at most. */
 #define BSM_DEPTH 8
 
+/* A lambda's value is followed (follow) this many instructions at most,
+ * from each of at most this many loads of the local it is stored in. */
+#define FOLLOW_STEPS 256
+#define FOLLOW_LOADS 16
+
 /* The external supertypes that make an instantiated class a source,
  * sink or format whose methods the planner calls. */
 static const char *const api_types[] = {
@@ -91,12 +96,27 @@ struct rclass {
 	unsigned mark; /* == st.gen: met by the current closure walk */
 };
 
+/*
+ * A field, as Fieldrefs name it: the class named and the field's name
+ * (raw, borrowed from a class file).  `type` is its class type, or NULL;
+ * `passed` once a reached method read it and handed the value to
+ * external code.
+ */
+struct fref {
+	struct rclass *owner, *type;
+	const char *name;
+	size_t nlen;
+	int passed;
+};
+
 /* A lambda: an object of `iface` whose method `sig` calls `impl`. */
 struct lambda {
 	struct rclass *iface;
 	const struct classfile *cf; /* the class of its call site */
 	uint16_t impl;		    /* a MethodHandle of cf */
 	int queued;
+	struct fref *field; /* the field it was stored in as made, or NULL */
+	int unsure;	    /* where its value goes could not be followed */
 };
 
 /* A signature ("name/descriptor", raw) invoked virtually. */
@@ -152,6 +172,10 @@ struct st {
 	struct rclass **handed; /* the method being read hands values of
 				 * these types to external code */
 	size_t nhanded, ahanded;
+	struct fref **fetched; /* ... and reads these fields */
+	size_t nfetched, afetched;
+	struct fref **frefs; /* every field met so, once each */
+	size_t nfrefs, afrefs;
 };
 
 /* Append `x` to array *v (*n used, *a room), growing it: 0 or -ENOMEM. */
@@ -1159,11 +1183,15 @@ static int bootstrap(struct st *s, const struct classfile *cf, unsigned bsm,
 
 /* Load the class a field type at d names (arrays: their element), its
  * length stored in *len. */
-static int load_type(struct st *s, const char *d, size_t *len)
+static int load_type(struct st *s, const char *d, size_t *len,
+		     struct rclass **got)
 {
 	struct rclass *c;
 	size_t i = 0, j;
+	int rc;
 
+	if (got)
+		*got = NULL;
 	while (d[i] == '[')
 		i++;
 	if (d[i] != 'L') {
@@ -1175,11 +1203,12 @@ static int load_type(struct st *s, const char *d, size_t *len)
 	*len = j + 1;
 	if (!d[j])
 		return -EINVAL;
-	{
-		int rc = cls_get(s, d + i + 1, j - i - 1, &c);
-
-		return rc ? rc : load(s, c);
-	}
+	rc = cls_get(s, d + i + 1, j - i - 1, &c);
+	if (!rc)
+		rc = load(s, c);
+	if (!rc && got)
+		*got = c;
+	return rc;
 }
 
 /*
@@ -1220,11 +1249,11 @@ static int own_types(struct st *s, const struct classfile *cf,
 			rc = -EINVAL;
 		else if ((d[i] == 'L' || d[i] == '[') && slot < 512 &&
 			 used[slot >> 3] & (1u << (slot & 7)))
-			rc = load_type(s, d + i, &len);
+			rc = load_type(s, d + i, &len, NULL);
 		slot += wide ? 2 : 1;
 	}
 	if (!rc && d[i] == ')' && (d[i + 1] == 'L' || d[i + 1] == '['))
-		rc = load_type(s, d + i + 1, &len);
+		rc = load_type(s, d + i + 1, &len, NULL);
 	if (rc == -EINVAL)
 		rc = cmfs_err_set(s->err, -EINVAL, "bad descriptor %s", d);
 	free(d);
@@ -1300,7 +1329,7 @@ static int verify(struct st *s, struct rclass *c)
 
 			rc = classfile_utf8(&std, cf, m->desc, s->err);
 			if (!rc)
-				rc = load_type(s, std + i + 1, &len);
+				rc = load_type(s, std + i + 1, &len, NULL);
 			free(std);
 		}
 		while (!rc &&
@@ -1340,10 +1369,12 @@ static int verify(struct st *s, struct rclass *c)
 }
 
 /*
- * 1 if lambda l can be handed on as an `h`: Object or one of its
- * interface's own supertypes (a lambda is no instance of a class, so an
- * external type that its interface's closure does not name is taken for
- * another type, unlike may_be()).
+ * 1 if lambda l can be handed on as an `h` that external code would call
+ * it as: one of its interface's own supertypes (a lambda is no instance
+ * of a class, so an external type that its interface's closure does not
+ * name is taken for another type, unlike may_be()).  Not Object: what
+ * takes an Object (a collection, Optional.of, a format argument) keeps or
+ * prints a value, and the method surely hands some Object on anyway.
  */
 static int handed_as(const struct st *s, const struct lambda *l,
 		     const struct rclass *h)
@@ -1351,11 +1382,325 @@ static int handed_as(const struct st *s, const struct lambda *l,
 	size_t i;
 
 	if (h == s->object)
-		return 1;
+		return 0;
 	for (i = 0; i < l->iface->nsup; i++)
 		if (l->iface->sup[i] == h)
 			return 1;
 	return 0;
+}
+
+/* The record of field `idx` (a Fieldref of cf), made if new. */
+static int fref_get(struct st *s, const struct classfile *cf, unsigned idx,
+		    struct fref **out)
+{
+	struct fref *f;
+	struct ref r;
+	size_t i;
+	int rc;
+
+	rc = member(s, cf, idx, &r);
+	if (rc || !r.owner)
+		return rc ? rc : -EINVAL;
+	for (i = 0; i < s->nfrefs; i++) {
+		f = s->frefs[i];
+		if (f->owner == r.owner && f->nlen == r.nlen &&
+		    !memcmp(f->name, r.name, r.nlen)) {
+			*out = f;
+			return 0;
+		}
+	}
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->owner = r.owner;
+	f->name = r.name;
+	f->nlen = r.nlen;
+	if (r.dlen > 2 && r.desc[0] == 'L' && r.desc[r.dlen - 1] == ';')
+		rc = cls_get(s, r.desc + 1, r.dlen - 2, &f->type);
+	if (!rc)
+		rc = push(&s->frefs, &s->nfrefs, &s->afrefs, sizeof(f), &f);
+	if (rc) {
+		free(f);
+		return rc;
+	}
+	*out = f;
+	return 0;
+}
+
+/* Operand stack slots an instruction pops and pushes (long, double:
+ * two), for those whose counts are fixed; 0xff: it ends the straight
+ * line (a branch, a return, a throw, a switch); 0xfe: counted apart. */
+static const uint8_t stack_pop[256] = {
+	/* 0x00 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x10 */ 0, 0, 0xfe, 0xfe, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x20 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2,
+	/* 0x30 */ 2, 2, 2, 2, 2, 2, 1, 2, 1, 2, 1, 1, 1, 1, 1, 2,
+	/* 0x40 */ 2, 2, 2, 1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 3,
+	/* 0x50 */ 4, 3, 4, 3, 3, 3, 3, 1, 2, 1, 2, 3, 2, 3, 4, 2,
+	/* 0x60 */ 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4,
+	/* 0x70 */ 2, 4, 2, 4, 1, 2, 1, 2, 2, 3, 2, 3, 2, 3, 2, 4,
+	/* 0x80 */ 2, 4, 2, 4, 0, 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2,
+	/* 0x90 */ 2, 1, 1, 1, 4, 2, 2, 4, 4, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff,
+	/* 0xa0 */ 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+	/* 0xb0 */ 0xff, 0xff, 0xfe, 0xfe, 0xfe, 0xfe, 0xfe, 0xfe, 0xfe, 0xfe,
+	0xfe, 0, 1, 1, 1, 0xff,
+	/* 0xc0 */ 1, 1, 1, 1, 0xff, 0xfe, 0xff, 0xff, 0xff, 0xff,
+	/* 0xca..: not in class files */
+};
+static const uint8_t stack_push[256] = {
+	/* 0x00 */ 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 1, 1, 1, 2, 2,
+	/* 0x10 */ 1, 1, 0xfe, 0xfe, 2, 1, 2, 1, 2, 1, 1, 1, 1, 1, 2, 2,
+	/* 0x20 */ 2, 2, 1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 2,
+	/* 0x30 */ 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x40 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0x50 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 4, 4, 5, 6, 2,
+	/* 0x60 */ 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2,
+	/* 0x70 */ 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2,
+	/* 0x80 */ 1, 2, 1, 2, 0, 2, 1, 2, 1, 1, 2, 1, 2, 2, 1, 2,
+	/* 0x90 */ 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x99.. */
+	[0xbb] = 1, [0xbc] = 1, [0xbd] = 1, [0xbe] = 1, [0xc0] = 1, [0xc1] = 1,
+};
+
+static int taken(struct st *s, const struct classfile *cf, unsigned idx,
+		 uint8_t op, const char *d, size_t n, unsigned at,
+		 struct lambda *l);
+static int follow_local(struct st *s, const struct classfile *cf,
+			const struct classfile_member *m, uint32_t pc,
+			unsigned var, struct lambda *l, unsigned depth);
+
+/* The length of the field type at d[i] of the n raw bytes (an array's
+ * '['s and element), or 0 when it runs off their end. */
+static size_t type_len(const char *d, size_t n, size_t i)
+{
+	size_t k = i;
+
+	while (k < n && d[k] == '[')
+		k++;
+	if (k >= n)
+		return 0;
+	if (d[k] != 'L')
+		return k + 1 - i;
+	while (k < n && d[k] != ';')
+		k++;
+	return k < n ? k + 1 - i : 0;
+}
+
+/* Slots of the field type at d (J, D: two). */
+static unsigned slots(char c)
+{
+	return c == 'J' || c == 'D' ? 2 : 1;
+}
+
+/*
+ * Where the value on top of the stack at `pc` of method m goes, followed
+ * along the straight line of code after it: `l` the lambda it is, `depth`
+ * how many locals were followed to get here.  A call of an external
+ * method that takes it as its interface (or a supertype of it) calls
+ * it: fired.  A field store records the field (track, scan).  A local is
+ * followed to each later load of it.  Anything else that takes it (a JAR
+ * method, a return, an array) leaves it to the JAR's own calls; what
+ * cannot be followed (a branch first, a dup of it) marks it unsure, for
+ * scan's coarser rule.
+ */
+static int follow(struct st *s, const struct classfile *cf,
+		  const struct classfile_member *m, uint32_t pc,
+		  struct lambda *l, unsigned depth)
+{
+	struct classfile_insn in;
+	uint32_t above = 0; /* stack slots above the lambda */
+	size_t k, steps = 0;
+	int rc;
+
+	while ((rc = classfile_insn_next(cf, m, &pc, &in, NULL)) == 1) {
+		unsigned pop = stack_pop[in.op], push_ = stack_push[in.op];
+
+		/* Hostile code may keep it on the stack a long way: not
+		 * followed that far (follow_local may try again and again). */
+		if (++steps > FOLLOW_STEPS) {
+			l->unsure = 1;
+			return 0;
+		}
+		const char *d;
+		size_t n, i;
+
+		if (pop == 0xff) {
+			/* areturn and athrow of it: gone from here */
+			if (!above && (in.op == 0xb0 || in.op == 0xbf))
+				return 0;
+			l->unsure = 1;
+			return 0;
+		}
+		if (pop == 0xfe) {
+			const struct classfile_const *c = &cf->cp[in.index];
+			unsigned args = 0, self = 0;
+
+			switch (in.op) {
+			case CLASSFILE_OP_LDC:
+			case CLASSFILE_OP_LDC_W:
+				pop = 0;
+				n = 0;
+				d = c->tag == CLASSFILE_DYNAMIC
+					    ? raw(cf, cf->cp[c->b].b, &n)
+					    : "L";
+				push_ = slots(n ? d[0] : 'L');
+				break;
+			case CLASSFILE_OP_MULTIANEWARRAY:
+				pop = m->code[in.pc + 3];
+				push_ = 1;
+				break;
+			case CLASSFILE_OP_GETSTATIC:
+			case CLASSFILE_OP_PUTSTATIC:
+			case CLASSFILE_OP_GETFIELD:
+			case CLASSFILE_OP_PUTFIELD:
+				d = raw(cf, cf->cp[c->b].b, &n);
+				self = in.op == CLASSFILE_OP_GETFIELD ||
+				       in.op == CLASSFILE_OP_PUTFIELD;
+				if (in.op == CLASSFILE_OP_GETSTATIC ||
+				    in.op == CLASSFILE_OP_GETFIELD) {
+					pop = self;
+					push_ = slots(n ? d[0] : 'L');
+					break;
+				}
+				pop = self + slots(n ? d[0] : 'L');
+				push_ = 0;
+				if (above == 0) {
+					/* stored: into this field */
+					struct fref *f;
+
+					rc = fref_get(s, cf, in.index, &f);
+					if (rc)
+						return rc == -EINVAL ? 0 : rc;
+					l->field = f;
+					return f->passed ? lambda_fire(s, l)
+							 : 0;
+				}
+				break;
+			default: /* the invokes */
+				d = raw(cf, cf->cp[c->b].b, &n);
+				self = in.op != CLASSFILE_OP_INVOKESTATIC &&
+				       in.op != CLASSFILE_OP_INVOKEDYNAMIC;
+				for (i = 1; i < n && d[i] != ')'; i += k) {
+					k = type_len(d, n, i);
+					if (!k) {
+						l->unsure = 1;
+						return 0;
+					}
+					args += k == 1 ? slots(d[i]) : 1;
+				}
+				pop = args + self;
+				push_ = i + 1 < n && d[i + 1] != 'V'
+						? slots(d[i + 1])
+						: 0;
+				if (above < args)
+					return taken(s, cf, in.index, in.op, d,
+						     n, above + 1, l);
+				break;
+			}
+		}
+		if (pop > above) {
+			/* Taken by something that does not call it: a pop,
+			 * a store (followed), a cast (it stays). */
+			if (in.op == CLASSFILE_OP_CHECKCAST)
+				continue;
+			if (in.op == 0x3a || (in.op >= 0x4b && in.op <= 0x4e))
+				return depth < 2 ? follow_local(s, cf, m, pc,
+								in.local, l,
+								depth)
+						 : (l->unsure = 1, 0);
+			if (in.op == 0x57 || in.op == 0xc1 || in.op == 0x53 ||
+			    in.op == 0xc2 || in.op == 0xc3)
+				return 0;
+			l->unsure = 1; /* dup and the like */
+			return 0;
+		}
+		above = above - pop + push_;
+	}
+	return rc < 0 ? (l->unsure = 1, 0) : 0;
+}
+
+/*
+ * The lambda is the `at`-th argument slot (1 = the last) of an invoke of
+ * the member at `idx` with descriptor d (n bytes): fired when the callee
+ * is external and the parameter's type is one it can be called as.
+ */
+static int taken(struct st *s, const struct classfile *cf, unsigned idx,
+		 uint8_t op, const char *d, size_t n, unsigned at,
+		 struct lambda *l)
+{
+	struct rclass *owner, *t;
+	size_t i, k, start[256], len[256], np = 0;
+	unsigned sz[256], acc = 0;
+	int rc;
+
+	if (op == CLASSFILE_OP_INVOKEDYNAMIC)
+		return 0;
+	for (i = 1; i < n && d[i] != ')' && np < 256; i += k) {
+		k = type_len(d, n, i);
+		if (!k)
+			return 0;
+		start[np] = i;
+		len[np] = k;
+		sz[np++] = k == 1 ? slots(d[i]) : 1;
+	}
+	/* From the last parameter back to the one that holds it. */
+	for (i = np; i > 0; i--) {
+		acc += sz[i - 1];
+		if (acc >= at)
+			break;
+	}
+	if (!i)
+		return 0;
+	rc = cp_class(s, cf, cf->cp[idx].a, &owner);
+	if (!rc && owner)
+		rc = look(s, owner);
+	if (rc || !owner || owner->cf || d[start[i - 1]] != 'L')
+		return rc;
+	rc = cls_get(s, d + start[i - 1] + 1, len[i - 1] - 2, &t);
+	if (!rc && handed_as(s, l, t))
+		rc = lambda_fire(s, l);
+	return rc;
+}
+
+/* The lambda was stored in local `var`: follow it from each later load
+ * of that local. */
+static int follow_local(struct st *s, const struct classfile *cf,
+			const struct classfile_member *m, uint32_t pc,
+			unsigned var, struct lambda *l, unsigned depth)
+{
+	struct classfile_insn in;
+	unsigned loads = 0;
+	int rc;
+
+	while ((rc = classfile_insn_next(cf, m, &pc, &in, NULL)) == 1)
+		if ((in.op == 0x19 || (in.op >= 0x2a && in.op <= 0x2d)) &&
+		    in.local == var && !l->queued) {
+			if (++loads > FOLLOW_LOADS) {
+				l->unsure = 1;
+				return 0;
+			}
+			rc = follow(s, cf, m, pc, l, depth + 1);
+			if (rc)
+				return rc;
+		}
+	return rc < 0 ? (l->unsure = 1, 0) : 0;
+}
+
+/* A field instruction: a get is noted (scan hands on what it reads). */
+static int track(struct st *s, const struct classfile *cf, unsigned idx,
+		 uint8_t op)
+{
+	struct fref *f;
+	int rc;
+
+	if (op != CLASSFILE_OP_GETFIELD && op != CLASSFILE_OP_GETSTATIC)
+		return 0;
+	rc = fref_get(s, cf, idx, &f);
+	if (rc)
+		return rc == -EINVAL ? 0 : rc;
+	return push(&s->fetched, &s->nfetched, &s->afetched, sizeof(f), &f);
 }
 
 /* Read method mi of c: what each instruction and handler loads, calls,
@@ -1373,7 +1718,9 @@ static int scan(struct st *s, struct rclass *c, unsigned mi)
 
 	size_t made = s->nlams, i, j;
 
-	s->nhanded = 0;
+	struct fref *f;
+
+	s->nhanded = s->nfetched = 0;
 	rc = own_types(s, cf, m);
 	for (k = 0; k < m->nexc && !rc; k++) {
 		rc = classfile_handler(cf, m, k, &t, s->err);
@@ -1395,10 +1742,14 @@ static int scan(struct st *s, struct rclass *c, unsigned mi)
 		case CLASSFILE_OP_GETSTATIC:
 		case CLASSFILE_OP_PUTSTATIC:
 			rc = field(s, cf, in.index, 1);
+			if (!rc)
+				rc = track(s, cf, in.index, in.op);
 			break;
 		case CLASSFILE_OP_GETFIELD:
 		case CLASSFILE_OP_PUTFIELD:
 			rc = field(s, cf, in.index, 0);
+			if (!rc)
+				rc = track(s, cf, in.index, in.op);
 			break;
 		case CLASSFILE_OP_INVOKEVIRTUAL:
 		case CLASSFILE_OP_INVOKESPECIAL:
@@ -1407,8 +1758,12 @@ static int scan(struct st *s, struct rclass *c, unsigned mi)
 			rc = invoke(s, cf, in.index, in.op);
 			break;
 		case CLASSFILE_OP_INVOKEDYNAMIC:
+			i = s->nlams;
 			rc = bootstrap(s, cf, cf->cp[in.index].a,
 				       cf->cp[in.index].b, 1, 0);
+			if (!rc && s->nlams > i)
+				rc = follow(s, cf, m, pc, s->lams[s->nlams - 1],
+					    0);
 			break;
 		case CLASSFILE_OP_NEW:
 			rc = cp_class(s, cf, in.index, &x);
@@ -1430,11 +1785,27 @@ static int scan(struct st *s, struct rclass *c, unsigned mi)
 	 * JAR's own code is called only as the JAR's code calls it.
 	 */
 	for (i = made; !rc && i < s->nlams; i++)
-		for (j = 0; j < s->nhanded; j++)
+		for (j = 0; s->lams[i]->unsure && j < s->nhanded; j++)
 			if (handed_as(s, s->lams[i], s->handed[j])) {
 				rc = lambda_fire(s, s->lams[i]);
 				break;
 			}
+	/*
+	 * A field this method reads and whose type it hands to external
+	 * code may hold a lambda made elsewhere (a static final Function
+	 * given to a stream): the lambdas stored in it as they were made,
+	 * and those to be, are called.
+	 */
+	for (j = 0; !rc && j < s->nhanded; j++)
+		for (i = 0; !rc && i < s->nfetched; i++) {
+			f = s->fetched[i];
+			if (f->passed || !f->type || f->type != s->handed[j])
+				continue;
+			f->passed = 1;
+			for (k = 0; !rc && k < s->nlams; k++)
+				if (s->lams[k]->field == f)
+					rc = lambda_fire(s, s->lams[k]);
+		}
 	return rc;
 }
 
@@ -1554,6 +1925,10 @@ static void st_release(struct st *s)
 	free(s->vq);
 	free(s->ext);
 	free(s->handed);
+	free(s->fetched);
+	for (i = 0; i < s->nfrefs; i++)
+		free(s->frefs[i]);
+	free(s->frefs);
 }
 
 int reach_run(struct reach_result *out, const char *const *factories,

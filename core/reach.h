@@ -48,7 +48,9 @@
  * class, the parameter types of the methods it invokes, the types of the
  * fields it stores and its own return type are loaded.  A lambda made in
  * a reached method and handed there to an external method (a stream's
- * map, computeIfAbsent) as its interface or Object is called at once.
+ * map, computeIfAbsent) as its interface is called at once; so is one
+ * stored in a field, as it is made, that a reached method reads and hands
+ * on as the field's type (a static final Function given to a stream).
  *
  * The result is the set of external classes (those `lookup` says the JAR
  * does not hold) so loaded: a superset of what a JVM loads on these paths
