@@ -3,12 +3,14 @@
  * when they parse, every accessor the inspector uses is run over every
  * constant and member, and every method body is decoded (each step must
  * move forward and stay inside the code), with its handlers, bootstrap
- * methods and descriptors, as reach.c takes them.  The same bytes are parsed again into one struct
+ * methods and descriptors, and the class is walked by reach.c as a JAR
+ * of one factory (small caps: every input must end quickly).  The same bytes are parsed again into one struct
  * kept from input to input (classfile_reparse, as the inspector's readers
  * do): the verdict and the names must be the same.  Seeds:
  * tests/fuzz/corpus/classfile/.
  */
 #include "classfile.h"
+#include "reach.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +70,42 @@ static void decode_all(const struct classfile *cf)
 	}
 }
 
+/* reach_lookup_fn of a JAR holding only `ctx`. */
+static int only(void *ctx, const char *iname, const struct classfile **out)
+{
+	const struct classfile *cf = ctx;
+	char *name = NULL;
+
+	*out = NULL;
+	if (classfile_class_name(&name, cf, cf->this_class, NULL) == 0 &&
+	    !strcmp(name, iname))
+		*out = cf;
+	free(name);
+	return 0;
+}
+
+/* Walk the class as the factory of a JAR of one class. */
+static void reach_one(const struct classfile *cf)
+{
+	struct reach_limits lim = {2000, 5000};
+	struct reach_result r;
+	char *name = NULL;
+	const char *f;
+	size_t i;
+
+	if (classfile_class_name(&name, cf, cf->this_class, NULL))
+		return;
+	f = name;
+	if (reach_run(&r, &f, 1, only, (void *)cf, &lim, NULL) == 0) {
+		for (i = 0; i < r.ncompile; i++)
+			if (!r.compile[i] || (i && strcmp(r.compile[i - 1],
+							   r.compile[i]) >= 0))
+				abort();
+		reach_result_release(&r);
+	}
+	free(name);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -107,6 +145,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    classfile_string(&s, cf, cf->fields[i].constant, NULL) == 0)
 			free(s);
 	decode_all(cf);
+	reach_one(cf);
 	classfile_method(cf, "factoryIdentifier", "()Ljava/lang/String;");
 	classfile_field(cf, "IDENTIFIER", "Ljava/lang/String;");
 	classfile_free(cf);
