@@ -514,12 +514,82 @@ static int compile_lookup(void *ctx, const char *iname,
 	return 0;
 }
 
+/* Service files read for their providers, at most (the rest are not). */
+#define MAX_SERVICE_FILES 256
+
+/*
+ * The classes the JAR's other META-INF/services/ files list (the
+ * factories' own is read apart), as internal names: *out (NULL-terminated,
+ * jar_names_free) and *n.  A file that does not parse is passed over:
+ * ServiceLoader fails on it only when asked for that service.  0, STOP
+ * (a damaged or oversized entry) or -errno.
+ */
+static int providers(struct insp *in, char ***out, size_t *n)
+{
+	static const char pre[] = "META-INF/services/";
+	const size_t plen = sizeof(pre) - 1;
+	char **v = NULL, **names, name[CMFS_ERR_MSG];
+	size_t i, j, k, a = 0, files = 0;
+	uint8_t *data;
+	size_t len;
+	int rc = 0;
+
+	*n = 0;
+	for (i = 0; !rc && i < in->entries.cap && files < MAX_SERVICE_FILES;
+	     i++) {
+		const struct slot *sl = &in->entries.v[i];
+		struct cmfs_err e = CMFS_ERR_INIT;
+
+		if (!sl->key || sl->len <= plen || sl->len >= sizeof(name) ||
+		    memcmp(sl->key, pre, plen) ||
+		    memchr(sl->key + plen, '/', sl->len - plen) ||
+		    (sl->len == strlen(JAR_SERVICE_FILE) &&
+		     !memcmp(sl->key, JAR_SERVICE_FILE, sl->len)))
+			continue;
+		files++;
+		memcpy(name, sl->key, sl->len);
+		name[sl->len] = '\0';
+		rc = jar_read_entry(in, (zip_uint64_t)sl->val, name,
+				    in->lim.max_service_size, &data, &len);
+		if (rc)
+			break;
+		rc = jar_service_parse(&names, &k, (const char *)data, len,
+				       &e);
+		free(data);
+		if (rc == -EINVAL) {
+			rc = 0;
+			continue;
+		}
+		for (j = 0; !rc && j < k; j++) {
+			void *p = jar_grow_array(v, *n + 1, &a, sizeof(*v));
+			char *d = p ? jar_name_dup(names[j], '.', '/') : NULL;
+
+			if (p)
+				v = p;
+			if (!d) {
+				rc = -ENOMEM;
+				break;
+			}
+			v[(*n)++] = d;
+			v[*n] = NULL;
+		}
+		jar_names_free(names);
+	}
+	if (rc) {
+		jar_names_free(v);
+		*n = 0;
+		return rc;
+	}
+	*out = v;
+	return 0;
+}
+
 int jar_reach_compile(struct insp *in)
 {
 	struct cmfs_err e = CMFS_ERR_INIT;
 	struct reach_result r;
-	size_t i, n = in->rep->nfactories;
-	char **fac = calloc(n + 1, sizeof(*fac));
+	size_t i, n = in->rep->nfactories, np = 0;
+	char **fac = calloc(n + 1, sizeof(*fac)), **prov = NULL;
 	int rc = fac ? 0 : -ENOMEM;
 
 	/* The report's factories, as internal names. */
@@ -528,8 +598,11 @@ int jar_reach_compile(struct insp *in)
 					    '/')))
 			rc = -ENOMEM;
 	if (!rc)
+		rc = providers(in, &prov, &np);
+	if (!rc)
 		rc = reach_run(&r, (const char *const *)fac, n,
-			       compile_lookup, in, NULL, &e);
+			       (const char *const *)prov, np, compile_lookup,
+			       in, NULL, &e);
 	/* Bytecode that does not decode, a cap: the JAR is unusable. */
 	if (rc == -EINVAL || rc == -ENOEXEC)
 		rc = jar_fail(in, -ENOEXEC, "%s", e.msg);
@@ -539,7 +612,17 @@ int jar_reach_compile(struct insp *in)
 		in->compile = r.compile;
 		in->ncompile = r.ncompile;
 	}
+	/* The providers are loaded when the job runs, if not before: the
+	 * walk for the run-time set starts from them too. */
+	for (i = 0; !rc && i < np; i++) {
+		struct jclass *jc;
+
+		rc = jar_load_class(in, prov[i], &jc);
+		if (!rc && jc)
+			rc = jar_enqueue(in, jc);
+	}
 	jar_names_free(fac);
+	jar_names_free(prov);
 	return rc;
 }
 

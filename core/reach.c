@@ -169,6 +169,9 @@ struct st {
 	size_t nclasses, nmethods;
 	unsigned gen;
 	struct rclass *object; /* java/lang/Object */
+	const char *const *providers; /* META-INF/services/ classes */
+	size_t nproviders;
+	int services; /* ServiceLoader was asked: they are instantiated */
 	struct rclass **handed; /* the method being read hands values of
 				 * these types to external code */
 	size_t nhanded, ahanded;
@@ -973,6 +976,29 @@ static int hand(struct st *s, const struct classfile *cf, unsigned idx)
 	return rc;
 }
 
+/* ServiceLoader.load*: it instantiates the providers (reach_run). */
+static int services(struct st *s)
+{
+	struct rclass *c;
+	size_t i;
+	int rc = 0;
+
+	if (s->services)
+		return 0;
+	s->services = 1;
+	for (i = 0; !rc && i < s->nproviders; i++) {
+		rc = cls_get(s, s->providers[i], strlen(s->providers[i]), &c);
+		if (!rc)
+			rc = look(s, c);
+		if (rc || !c->cf)
+			continue;
+		rc = instantiate(s, c);
+		if (!rc)
+			rc = reach_resolved(s, c, "<init>", 6, "()V", 3);
+	}
+	return rc;
+}
+
 /* An invoke* instruction (not invokedynamic). */
 static int invoke(struct st *s, const struct classfile *cf, unsigned idx,
 		  uint8_t op)
@@ -989,6 +1015,11 @@ static int invoke(struct st *s, const struct classfile *cf, unsigned idx,
 	if (!rc && r.owner && !r.owner->cf)
 		rc = hand(s, cf, r.desc_idx);
 	if (rc || !r.owner)
+		return rc;
+	if (!r.owner->cf && r.nlen >= 4 && !memcmp(r.name, "load", 4) &&
+	    !strcmp(r.owner->name, "java/util/ServiceLoader"))
+		rc = services(s);
+	if (rc)
 		return rc;
 	switch (op) {
 	case CLASSFILE_OP_INVOKESTATIC:
@@ -1932,7 +1963,8 @@ static void st_release(struct st *s)
 }
 
 int reach_run(struct reach_result *out, const char *const *factories,
-	      size_t n, reach_lookup_fn lookup, void *ctx,
+	      size_t n, const char *const *providers, size_t np,
+	      reach_lookup_fn lookup, void *ctx,
 	      const struct reach_limits *lim, struct cmfs_err *err)
 {
 	struct st s;
@@ -1944,6 +1976,8 @@ int reach_run(struct reach_result *out, const char *const *factories,
 	memset(out, 0, sizeof(*out));
 	s.lookup = lookup;
 	s.ctx = ctx;
+	s.providers = providers;
+	s.nproviders = np;
 	s.err = err;
 	s.seed = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)&s;
 	if (lim)

@@ -98,14 +98,20 @@ struct reach_result {
 
 /*
  * Walk from the `n` factory classes `factories` (internal names; each must
- * be the JAR's).  0 and *out (release with reach_result_release), or
+ * be the JAR's).  `providers` (np of them, internal names) are the classes
+ * the JAR's META-INF/services/ files list: java.util.ServiceLoader
+ * instantiates them, so once reached code calls one of its load methods,
+ * each that the JAR holds is instantiated and constructed (whatever
+ * service was asked for: a superset).  0 and *out (release with
+ * reach_result_release), or
  * -EINVAL with the class and method and "offset N: reason" for bytecode
  * that does not decode or a bad name, -EFBIG for a cap, -ENOEXEC for a
  * factory the JAR does not hold, -ENOMEM, or what `lookup` returned.
  * `lim` NULL = the defaults.
  */
 int reach_run(struct reach_result *out, const char *const *factories,
-	      size_t n, reach_lookup_fn lookup, void *ctx,
+	      size_t n, const char *const *providers, size_t np,
+	      reach_lookup_fn lookup, void *ctx,
 	      const struct reach_limits *lim, struct cmfs_err *err);
 
 /* Free what a result holds (not the struct); a zeroed one is ok. */

@@ -96,7 +96,7 @@ static void reach_one(const struct classfile *cf)
 	if (classfile_class_name(&name, cf, cf->this_class, NULL))
 		return;
 	f = name;
-	if (reach_run(&r, &f, 1, only, (void *)cf, &lim, NULL) == 0) {
+	if (reach_run(&r, &f, 1, NULL, 0, only, (void *)cf, &lim, NULL) == 0) {
 		for (i = 0; i < r.ncompile; i++)
 			if (!r.compile[i] || (i && strcmp(r.compile[i - 1],
 							   r.compile[i]) >= 0))

@@ -43,6 +43,10 @@ cp "$FIX/reach-rt-absent.jar" "$A/rt.jar"
 label rt.jar connector rt-absent
 printf "CREATE TABLE r (a INT) WITH ('connector' = 'rt-absent', 'url' = 'x')" >"$TB/r.sql"
 eq "run-time only library: resolves" "$M/envs/rt/versions/rt.jar/1.jar" "$(cat "$R/r.jars")"
+cp "$FIX/reach-services.jar" "$A/svc.jar"
+label svc.jar connector svc
+printf "CREATE TABLE v (a INT) WITH ('connector' = 'svc', 'url' = 'jdbc:my://x')" >"$TB/v.sql"
+eq "dialects found by ServiceLoader, run time absent: resolves" "$M/envs/rt/versions/svc.jar/1.jar" "$(cat "$R/v.jars")"
 cp "$FIX/reach-compile-absent.jar" "$A/ct.jar"
 label ct.jar connector ctor-absent
 printf "CREATE TABLE c (a INT) WITH ('connector' = 'ctor-absent')" >"$TB/c.sql"

@@ -37,7 +37,7 @@ javac -encoding UTF-8 -nowarn -d "$work/probe" "$here/ReachProbe.java"
 # ones against their own stubs, the others against the first stubs.
 for jar in mongodb fmt-jsonish inherit default-id runtime-id async-sink \
 	guava-ref unicode bundle const-id reach-rt-absent \
-	reach-compile-absent reach-fat-like; do
+	reach-compile-absent reach-fat-like reach-services; do
 	case $jar in
 	reach-*) s=$work/reach ;;
 	*) s=$work/old ;;

@@ -87,10 +87,11 @@ static void jar_close(struct jar *j)
 	memset(j, 0, sizeof(*j));
 }
 
-/* The factories of the service file, as internal names, into v[]. */
-static size_t factories(zip_t *za, char v[][256], size_t max)
+/* The classes of service file `svc`, as internal names, into v[]. */
+static size_t factories(zip_t *za, const char *svc, char v[][256],
+			size_t max)
 {
-	zip_file_t *f = zip_fopen(za, SERVICE, 0);
+	zip_file_t *f = zip_fopen(za, svc, 0);
 	char buf[8192], *line, *save = NULL;
 	zip_int64_t len;
 	size_t n = 0;
@@ -127,9 +128,9 @@ static int reach_jar(const char *path, const struct reach_limits *lim,
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct reach_result r;
 	struct jar j = {0};
-	char fac[16][256];
-	const char *fv[16];
-	size_t nf, i, len = 0;
+	char fac[16][256], prov[16][256];
+	const char *fv[16], *pv[16];
+	size_t nf, np = 0, i, len = 0;
 	int rc, ze = 0;
 
 	line[0] = msg[0] = '\0';
@@ -137,10 +138,20 @@ static int reach_jar(const char *path, const struct reach_limits *lim,
 	j.za = zip_open(path, ZIP_RDONLY, &ze);
 	if (!j.za)
 		return -ENOENT;
-	nf = factories(j.za, fac, 16);
+	nf = factories(j.za, SERVICE, fac, 16);
 	for (i = 0; i < nf; i++)
 		fv[i] = fac[i];
-	rc = reach_run(&r, fv, nf, jar_lookup, &j, lim, &err);
+	/* The other service files' providers. */
+	for (i = 0; i < (size_t)zip_get_num_entries(j.za, 0); i++) {
+		const char *e = zip_get_name(j.za, i, 0);
+
+		if (e && !strncmp(e, "META-INF/services/", 18) &&
+		    !strchr(e + 18, '/') && strcmp(e, SERVICE) && e[18])
+			np += factories(j.za, e, prov + np, 16 - np);
+	}
+	for (i = 0; i < np; i++)
+		pv[i] = prov[i];
+	rc = reach_run(&r, fv, nf, pv, np, jar_lookup, &j, lim, &err);
 	snprintf(msg, CMFS_ERR_MSG, "%s", err.msg);
 	for (i = 0; !rc && i < r.ncompile; i++) {
 		char *p;
@@ -258,6 +269,25 @@ static void test_fixture_sets(void)
 		"org.apache.flink.table.factories.DynamicTableSourceFactory");
 	T_CHECK(!strstr(line, "jackson") && !strstr(line, "jpountz") &&
 		!strstr(line, "jgss") && !strstr(line, "lang3"));
+	/* Dialects found by ServiceLoader: no `new` names them, yet both
+	 * are constructed and asked (UUID, Objects); one's run-time
+	 * converter names com.absent.lib, not reached. */
+	T_INTEQ(reach_jar(JARS "reach-services.jar", NULL, 0, line,
+			  sizeof(line), msg, NULL),
+		0);
+	T_STREQ(line,
+		"java.lang.Class java.lang.ClassLoader java.lang.Object "
+		"java.lang.String java.util.Collections java.util.Iterator "
+		"java.util.Objects java.util.ServiceLoader java.util.Set "
+		"java.util.UUID org.apache.flink.configuration.ConfigOption "
+		"org.apache.flink.configuration.ReadableConfig "
+		"org.apache.flink.table.connector.ChangelogMode "
+		"org.apache.flink.table.connector.source.DynamicTableSource "
+		"org.apache.flink.table.connector.source.ScanTableSource "
+		"org.apache.flink.table.connector.source.ScanTableSource$"
+		"ScanRuntimeProvider "
+		"org.apache.flink.table.factories.DynamicTableFactory$Context "
+		"org.apache.flink.table.factories.DynamicTableSourceFactory");
 }
 
 /* The run-time set jar_inspect reports beside it, joined by spaces. */
@@ -295,6 +325,12 @@ static void test_runtime_sets(void)
 		"ScanContext org.apache.flink.table.factories."
 		"DynamicTableFactory org.apache.flink.table.factories."
 		"DynamicTableFactory$Context");
+	/* A provider's run-time code: found from the service file. */
+	T_STREQ(runtime_of("reach-services", line, sizeof(line)),
+		"com.absent.lib.Codec "
+		"org.apache.flink.table.connector.source.ScanTableSource$"
+		"ScanContext org.apache.flink.table.factories."
+		"DynamicTableFactory");
 	/* The fat shape: compression, Kerberos, Jackson, commons-lang3. */
 	T_STREQ(runtime_of("reach-fat-like", line, sizeof(line)),
 		"com.fasterxml.jackson.databind.ObjectMapper "
@@ -327,6 +363,7 @@ static void test_jvm(void)
 		 * parameter used as declared). */
 		{"reach-rt-absent", 1},
 		{"reach-fat-like", 1},
+		{"reach-services", 1},
 		{"mongodb", 1},
 		/* Contained: a create* that returns null, a constructor
 		 * that throws, options the stub context cannot give. */
@@ -394,7 +431,7 @@ static void test_jvm_again(void)
 	int st;
 	static const char *const v[] = {
 		"reach-rt-absent", "reach-fat-like", "reach-compile-absent",
-		"mongodb",	   "fmt-jsonish",    "inherit",
+		"reach-services",  "mongodb",	     "fmt-jsonish", "inherit",
 		"default-id",	   "runtime-id",     "async-sink",
 		"guava-ref",	   "unicode",	     "bundle",
 		"const-id",	   NULL};
@@ -485,7 +522,7 @@ static void test_bad_code(void)
 	zip_discard(za);
 	T_INTEQ(classfile_parse(&cf, b, st.size, NULL), 0);
 	/* Alone, it reaches only itself and external classes. */
-	T_INTEQ(reach_run(&r, &fac, 1, one_class, cf, NULL, &err), 0);
+	T_INTEQ(reach_run(&r, &fac, 1, NULL, 0, one_class, cf, NULL, &err), 0);
 	T_INTEQ(r.nclasses, 1);
 	T_CHECK(r.nmethods >= 5);
 	reach_result_release(&r);
@@ -494,7 +531,8 @@ static void test_bad_code(void)
 		if (classfile_utf8_eq(cf, cf->methods[i].name,
 				      "factoryIdentifier"))
 			b[cf->methods[i].code - b] = 0xca;
-	T_ERRNO(reach_run(&r, &fac, 1, one_class, cf, NULL, &err), EINVAL);
+	T_ERRNO(reach_run(&r, &fac, 1, NULL, 0, one_class, cf, NULL, &err),
+		EINVAL);
 	T_CONTAINS(err.msg, "class com/example/rtabsent/RtFactory, method "
 			    "factoryIdentifier: offset ");
 	T_CONTAINS(err.msg, "unknown opcode 0xca");
