@@ -1458,6 +1458,7 @@ int classfile_insn_next(const struct classfile *cf,
 	const uint8_t *c = m->code;
 	uint32_t at = *pc, n = m->code_len, len;
 	uint8_t op;
+	int has = 0; /* it has a constant operand, to be checked */
 
 	if (!c || at >= n)
 		return 0;
@@ -1539,6 +1540,7 @@ int classfile_insn_next(const struct classfile *cf,
 	switch (op) {
 	case CLASSFILE_OP_LDC:
 		insn->index = c[at + 1];
+		has = 1;
 		break;
 	case CLASSFILE_OP_LDC_W:
 	case CLASSFILE_OP_LDC2_W:
@@ -1559,18 +1561,10 @@ int classfile_insn_next(const struct classfile *cf,
 		if (c[at] == 0xc4) /* wide never widens these */
 			break;
 		insn->index = (uint16_t)(c[at + 1] << 8 | c[at + 2]);
+		has = 1;
 		break;
 	}
-	if (c[at] != 0xc4 && (insn->index || op == CLASSFILE_OP_LDC ||
-			      op == CLASSFILE_OP_LDC_W ||
-			      op == CLASSFILE_OP_LDC2_W ||
-			      (op >= CLASSFILE_OP_GETSTATIC &&
-			       op <= CLASSFILE_OP_NEW) ||
-			      op == CLASSFILE_OP_ANEWARRAY ||
-			      op == CLASSFILE_OP_CHECKCAST ||
-			      op == CLASSFILE_OP_INSTANCEOF ||
-			      op == CLASSFILE_OP_MULTIANEWARRAY) &&
-	    !operand_ok(cf, op, insn->index))
+	if (has && !operand_ok(cf, op, insn->index))
 		return cmfs_err_set(err, -EINVAL,
 				    "offset %zu: opcode 0x%02x with operand "
 				    "%u of the wrong kind",
@@ -1604,8 +1598,7 @@ int classfile_handler(const struct classfile *cf,
 }
 
 int classfile_bootstrap(const struct classfile *cf, unsigned bsm,
-			uint16_t *handle, uint16_t *nargs,
-			struct cmfs_err *err)
+			uint16_t *handle, uint16_t *nargs, struct cmfs_err *err)
 {
 	const uint8_t *p;
 

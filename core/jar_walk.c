@@ -553,8 +553,7 @@ static int providers(struct insp *in, char ***out, size_t *n)
 				    in->lim.max_service_size, &data, &len);
 		if (rc)
 			break;
-		rc = jar_service_parse(&names, &k, (const char *)data, len,
-				       &e);
+		rc = jar_service_parse(&names, &k, (const char *)data, len, &e);
 		free(data);
 		if (rc == -EINVAL) {
 			rc = 0;

@@ -53,24 +53,32 @@ static const char *const api_prefixes[] = {
 	"org/apache/flink/table/connector/sink/abilities/Supports", NULL};
 
 /* The factory methods the planner calls (besides <clinit>, <init>). */
-static const char *const factory_roots[] = {
-	"factoryIdentifier",	    "requiredOptions",
-	"optionalOptions",	    "forwardOptions",
-	"createDynamicTableSource", "createDynamicTableSink",
-	"createDecodingFormat",	    "createEncodingFormat",
-	NULL};
+static const char *const factory_roots[] = {"factoryIdentifier",
+					    "requiredOptions",
+					    "optionalOptions",
+					    "forwardOptions",
+					    "createDynamicTableSource",
+					    "createDynamicTableSink",
+					    "createDecodingFormat",
+					    "createEncodingFormat",
+					    NULL};
 
 /* The source, sink and format methods it calls: these names, and any
  * that start with one of api_root_prefixes. */
-static const char *const api_roots[] = {
-	"getChangelogMode",	   "copy",
-	"asSummaryString",	   "getScanRuntimeProvider",
-	"getLookupRuntimeProvider", "getSinkRuntimeProvider",
-	"createRuntimeDecoder",	   "createRuntimeEncoder",
-	"equals",		   "hashCode",
-	"toString",		   NULL};
-static const char *const api_root_prefixes[] = {"apply", "supports",
-						"list", "requires", NULL};
+static const char *const api_roots[] = {"getChangelogMode",
+					"copy",
+					"asSummaryString",
+					"getScanRuntimeProvider",
+					"getLookupRuntimeProvider",
+					"getSinkRuntimeProvider",
+					"createRuntimeDecoder",
+					"createRuntimeEncoder",
+					"equals",
+					"hashCode",
+					"toString",
+					NULL};
+static const char *const api_root_prefixes[] = {"apply", "supports", "list",
+						"requires", NULL};
 
 void reach_limits_default(struct reach_limits *lim)
 {
@@ -168,7 +176,7 @@ struct st {
 	size_t nlams, alams;
 	size_t nclasses, nmethods;
 	unsigned gen;
-	struct rclass *object; /* java/lang/Object */
+	struct rclass *object;	      /* java/lang/Object */
 	const char *const *providers; /* META-INF/services/ classes */
 	size_t nproviders;
 	int services; /* ServiceLoader was asked: they are instantiated */
@@ -620,8 +628,7 @@ static int dispatch(struct st *s, struct rclass *t, const char *name,
 		if (rc || !x->cf)
 			break;
 		mi = find_method(x->cf, name, nlen, desc, dlen);
-		if (mi < 0 ||
-		    x->cf->methods[mi].access & CLASSFILE_ACC_STATIC)
+		if (mi < 0 || x->cf->methods[mi].access & CLASSFILE_ACC_STATIC)
 			continue;
 		if (x->cf->methods[mi].access & CLASSFILE_ACC_ABSTRACT)
 			return 0;
@@ -634,8 +641,9 @@ static int dispatch(struct st *s, struct rclass *t, const char *name,
 		if (!x->cf || !(x->cf->access & CLASSFILE_ACC_INTERFACE))
 			continue;
 		mi = find_method(x->cf, name, nlen, desc, dlen);
-		if (mi >= 0 && !(x->cf->methods[mi].access &
-				 (CLASSFILE_ACC_ABSTRACT | CLASSFILE_ACC_STATIC)))
+		if (mi >= 0 &&
+		    !(x->cf->methods[mi].access &
+		      (CLASSFILE_ACC_ABSTRACT | CLASSFILE_ACC_STATIC)))
 			rc = reach_m(s, x, (unsigned)mi);
 	}
 	return rc;
@@ -754,8 +762,8 @@ static int lambda_fire(struct st *s, struct lambda *l)
 
 /* (name, desc) invoked virtually on `o`: dispatched over what is, and
  * will be, instantiated. */
-static int vcall(struct st *s, struct rclass *o, const char *name,
-		 size_t nlen, const char *desc, size_t dlen)
+static int vcall(struct st *s, struct rclass *o, const char *name, size_t nlen,
+		 const char *desc, size_t dlen)
 {
 	struct sig *g;
 	size_t i;
@@ -873,8 +881,8 @@ static int instantiate(struct st *s, struct rclass *c)
 			rc = sig_get(s, x, a, y, b, &g);
 			if (rc || (g->nimpls && g->impls[g->nimpls - 1] == c))
 				continue;
-			rc = push(&g->impls, &g->nimpls, &g->aimpls,
-				  sizeof(c), &c);
+			rc = push(&g->impls, &g->nimpls, &g->aimpls, sizeof(c),
+				  &c);
 			for (j = 0; !rc && j < g->nowners; j++)
 				if (may_be(s, c, g->owners[j]))
 					rc = dispatch(s, c, x, a, y, b);
@@ -1293,8 +1301,7 @@ static int own_types(struct st *s, const struct classfile *cf,
 
 /* Load the reference types among the parameters of descriptor `idx`
  * (an array's element class stands for it). */
-static int load_params(struct st *s, const struct classfile *cf,
-		       unsigned idx)
+static int load_params(struct st *s, const struct classfile *cf, unsigned idx)
 {
 	const char *p;
 	size_t n, i, k, j;
@@ -1363,20 +1370,20 @@ static int verify(struct st *s, struct rclass *c)
 				rc = load_type(s, std + i + 1, &len, NULL);
 			free(std);
 		}
-		while (!rc &&
-		       (rc = classfile_insn_next(cf, m, &pc, &in, s->err)) == 1) {
+		while (!rc && (rc = classfile_insn_next(cf, m, &pc, &in,
+							s->err)) == 1) {
 			rc = 0;
 			switch (in.op) {
 			case CLASSFILE_OP_INVOKEVIRTUAL:
 			case CLASSFILE_OP_INVOKESPECIAL:
 			case CLASSFILE_OP_INVOKESTATIC:
 			case CLASSFILE_OP_INVOKEINTERFACE:
-				rc = load_params(
-					s, cf, cf->cp[cf->cp[in.index].b].b);
+				rc = load_params(s, cf,
+						 cf->cp[cf->cp[in.index].b].b);
 				break;
 			case CLASSFILE_OP_INVOKEDYNAMIC:
-				rc = load_params(
-					s, cf, cf->cp[cf->cp[in.index].b].b);
+				rc = load_params(s, cf,
+						 cf->cp[cf->cp[in.index].b].b);
 				break;
 			case CLASSFILE_OP_PUTFIELD:
 			case CLASSFILE_OP_PUTSTATIC:
@@ -1392,8 +1399,9 @@ static int verify(struct st *s, struct rclass *c)
 
 			snprintf(msg, sizeof(msg), "%s", s->err->msg);
 			cmfs_err_clear(s->err);
-			cmfs_err_set(s->err, -EINVAL, "class %s, method %.*s: %s",
-				     c->name, (int)a, nm, msg);
+			cmfs_err_set(s->err, -EINVAL,
+				     "class %s, method %.*s: %s", c->name,
+				     (int)a, nm, msg);
 		}
 	}
 	return rc;
@@ -1459,8 +1467,12 @@ static int fref_get(struct st *s, const struct classfile *cf, unsigned idx,
 }
 
 /* Operand stack slots an instruction pops and pushes (long, double:
- * two), for those whose counts are fixed; 0xff: it ends the straight
- * line (a branch, a return, a throw, a switch); 0xfe: counted apart. */
+ * two), for those whose counts are fixed; E: it ends the straight line
+ * (a branch, a return, a throw, a switch, wide's own opcode); C: counted
+ * apart, from its constant (follow). */
+#define E 0xff
+#define C 0xfe
+/* clang-format off */
 static const uint8_t stack_pop[256] = {
 	/* 0x00 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	/* 0x10 */ 0, 0, 0xfe, 0xfe, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1471,18 +1483,15 @@ static const uint8_t stack_pop[256] = {
 	/* 0x60 */ 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4, 2, 4,
 	/* 0x70 */ 2, 4, 2, 4, 1, 2, 1, 2, 2, 3, 2, 3, 2, 3, 2, 4,
 	/* 0x80 */ 2, 4, 2, 4, 0, 1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2,
-	/* 0x90 */ 2, 1, 1, 1, 4, 2, 2, 4, 4, 0xff, 0xff, 0xff, 0xff,
-	0xff, 0xff, 0xff,
-	/* 0xa0 */ 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
-	/* 0xb0 */ 0xff, 0xff, 0xfe, 0xfe, 0xfe, 0xfe, 0xfe, 0xfe, 0xfe, 0xfe,
-	0xfe, 0, 1, 1, 1, 0xff,
-	/* 0xc0 */ 1, 1, 1, 1, 0xff, 0xfe, 0xff, 0xff, 0xff, 0xff,
+	/* 0x90 */ 2, 1, 1, 1, 4, 2, 2, 4, 4, E, E, E, E, E, E, E,
+	/* 0xa0 */ E, E, E, E, E, E, E, E, E, E, E, E, E, E, E, E,
+	/* 0xb0 */ E, E, C, C, C, C, C, C, C, C, C, 0, 1, 1, 1, E,
+	/* 0xc0 */ 1, 1, 1, 1, E, C, E, E, E, E,
 	/* 0xca..: not in class files */
 };
 static const uint8_t stack_push[256] = {
 	/* 0x00 */ 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 1, 1, 1, 2, 2,
-	/* 0x10 */ 1, 1, 0xfe, 0xfe, 2, 1, 2, 1, 2, 1, 1, 1, 1, 1, 2, 2,
+	/* 0x10 */ 1, 1, C, C, 2, 1, 2, 1, 2, 1, 1, 1, 1, 1, 2, 2,
 	/* 0x20 */ 2, 2, 1, 1, 1, 1, 2, 2, 2, 2, 1, 1, 1, 1, 1, 2,
 	/* 0x30 */ 1, 2, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
 	/* 0x40 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -1490,10 +1499,14 @@ static const uint8_t stack_push[256] = {
 	/* 0x60 */ 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2,
 	/* 0x70 */ 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2,
 	/* 0x80 */ 1, 2, 1, 2, 0, 2, 1, 2, 1, 1, 2, 1, 2, 2, 1, 2,
-	/* 0x90 */ 1, 1, 1, 1, 1, 1, 1, 1, 1,
-	/* 0x99.. */
-	[0xbb] = 1, [0xbc] = 1, [0xbd] = 1, [0xbe] = 1, [0xc0] = 1, [0xc1] = 1,
+	/* 0x90 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0,
+	/* 0xa0 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	/* 0xb0 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0,
+	/* 0xc0 */ 1, 1, 0, 0, 0, 0, 0, 0, 0, 0,
 };
+/* clang-format on */
+#undef E
+#undef C
 
 static int taken(struct st *s, const struct classfile *cf, unsigned idx,
 		 uint8_t op, const char *d, size_t n, unsigned at,
@@ -1758,7 +1771,8 @@ static int scan(struct st *s, struct rclass *c, unsigned mi)
 		if (!rc && t)
 			rc = load_cp(s, cf, t);
 	}
-	while (!rc && (rc = classfile_insn_next(cf, m, &pc, &in, s->err)) == 1) {
+	while (!rc &&
+	       (rc = classfile_insn_next(cf, m, &pc, &in, s->err)) == 1) {
 		rc = 0;
 		switch (in.op) {
 		case CLASSFILE_OP_LDC:
@@ -1878,9 +1892,10 @@ static int run(struct st *s)
 					snprintf(msg, sizeof(msg), "%s",
 						 s->err->msg);
 					cmfs_err_clear(s->err);
-					cmfs_err_set(s->err, -EINVAL,
-						     "class %s, method %.*s: %s",
-						     w.c->name, (int)a, n, msg);
+					cmfs_err_set(
+						s->err, -EINVAL,
+						"class %s, method %.*s: %s",
+						w.c->name, (int)a, n, msg);
 				}
 			}
 		} else {
@@ -1904,7 +1919,8 @@ static int factory(struct st *s, const char *iname)
 		return rc;
 	if (!f->cf)
 		return cmfs_err_set(s->err, -ENOEXEC,
-				    "factory class %s is not in the JAR", iname);
+				    "factory class %s is not in the JAR",
+				    iname);
 	rc = instantiate(s, f);
 	if (!rc)
 		rc = reach_resolved(s, f, "<init>", 6, "()V", 3);
@@ -1962,10 +1978,9 @@ static void st_release(struct st *s)
 	free(s->frefs);
 }
 
-int reach_run(struct reach_result *out, const char *const *factories,
-	      size_t n, const char *const *providers, size_t np,
-	      reach_lookup_fn lookup, void *ctx,
-	      const struct reach_limits *lim, struct cmfs_err *err)
+int reach_run(struct reach_result *out, const char *const *factories, size_t n,
+	      const char *const *providers, size_t np, reach_lookup_fn lookup,
+	      void *ctx, const struct reach_limits *lim, struct cmfs_err *err)
 {
 	struct st s;
 	size_t i, bytes = 0;

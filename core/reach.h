@@ -26,8 +26,9 @@
  *
  * Rules, as the JVM loads classes.  A reached method loads its return
  * type and the types of the parameters it reads (the verifier checks
- * values against them), and its instructions load: the owner of every invoked method and accessed field, and the classes of
- * its descriptor; the class of `new` (which also instantiates it),
+ * values against them), and its instructions load: the owner of every
+ * invoked method and accessed field, and the classes of its descriptor;
+ * the class of `new` (which also instantiates it),
  * checkcast, instanceof, anewarray, multianewarray (arrays reduced to their
  * element class), ldc of a Class, MethodType or MethodHandle; exception
  * handlers' types; invokedynamic's bootstrap method, its arguments and its
@@ -109,10 +110,9 @@ struct reach_result {
  * factory the JAR does not hold, -ENOMEM, or what `lookup` returned.
  * `lim` NULL = the defaults.
  */
-int reach_run(struct reach_result *out, const char *const *factories,
-	      size_t n, const char *const *providers, size_t np,
-	      reach_lookup_fn lookup, void *ctx,
-	      const struct reach_limits *lim, struct cmfs_err *err);
+int reach_run(struct reach_result *out, const char *const *factories, size_t n,
+	      const char *const *providers, size_t np, reach_lookup_fn lookup,
+	      void *ctx, const struct reach_limits *lim, struct cmfs_err *err);
 
 /* Free what a result holds (not the struct); a zeroed one is ok. */
 void reach_result_release(struct reach_result *r);

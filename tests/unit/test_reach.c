@@ -88,8 +88,7 @@ static void jar_close(struct jar *j)
 }
 
 /* The classes of service file `svc`, as internal names, into v[]. */
-static size_t factories(zip_t *za, const char *svc, char v[][256],
-			size_t max)
+static size_t factories(zip_t *za, const char *svc, char v[][256], size_t max)
 {
 	zip_file_t *f = zip_fopen(za, svc, 0);
 	char buf[8192], *line, *save = NULL;
@@ -158,8 +157,8 @@ static int reach_jar(const char *path, const struct reach_limits *lim,
 
 		len += (size_t)snprintf(line + len, len < cap ? cap - len : 0,
 					"%s%s", i ? " " : "", r.compile[i]);
-		for (p = line + len - strlen(r.compile[i]);
-		     len < cap && *p; p++)
+		for (p = line + len - strlen(r.compile[i]); len < cap && *p;
+		     p++)
 			if (*p == '/')
 				*p = '.';
 	}
@@ -249,7 +248,8 @@ static void test_fixture_sets(void)
 		"java.lang.invoke.MethodHandle "
 		"java.lang.invoke.MethodHandles$Lookup "
 		"java.lang.invoke.MethodType java.util.HashSet "
-		"java.util.Properties java.util.Set java.util.function.Function "
+		"java.util.Properties java.util.Set "
+		"java.util.function.Function "
 		"org.apache.flink.api.connector.source.Source "
 		"org.apache.flink.configuration.ConfigOption "
 		"org.apache.flink.configuration.ReadableConfig "
@@ -335,9 +335,11 @@ static void test_runtime_sets(void)
 	T_STREQ(runtime_of("reach-fat-like", line, sizeof(line)),
 		"com.fasterxml.jackson.databind.ObjectMapper "
 		"java.lang.invoke.MethodHandles "
-		"java.lang.invoke.StringConcatFactory net.jpountz.lz4.LZ4Factory "
+		"java.lang.invoke.StringConcatFactory "
+		"net.jpountz.lz4.LZ4Factory "
 		"org.apache.commons.lang3.StringUtils "
-		"org.apache.flink.table.connector.sink.DynamicTableSink$Context "
+		"org.apache.flink.table.connector.sink.DynamicTableSink$"
+		"Context "
 		"org.apache.flink.table.connector.source.ScanTableSource$"
 		"ScanContext org.apache.flink.table.factories."
 		"DynamicTableFactory org.ietf.jgss.GSSException "
@@ -391,8 +393,7 @@ static void test_jvm(void)
 		if (!text)
 			continue;
 		snprintf(path, sizeof(path), JARS "%s.jar", v[i].jar);
-		T_INTEQ(reach_jar(path, NULL, 0, line, sizeof(line), msg,
-				  NULL),
+		T_INTEQ(reach_jar(path, NULL, 0, line, sizeof(line), msg, NULL),
 			0);
 		nj = 0;
 		for (n = strtok_r(text, "\n", &save); n;
@@ -431,10 +432,10 @@ static void test_jvm_again(void)
 	int st;
 	static const char *const v[] = {
 		"reach-rt-absent", "reach-fat-like", "reach-compile-absent",
-		"reach-services",  "mongodb",	     "fmt-jsonish", "inherit",
-		"default-id",	   "runtime-id",     "async-sink",
-		"guava-ref",	   "unicode",	     "bundle",
-		"const-id",	   NULL};
+		"reach-services",  "mongodb",	     "fmt-jsonish",
+		"inherit",	   "default-id",     "runtime-id",
+		"async-sink",	   "guava-ref",	     "unicode",
+		"bundle",	   "const-id",	     NULL};
 
 	if (system("command -v javac >/dev/null 2>&1") != 0) {
 		printf("test_reach: no javac: the JVM is not run again\n");
@@ -481,15 +482,14 @@ static void test_limits_and_errors(void)
 			  sizeof(line), msg, NULL),
 		EIO);
 	/* A listed factory the JAR does not hold. */
-	T_ERRNO(reach_jar(JARS "missing-class.jar", NULL, 0, line,
-			  sizeof(line), msg, NULL),
+	T_ERRNO(reach_jar(JARS "missing-class.jar", NULL, 0, line, sizeof(line),
+			  msg, NULL),
 		ENOEXEC);
 	T_CONTAINS(msg, "AbsentFactory is not in the JAR");
 }
 
 /* Bytecode that does not decode, in a reached method: which method. */
-static int one_class(void *ctx, const char *iname,
-		     const struct classfile **out)
+static int one_class(void *ctx, const char *iname, const struct classfile **out)
 {
 	const struct classfile *cf = ctx;
 
@@ -511,8 +511,8 @@ static void test_bad_code(void)
 	int ze;
 
 	za = zip_open(JARS "reach-rt-absent.jar", ZIP_RDONLY, &ze);
-	T_CHECK(za && !zip_stat(za, "com/example/rtabsent/RtFactory.class", 0,
-				&st));
+	T_CHECK(za &&
+		!zip_stat(za, "com/example/rtabsent/RtFactory.class", 0, &st));
 	if (!za)
 		return;
 	b = malloc(st.size);
@@ -578,10 +578,20 @@ static void test_realjars(void)
 /* REACH_PRINT=1: each fixture's set, for a person. */
 static void test_print_all(void)
 {
-	static const char *const v[] = {
-		"reach-rt-absent", "reach-fat-like", "reach-compile-absent",
-		"mongodb", "fmt-jsonish", "inherit", "default-id", "runtime-id",
-		"async-sink", "guava-ref", "unicode", "bundle", "const-id", NULL};
+	static const char *const v[] = {"reach-rt-absent",
+					"reach-fat-like",
+					"reach-compile-absent",
+					"mongodb",
+					"fmt-jsonish",
+					"inherit",
+					"default-id",
+					"runtime-id",
+					"async-sink",
+					"guava-ref",
+					"unicode",
+					"bundle",
+					"const-id",
+					NULL};
 	static char line[1 << 16];
 	char msg[CMFS_ERR_MSG], path[256];
 	size_t i;
@@ -595,7 +605,10 @@ static void test_print_all(void)
 
 int main(void)
 {
-	if (getenv("REACH_PRINT")) { T_RUN(test_print_all); return 0; }
+	if (getenv("REACH_PRINT")) {
+		T_RUN(test_print_all);
+		return 0;
+	}
 	T_RUN(test_fixture_sets);
 	T_RUN(test_runtime_sets);
 	T_RUN(test_jvm);
