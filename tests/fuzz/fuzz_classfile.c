@@ -4,10 +4,10 @@
  * constant and member, and every method body is decoded (each step must
  * move forward and stay inside the code), with its handlers, bootstrap
  * methods and descriptors, and the class is walked by reach.c as a JAR
- * of one factory (small caps: every input must end quickly).  The same bytes are parsed again into one struct
- * kept from input to input (classfile_reparse, as the inspector's readers
- * do): the verdict and the names must be the same.  Seeds:
- * tests/fuzz/corpus/classfile/.
+ * of one factory (small caps: every input must end quickly).  The same
+ * bytes are parsed again into one struct kept from input to input
+ * (classfile_reparse, as the inspector's readers do): the verdict and the
+ * names must be the same.  Seeds: tests/fuzz/corpus/classfile/.
  */
 #include "classfile.h"
 #include "reach.h"
