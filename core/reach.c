@@ -1185,7 +1185,7 @@ static int bootstrap(struct st *s, const struct classfile *cf, unsigned bsm,
 	p = raw(cf, cf->cp[nat].b, &n);
 	for (i = 0; i < n && p[i] != ')'; i++)
 		;
-	if (i + 3 > n || p[i + 1] != 'L' || p[n - 1] != ';')
+	if (i + 4 > n || p[i + 1] != 'L' || p[n - 1] != ';')
 		return cmfs_err_set(s->err, -EINVAL,
 				    "offset %u: a lambda's call site returns "
 				    "no interface",
