@@ -938,6 +938,55 @@ static void test_insns(void)
 	free(bytes);
 }
 
+/*
+ * A class whose one attribute is BootstrapMethods: one entry whose handle
+ * is constant `h` (#2 is a Class, no handle; 0: no entry), declared
+ * `extra` bytes longer than it is.
+ */
+static void bsm_class(struct cb *c, unsigned h, unsigned extra)
+{
+	unsigned n = h ? 1 : 0;
+
+	pool_a(c, 4);
+	putf8(c, "BootstrapMethods", 16);
+	p2(c, 0x21);
+	p2(c, 2);
+	p2(c, 0);
+	p2(c, 0);
+	p2(c, 0);
+	p2(c, 0);
+	p2(c, 1); /* attributes */
+	p2(c, 3);
+	p4(c, 2 + 4 * n + extra);
+	p2(c, n);
+	if (n) {
+		p2(c, h);
+		p2(c, 0);
+	}
+	memset(c->d + c->n, 0, extra);
+	c->n += extra;
+}
+
+/* BootstrapMethods are checked as the class is parsed. */
+static void test_bootstrap_rules(void)
+{
+	char msg[CMFS_ERR_MSG];
+	struct cb c;
+
+	bsm_class(&c, 2, 0);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 58: bootstrap method 2 is not a MethodHandle");
+	bsm_class(&c, 9, 0);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_CONTAINS(msg, "bootstrap method 9 is not a MethodHandle");
+	bsm_class(&c, 0, 0);
+	T_INTEQ(try_parse(&c, msg), 0);
+	bsm_class(&c, 0, 2);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 58: BootstrapMethods is 2 bytes longer than its "
+		     "contents");
+}
+
 /* Descriptors' classes in place, repeats kept; bad ones refused. */
 static void test_desc_classes(void)
 {
@@ -1171,6 +1220,7 @@ int main(void)
 	T_RUN(test_code_rules);
 	T_RUN(test_insns);
 	T_RUN(test_desc_classes);
+	T_RUN(test_bootstrap_rules);
 	T_RUN(test_constant_value_rules);
 	T_RUN(test_bit_flips);
 	T_RUN(test_many_refs);

@@ -540,6 +540,95 @@ static void test_bad_code(void)
 	free(b);
 }
 
+/* Class `entry` of fixture JAR `jar`, parsed (*bytes: free after it). */
+static struct classfile *jar_class(const char *jar, const char *entry,
+				   uint8_t **bytes)
+{
+	struct classfile *cf = NULL;
+	zip_file_t *f;
+	zip_stat_t st;
+	zip_t *za;
+	int ze;
+
+	*bytes = NULL;
+	za = zip_open(jar, ZIP_RDONLY, &ze);
+	if (!za || zip_stat(za, entry, 0, &st) || !(*bytes = malloc(st.size)) ||
+	    !(f = zip_fopen(za, entry, 0))) {
+		T_CHECK(0);
+		if (za)
+			zip_discard(za);
+		return NULL;
+	}
+	T_CHECK(zip_fread(f, *bytes, st.size) == (zip_int64_t)st.size);
+	zip_fclose(f);
+	zip_discard(za);
+	T_INTEQ(classfile_parse(&cf, *bytes, st.size, NULL), 0);
+	return cf;
+}
+
+/* The class file reader's handlers and bootstrap methods, on javac's
+ * output (reach reads them; test_classfile has the hostile cases). */
+static void test_handlers_and_bootstraps(void)
+{
+	struct classfile *cf;
+	uint8_t *b;
+	uint16_t t = 0, h = 0, na = 0;
+	char *name = NULL;
+	unsigned i, seen = 0;
+
+	/* try { GSSManager ... } catch (GSSException e): one handler. */
+	cf = jar_class(JARS "reach-fat-like.jar",
+		       "org/apache/flink/kafka/shaded/org/apache/kafka/common/"
+		       "security/SaslAuthenticator.class",
+		       &b);
+	for (i = 0; cf && i < cf->nmethods; i++) {
+		if (!cf->methods[i].nexc)
+			continue;
+		seen++;
+		T_INTEQ(cf->methods[i].nexc, 1);
+		T_INTEQ(classfile_handler(cf, &cf->methods[i], 0, &t, NULL), 0);
+		T_INTEQ(classfile_class_name(&name, cf, t, NULL), 0);
+		T_STREQ(name, "org/ietf/jgss/GSSException");
+		free(name);
+		name = NULL;
+		T_ERRNO(classfile_handler(cf, &cf->methods[i], 1, &t, NULL),
+			EINVAL);
+	}
+	T_INTEQ(seen, 1);
+	classfile_free(cf);
+	free(b);
+	/* Two lambdas and a string concatenation: three bootstrap methods,
+	 * LambdaMetafactory's with its three arguments. */
+	cf = jar_class(JARS "reach-rt-absent.jar",
+		       "com/example/rtabsent/RtTableSource.class", &b);
+	T_CHECK(cf && cf->nbsm == 3);
+	for (i = 0, seen = 0; cf && i < cf->nbsm; i++) {
+		struct classfile_const *c;
+
+		T_INTEQ(classfile_bootstrap(cf, i, &h, &na, NULL), 0);
+		T_INTEQ(cf->cp[h].tag, CLASSFILE_METHOD_HANDLE);
+		T_INTEQ(cf->cp[h].kind, 6); /* invokeStatic */
+		c = &cf->cp[cf->cp[h].a];
+		T_INTEQ(classfile_class_name(&name, cf, c->a, NULL), 0);
+		if (name &&
+		    !strcmp(name, "java/lang/invoke/LambdaMetafactory")) {
+			seen++;
+			T_INTEQ(na, 3);
+			T_INTEQ(cf->cp[classfile_bootstrap_arg(cf, i, 0)].tag,
+				CLASSFILE_METHOD_TYPE);
+			T_INTEQ(cf->cp[classfile_bootstrap_arg(cf, i, 1)].tag,
+				CLASSFILE_METHOD_HANDLE);
+		}
+		free(name);
+		name = NULL;
+	}
+	T_INTEQ(seen, 2);
+	T_ERRNO(cf ? classfile_bootstrap(cf, 3, &h, &na, NULL) : -EINVAL,
+		EINVAL);
+	classfile_free(cf);
+	free(b);
+}
+
 /* The published JARs: what compiling a statement loads. */
 static void test_realjars(void)
 {
@@ -615,6 +704,7 @@ int main(void)
 	T_RUN(test_jvm_again);
 	T_RUN(test_limits_and_errors);
 	T_RUN(test_bad_code);
+	T_RUN(test_handlers_and_bootstraps);
 	T_RUN(test_realjars);
 	return T_DONE();
 }
