@@ -863,6 +863,7 @@ static void test_insns(void)
 	/* tableswitch at 0: 3 bytes of padding, default, 0..1, 2 offsets;
 	 * nop, then lookupswitch at 25 (2 bytes of padding, 1 pair); wide
 	 * iinc and wide iload; new #2, ldc #6, return. */
+	/* clang-format off */
 	static const uint8_t code[] = {
 		0xaa, 0, 0, 0, 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0, 1,
 		0, 0, 0, 24, 0, 0, 0, 24,
@@ -870,6 +871,7 @@ static void test_insns(void)
 		0, 0, 0, 9,
 		0xc4, 0x84, 0, 1, 0, 5, 0xc4, 0x15, 0, 1,
 		0xbb, 0, 2, 0x12, 6, 0xb1};
+	/* clang-format on */
 	static const uint8_t new_string[] = {0xbb, 0, 6, 0xb1};
 	static const uint8_t unknown[] = {0x00, 0xca};
 	static const uint8_t cut[] = {0x00, 0xb6, 0};
