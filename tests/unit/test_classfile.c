@@ -871,7 +871,6 @@ static void test_insns(void)
 		0, 0, 0, 9,
 		0xc4, 0x84, 0, 1, 0, 5, 0xc4, 0x15, 0, 1,
 		0xbb, 0, 2, 0x12, 6, 0xb1};
-	/* clang-format on */
 	static const uint8_t new_string[] = {0xbb, 0, 6, 0xb1};
 	static const uint8_t unknown[] = {0x00, 0xca};
 	static const uint8_t cut[] = {0x00, 0xb6, 0};
@@ -918,6 +917,7 @@ static void test_insns(void)
 	BAD(table_cut, "offset 104: instruction cut by the end of the code");
 	BAD(wide_bad, "offset 104: wide of opcode 0xb6");
 #undef BAD
+	/* clang-format on */
 	/* javac's code: the factory creates its source (new, then
 	 * invokespecial of its constructor), reads its option through an
 	 * interface; no handlers. */
