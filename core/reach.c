@@ -3,10 +3,11 @@
  * method bodies from the roots (reach.h says which, and by what rules).
  *
  * State: every class name met has one record (struct rclass), the JAR's
- * with its class file, the others external.  Three queues drive the walk
+ * with its class file, the others external.  Four queues drive the walk
  * to its fixed point: classes loaded whose supertypes are yet to be
- * loaded, lambdas whose implementation became callable, and methods
- * reached whose code is yet to be read.  Virtual dispatch is rapid type
+ * loaded, classes linked whose code is yet to be verified, lambdas whose
+ * implementation became callable, and methods reached whose code is yet
+ * to be read.  Virtual dispatch is rapid type
  * analysis: every method signature invoked virtually (struct sig) keeps
  * the owners it was invoked on, the instantiated JAR classes that have a
  * method of that signature, and the lambdas that implement it; a new
@@ -15,8 +16,11 @@
  *
  * Names of members and descriptors are compared as the class files hold
  * them (modified UTF-8); class names are converted to UTF-8 once, as the
- * lookup callback and the result take them.  Nothing recurses on the
- * input except bootstrap arguments, whose nesting is capped.
+ * lookup callback and the result take them.  Where a lambda's value goes
+ * is followed a short way along the code after it is made (follow).
+ * Nothing recurses on the input deeper than a constant: bootstrap
+ * arguments' nesting and the locals a lambda is followed through are
+ * capped.
  */
 #include "reach.h"
 
