@@ -819,7 +819,9 @@ static int parse_code(struct rd *r, const struct classfile *cf, uint32_t len,
 		rc = need(&c, (size_t)nexc * 8, "exception table");
 	if (rc)
 		return rc;
-	c.off += (size_t)nexc * 8; /* start, end, handler, catch_type */
+	m->exc = c.p + c.off; /* start, end, handler, catch_type */
+	m->nexc = nexc;
+	c.off += (size_t)nexc * 8;
 	/* LineNumberTable, StackMapTable ...: skipped, lengths checked. */
 	rc = get2(&c, &nattr, "attributes_count");
 	if (!rc)
@@ -937,6 +939,107 @@ static int parse_members(struct rd *r, const struct classfile *cf,
 	return 0;
 }
 
+/* 1 if constant idx may be a bootstrap argument (JVMS 4.7.23). */
+static int loadable(const struct classfile *cf, unsigned idx)
+{
+	if (idx == 0 || idx >= cf->ncp)
+		return 0;
+	switch (cf->cp[idx].tag) {
+	case CLASSFILE_INTEGER:
+	case CLASSFILE_FLOAT:
+	case CLASSFILE_LONG:
+	case CLASSFILE_DOUBLE:
+	case CLASSFILE_CLASS:
+	case CLASSFILE_STRING:
+	case CLASSFILE_METHOD_HANDLE:
+	case CLASSFILE_METHOD_TYPE:
+	case CLASSFILE_DYNAMIC:
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Read the BootstrapMethods attribute's body, `len` bytes at the cursor
+ * (JVMS 4.7.23): each entry's offset is kept, its handle and arguments
+ * checked.  At most one such attribute.
+ */
+static int parse_bsm(struct rd *r, struct classfile *cf, uint32_t len,
+		     size_t at)
+{
+	struct rd c = {r->p, r->off + len, r->off, r->err};
+	uint16_t n, h, nargs, a;
+	uint32_t *v;
+	unsigned i, j;
+	int rc;
+
+	if (cf->nbsm)
+		return cmfs_err_set(r->err, -EINVAL,
+				    "offset %zu: second BootstrapMethods", at);
+	rc = get2(&c, &n, "num_bootstrap_methods");
+	if (!rc) /* each entry is at least 4 bytes */
+		rc = need(&c, (size_t)n * 4, "bootstrap methods");
+	if (rc)
+		return rc;
+	v = room(cf->bsm, &cf->bsm_cap, n, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	cf->bsm = v;
+	for (i = 0; i < n; i++) {
+		v[i] = (uint32_t)c.off;
+		rc = get2(&c, &h, "bootstrap_method_ref");
+		if (!rc && !is_tag(cf, h, CLASSFILE_METHOD_HANDLE))
+			rc = cmfs_err_set(r->err, -EINVAL,
+					  "offset %zu: bootstrap method %u is "
+					  "not a MethodHandle",
+					  c.off - 2, h);
+		if (!rc)
+			rc = get2(&c, &nargs, "num_bootstrap_arguments");
+		if (!rc)
+			rc = need(&c, (size_t)nargs * 2, "bootstrap arguments");
+		for (j = 0; j < nargs && !rc; j++) {
+			rc = get2(&c, &a, "bootstrap argument");
+			if (!rc && !loadable(cf, a))
+				rc = cmfs_err_set(r->err, -EINVAL,
+						  "offset %zu: bootstrap "
+						  "argument %u is not loadable",
+						  c.off - 2, a);
+		}
+		if (rc)
+			return rc;
+	}
+	if (c.off != c.len)
+		return cmfs_err_set(r->err, -EINVAL,
+				    "offset %zu: BootstrapMethods is %zu bytes "
+				    "longer than its contents",
+				    c.off, c.len - c.off);
+	cf->nbsm = n;
+	r->off = c.off;
+	return 0;
+}
+
+/* One attribute of the class itself: BootstrapMethods read, others
+ * skipped (their lengths checked). */
+static int class_attr(struct rd *r, struct classfile *cf)
+{
+	size_t at = r->off;
+	uint16_t name;
+	uint32_t len;
+	int rc;
+
+	rc = get_index(r, cf, CLASSFILE_UTF8, &name, "attribute name");
+	if (!rc)
+		rc = get4(r, &len, "attribute length");
+	if (!rc)
+		rc = need(r, len, "attribute");
+	if (rc)
+		return rc;
+	if (classfile_utf8_eq(cf, name, "BootstrapMethods"))
+		return parse_bsm(r, cf, len, at);
+	r->off += len;
+	return 0;
+}
+
 /*
  * The sections in file order (JVMS 4.1): magic and versions, the pool,
  * the class proper, fields, methods, attributes; then nothing.  Each
@@ -953,6 +1056,7 @@ int classfile_reparse(struct classfile *cf, const void *data, size_t len,
 
 	/* Nothing of an earlier parse shows through: counts first. */
 	cf->ncp = cf->ninterfaces = cf->nfields = cf->nmethods = 0;
+	cf->nbsm = 0;
 	cf->this_class = cf->super_class = 0;
 	cf->data = data;
 	cf->len = len;
@@ -1015,11 +1119,12 @@ int classfile_reparse(struct classfile *cf, const void *data, size_t len,
 	if (!rc)
 		rc = parse_members(&r, cf, &cf->methods, &cf->methods_cap,
 				   &cf->nmethods, 1);
-	/* The class's own attributes (SourceFile, InnerClasses ...). */
+	/* The class's own attributes (SourceFile, InnerClasses ...):
+	 * only BootstrapMethods is read. */
 	if (!rc)
 		rc = get2(&r, &count, "attributes_count");
-	if (!rc)
-		rc = skip_attrs(&r, cf, count);
+	for (i = 0; i < count && !rc; i++)
+		rc = class_attr(&r, cf);
 	if (rc)
 		goto out;
 	/* The JVM refuses trailing bytes too (ClassFormatError). */
@@ -1057,6 +1162,7 @@ void classfile_free(struct classfile *cf)
 	free(cf->interfaces);
 	free(cf->fields);
 	free(cf->methods);
+	free(cf->bsm);
 	free(cf);
 }
 
@@ -1264,4 +1370,311 @@ enum classfile_ret classfile_const_return(const struct classfile *cf,
 		return CLASSFILE_RET_OTHER;
 	*index = idx;
 	return CLASSFILE_RET_STRING;
+}
+
+/*
+ * Instruction lengths by opcode (JVMS chapter 6), operands included: 0
+ * for the ones whose length depends on the code (0xaa tableswitch, 0xab
+ * lookupswitch, 0xc4 wide), and for the opcodes a class file may not hold
+ * (0xca breakpoint, the unassigned 0xcb..0xfd, 0xfe and 0xff impdep).
+ * Rows of sixteen: 0x84 is iinc (3), 0x99..0xa8 branches (3), 0xb9 and
+ * 0xba invokeinterface and invokedynamic (5), 0xc8 and 0xc9 goto_w and
+ * jsr_w (5).
+ */
+static const uint8_t insn_len[256] = {
+	/* 0x00 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x10 */ 2, 3, 2, 3, 3, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1,
+	/* 0x20 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x30 */ 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1,
+	/* 0x40 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x50 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x60 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x70 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x80 */ 1, 1, 1, 1, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x90 */ 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 3, 3, 3, 3, 3,
+	/* 0xa0 */ 3, 3, 3, 3, 3, 3, 3, 3, 3, 2, 0, 0, 1, 1, 1, 1,
+	/* 0xb0 */ 1, 1, 3, 3, 3, 3, 3, 3, 3, 5, 5, 3, 2, 3, 1, 1,
+	/* 0xc0 */ 3, 3, 1, 1, 0, 4, 3, 3, 5, 5, 0, 0, 0, 0, 0, 0,
+	/* 0xd0..0xff: 0 */
+};
+
+/* The tags operand `index` of opcode `op` may have: 1 if it has one. */
+static int operand_ok(const struct classfile *cf, uint8_t op, unsigned idx)
+{
+	uint8_t t = idx && idx < cf->ncp ? cf->cp[idx].tag : 0;
+
+	switch (op) {
+	case CLASSFILE_OP_INVOKEVIRTUAL:
+		return t == CLASSFILE_METHODREF;
+	case CLASSFILE_OP_INVOKESPECIAL:
+	case CLASSFILE_OP_INVOKESTATIC:
+		return t == CLASSFILE_METHODREF ||
+		       t == CLASSFILE_INTERFACE_METHODREF;
+	case CLASSFILE_OP_INVOKEINTERFACE:
+		return t == CLASSFILE_INTERFACE_METHODREF;
+	case CLASSFILE_OP_INVOKEDYNAMIC:
+		return t == CLASSFILE_INVOKE_DYNAMIC &&
+		       cf->cp[idx].a < cf->nbsm;
+	case CLASSFILE_OP_NEW:
+	case CLASSFILE_OP_CHECKCAST:
+	case CLASSFILE_OP_INSTANCEOF:
+	case CLASSFILE_OP_ANEWARRAY:
+	case CLASSFILE_OP_MULTIANEWARRAY:
+		return t == CLASSFILE_CLASS;
+	case CLASSFILE_OP_GETSTATIC:
+	case CLASSFILE_OP_PUTSTATIC:
+	case CLASSFILE_OP_GETFIELD:
+	case CLASSFILE_OP_PUTFIELD:
+		return t == CLASSFILE_FIELDREF;
+	case CLASSFILE_OP_LDC2_W:
+		return t == CLASSFILE_LONG || t == CLASSFILE_DOUBLE ||
+		       (t == CLASSFILE_DYNAMIC && cf->cp[idx].a < cf->nbsm);
+	default: /* ldc, ldc_w */
+		if (t == CLASSFILE_DYNAMIC)
+			return cf->cp[idx].a < cf->nbsm;
+		return t != CLASSFILE_LONG && t != CLASSFILE_DOUBLE &&
+		       loadable(cf, idx);
+	}
+}
+
+/* A big-endian u4 at p. */
+static uint32_t be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+/* The offset in the class file of code[pc]. */
+static size_t code_off(const struct classfile *cf,
+		       const struct classfile_member *m, uint32_t pc)
+{
+	return (size_t)(m->code - cf->data) + pc;
+}
+
+int classfile_insn_next(const struct classfile *cf,
+			const struct classfile_member *m, uint32_t *pc,
+			struct classfile_insn *insn, struct cmfs_err *err)
+{
+	const uint8_t *c = m->code;
+	uint32_t at = *pc, n = m->code_len, len;
+	uint8_t op;
+	int has = 0; /* it has a constant operand, to be checked */
+
+	if (!c || at >= n)
+		return 0;
+	op = c[at];
+	len = insn_len[op];
+	insn->pc = at;
+	insn->op = op;
+	insn->index = 0;
+	insn->local = 0;
+	if (op == 0xaa || op == 0xab) {
+		/* tableswitch, lookupswitch: 0-3 bytes of padding to a
+		 * multiple of 4 from the start of the code, then the
+		 * default and the table (64-bit sums: no wrap). */
+		uint64_t p = ((uint64_t)at + 4) & ~(uint64_t)3, entries;
+		uint64_t head = op == 0xaa ? 12 : 8; /* default, low, high;
+						      * default, npairs */
+
+		if (p + head > n)
+			goto cut;
+		if (op == 0xaa) {
+			int32_t lo = (int32_t)be32(c + p + 4);
+			int32_t hi = (int32_t)be32(c + p + 8);
+
+			if (hi < lo)
+				return cmfs_err_set(err, -EINVAL,
+						    "offset %zu: tableswitch "
+						    "high below low",
+						    code_off(cf, m, at));
+			entries = ((uint64_t)((int64_t)hi - lo) + 1) * 4;
+		} else {
+			int32_t np = (int32_t)be32(c + p + 4);
+
+			if (np < 0)
+				return cmfs_err_set(err, -EINVAL,
+						    "offset %zu: lookupswitch "
+						    "of %d pairs",
+						    code_off(cf, m, at), np);
+			entries = (uint64_t)np * 8;
+		}
+		if (p + head + entries > n)
+			goto cut;
+		*pc = (uint32_t)(p + head + entries);
+		return 1;
+	}
+	if (op == 0xc4) {
+		/* wide: a load, store or ret with a u2 index, or iinc with
+		 * a u2 index and an s2 constant. */
+		if (n - at < 2)
+			goto cut;
+		op = c[at + 1];
+		if (op == 0x84)
+			len = 6;
+		else if ((op >= 0x15 && op <= 0x19) ||
+			 (op >= 0x36 && op <= 0x3a) || op == 0xa9)
+			len = 4;
+		else
+			return cmfs_err_set(err, -EINVAL,
+					    "offset %zu: wide of opcode 0x%02x",
+					    code_off(cf, m, at), op);
+		insn->op = op;
+	} else if (!len) {
+		return cmfs_err_set(err, -EINVAL,
+				    "offset %zu: unknown opcode 0x%02x",
+				    code_off(cf, m, at), op);
+	}
+	if (n - at < len)
+		goto cut;
+	/* The local variable of a load, store, iinc or ret: a u1 operand,
+	 * a u2 after wide, or in the opcode (iload_0 .. astore_3). */
+	if ((op >= 0x15 && op <= 0x19) || (op >= 0x36 && op <= 0x3a) ||
+	    op == 0x84 || op == 0xa9)
+		insn->local = c[at] == 0xc4
+				      ? (uint16_t)(c[at + 2] << 8 | c[at + 3])
+				      : c[at + 1];
+	else if (op >= 0x1a && op <= 0x2d)
+		insn->local = (op - 0x1a) & 3;
+	else if (op >= 0x3b && op <= 0x4e)
+		insn->local = (op - 0x3b) & 3;
+	switch (op) {
+	case CLASSFILE_OP_LDC:
+		insn->index = c[at + 1];
+		has = 1;
+		break;
+	case CLASSFILE_OP_LDC_W:
+	case CLASSFILE_OP_LDC2_W:
+	case CLASSFILE_OP_GETSTATIC:
+	case CLASSFILE_OP_PUTSTATIC:
+	case CLASSFILE_OP_GETFIELD:
+	case CLASSFILE_OP_PUTFIELD:
+	case CLASSFILE_OP_INVOKEVIRTUAL:
+	case CLASSFILE_OP_INVOKESPECIAL:
+	case CLASSFILE_OP_INVOKESTATIC:
+	case CLASSFILE_OP_INVOKEINTERFACE:
+	case CLASSFILE_OP_INVOKEDYNAMIC:
+	case CLASSFILE_OP_NEW:
+	case CLASSFILE_OP_ANEWARRAY:
+	case CLASSFILE_OP_CHECKCAST:
+	case CLASSFILE_OP_INSTANCEOF:
+	case CLASSFILE_OP_MULTIANEWARRAY:
+		if (c[at] == 0xc4) /* wide never widens these */
+			break;
+		insn->index = (uint16_t)(c[at + 1] << 8 | c[at + 2]);
+		has = 1;
+		break;
+	}
+	if (has && !operand_ok(cf, op, insn->index))
+		return cmfs_err_set(err, -EINVAL,
+				    "offset %zu: opcode 0x%02x with operand "
+				    "%u of the wrong kind",
+				    code_off(cf, m, at), op, insn->index);
+	*pc = at + len;
+	return 1;
+cut:
+	return cmfs_err_set(err, -EINVAL,
+			    "offset %zu: instruction cut by the end of the "
+			    "code",
+			    code_off(cf, m, at));
+}
+
+int classfile_handler(const struct classfile *cf,
+		      const struct classfile_member *m, unsigned i,
+		      uint16_t *cls, struct cmfs_err *err)
+{
+	const uint8_t *e;
+	uint16_t t;
+
+	if (i >= m->nexc)
+		return cmfs_err_set(err, -EINVAL, "no handler %u", i);
+	e = m->exc + (size_t)i * 8;
+	t = (uint16_t)(e[6] << 8 | e[7]);
+	if (t && !is_tag(cf, t, CLASSFILE_CLASS))
+		return cmfs_err_set(err, -EINVAL,
+				    "offset %zu: catch_type %u is not a Class",
+				    (size_t)(e - cf->data) + 6, t);
+	*cls = t;
+	return 0;
+}
+
+int classfile_bootstrap(const struct classfile *cf, unsigned bsm,
+			uint16_t *handle, uint16_t *nargs, struct cmfs_err *err)
+{
+	const uint8_t *p;
+
+	if (bsm >= cf->nbsm)
+		return cmfs_err_set(err, -EINVAL,
+				    "bootstrap method %u: no such entry", bsm);
+	p = cf->data + cf->bsm[bsm];
+	*handle = (uint16_t)(p[0] << 8 | p[1]);
+	*nargs = (uint16_t)(p[2] << 8 | p[3]);
+	return 0;
+}
+
+uint16_t classfile_bootstrap_arg(const struct classfile *cf, unsigned bsm,
+				 unsigned i)
+{
+	const uint8_t *p = cf->data + cf->bsm[bsm] + 4 + (size_t)i * 2;
+
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+int classfile_desc_classes(const char *desc, const char **names, size_t *n,
+			   size_t cap, size_t *count)
+{
+	size_t i = 0, k = 0, j;
+	int method = desc[0] == '(';
+
+	/* The same grammar as parse_desc, the names kept in place. */
+	if (method)
+		i = 1;
+	for (;;) {
+		size_t dims = 0;
+
+		if (method && desc[i] == ')') {
+			method = 0;
+			i++;
+			if (desc[i] == 'V') {
+				i++;
+				break;
+			}
+		}
+		while (desc[i] == '[') {
+			dims++;
+			i++;
+		}
+		if (dims > 255)
+			return -EINVAL;
+		switch (desc[i]) {
+		case 'B':
+		case 'C':
+		case 'D':
+		case 'F':
+		case 'I':
+		case 'J':
+		case 'S':
+		case 'Z':
+			i++;
+			break;
+		case 'L':
+			j = name_len(desc + i + 1, SIZE_MAX, ';');
+			if (!j)
+				return -EINVAL;
+			if (k < cap) {
+				names[k] = desc + i + 1;
+				n[k] = j;
+			}
+			k++;
+			i += j + 2;
+			break;
+		default:
+			return -EINVAL;
+		}
+		if (!method)
+			break;
+	}
+	if (desc[i] || (desc[0] == '(' && method))
+		return -EINVAL;
+	*count = k;
+	return 0;
 }

@@ -89,6 +89,8 @@ struct classfile_member {
 	uint32_t off;	     /* offset of the member in the class file */
 	const uint8_t *code; /* methods: Code's code[], NULL = none */
 	uint32_t code_len;   /* 1..65535 when code is set */
+	const uint8_t *exc;  /* its exception_table: nexc entries of 8 bytes */
+	uint16_t nexc;
 };
 
 /* A parsed class file: read-only once classfile_parse() returns it. */
@@ -107,8 +109,12 @@ struct classfile {
 	struct classfile_member *fields;
 	uint16_t nmethods;
 	struct classfile_member *methods;
+	/* BootstrapMethods: each entry's offset in data (its u2 method
+	 * handle, u2 count, then the u2 arguments), lengths checked. */
+	uint16_t nbsm;
+	uint32_t *bsm;
 	/* The arrays' room, for classfile_reparse (not for readers). */
-	size_t cp_cap, if_cap, fields_cap, methods_cap;
+	size_t cp_cap, if_cap, fields_cap, methods_cap, bsm_cap;
 };
 
 /*
@@ -195,5 +201,90 @@ enum classfile_ret {
 enum classfile_ret classfile_const_return(const struct classfile *cf,
 					  const struct classfile_member *m,
 					  unsigned *index);
+
+/*
+ * One instruction of a method body, as classfile_insn_next() decodes it.
+ * `index` is the constant-pool operand of the instructions that have one,
+ * checked to be of a tag the instruction admits (JVMS 4.10.1.9):
+ *   invokevirtual: Methodref; invokespecial, invokestatic: Methodref or
+ *   InterfaceMethodref; invokeinterface: InterfaceMethodref;
+ *   invokedynamic: InvokeDynamic (its bootstrap method checked to exist);
+ *   new, checkcast, instanceof, anewarray, multianewarray: Class;
+ *   getstatic, putstatic, getfield, putfield: Fieldref;
+ *   ldc, ldc_w: Integer, Float, String, Class, MethodType, MethodHandle
+ *   or Dynamic; ldc2_w: Long, Double or Dynamic.
+ * Every other instruction has index 0.
+ */
+enum {
+	CLASSFILE_OP_LDC = 0x12,
+	CLASSFILE_OP_LDC_W = 0x13,
+	CLASSFILE_OP_LDC2_W = 0x14,
+	CLASSFILE_OP_GETSTATIC = 0xb2,
+	CLASSFILE_OP_PUTSTATIC = 0xb3,
+	CLASSFILE_OP_GETFIELD = 0xb4,
+	CLASSFILE_OP_PUTFIELD = 0xb5,
+	CLASSFILE_OP_INVOKEVIRTUAL = 0xb6,
+	CLASSFILE_OP_INVOKESPECIAL = 0xb7,
+	CLASSFILE_OP_INVOKESTATIC = 0xb8,
+	CLASSFILE_OP_INVOKEINTERFACE = 0xb9,
+	CLASSFILE_OP_INVOKEDYNAMIC = 0xba,
+	CLASSFILE_OP_NEW = 0xbb,
+	CLASSFILE_OP_ANEWARRAY = 0xbd,
+	CLASSFILE_OP_CHECKCAST = 0xc0,
+	CLASSFILE_OP_INSTANCEOF = 0xc1,
+	CLASSFILE_OP_MULTIANEWARRAY = 0xc5
+};
+
+struct classfile_insn {
+	uint32_t pc;	/* its offset in code[] */
+	uint8_t op;	/* the opcode (wide: the opcode it widens) */
+	uint16_t index; /* its constant, see above; 0 = none */
+	uint16_t local; /* loads, stores (0x15..0x2d, 0x36..0x4e), iinc,
+			 * ret: the local variable (aload_2: 2); else 0 */
+};
+
+/*
+ * Decode the instruction of method m at *pc (start with 0): 1 with *insn
+ * and *pc moved past it, 0 at the end of the code (or when m has none),
+ * or -EINVAL with "offset N: reason" (N = the offset in the class file)
+ * for an unknown opcode, an instruction cut by the end of the code, a
+ * switch whose table does not fit, or an operand of the wrong kind.
+ * A whole method takes at most code_len steps.
+ */
+int classfile_insn_next(const struct classfile *cf,
+			const struct classfile_member *m, uint32_t *pc,
+			struct classfile_insn *insn, struct cmfs_err *err);
+
+/*
+ * The catch_type of m's i-th exception handler (i < m->nexc): 0 and *cls =
+ * a Class index, or 0 for a handler of any exception (finally); -EINVAL
+ * when it is neither.
+ */
+int classfile_handler(const struct classfile *cf,
+		      const struct classfile_member *m, unsigned i,
+		      uint16_t *cls, struct cmfs_err *err);
+
+/*
+ * Bootstrap method `bsm` (an InvokeDynamic's or Dynamic's `a`): 0 and
+ * *handle (a MethodHandle index) and *nargs, or -EINVAL when there is no
+ * such entry.  Its i-th static argument: 0 and *arg (a loadable constant:
+ * Integer, Float, Long, Double, Class, String, MethodHandle, MethodType
+ * or Dynamic; checked when the class was parsed).
+ */
+int classfile_bootstrap(const struct classfile *cf, unsigned bsm,
+			uint16_t *handle, uint16_t *nargs,
+			struct cmfs_err *err);
+uint16_t classfile_bootstrap_arg(const struct classfile *cf, unsigned bsm,
+				 unsigned i);
+
+/*
+ * The classes a field or method descriptor names (arrays reduced to
+ * their element class), in order, repeats kept: each is the n bytes at
+ * names[k], borrowed from `desc` (n[k] bytes, no '\0').  0 and *count
+ * (at most `cap` are stored; *count tells how many there were), or
+ * -EINVAL for a malformed descriptor.  `desc` is standard UTF-8.
+ */
+int classfile_desc_classes(const char *desc, const char **names, size_t *n,
+			   size_t cap, size_t *count);
 
 #endif

@@ -20,13 +20,42 @@
 
 #include "name.h"
 
-/* What a stock Flink 1.19/1.20 distribution has in lib/ and opt/-free. */
+/*
+ * What a stock Flink 1.20 distribution's lib/ provides: its connectors
+ * (flink-dist, flink-connector-files) and formats (flink-csv, flink-json
+ * with its CDC formats, raw in flink-table); avro, parquet and orc are not
+ * in lib/ and come as artifacts.
+ */
 #define DEFAULT_CONNECTORS "blackhole,datagen,filesystem,print"
-#define DEFAULT_FORMATS "csv,json,raw,avro,parquet,orc,canal-json,debezium-json,maxwell-json,ogg-json"
-/* The classes a Flink cluster's own class path provides to factories. */
+#define DEFAULT_FORMATS                                                      \
+	"csv,json,raw,canal-json,debezium-json,maxwell-json,ogg-json"
+/*
+ * The classes a Flink 1.20 cluster's class path provides to factories:
+ * every package root of the Java SE and JDK modules (Java 8's CORBA too),
+ * Flink's own, and what lib/'s JARs bundle unshaded, by their NOTICE files
+ * (cmfs.ini.example lists them): flink-dist's Apache Commons (cli,
+ * collections, io, codec, compress, lang3, math3, text), chill-java,
+ * frocksdbjni, javassist, lz4-java, objenesis, snappy-java,
+ * async-profiler, snakeyaml-engine, kryo and minlog, slf4j-api;
+ * flink-table-runtime's janino; flink-scala's Scala library; the log4j
+ * JARs.
+ */
 #define DEFAULT_ALLOWLIST                                                    \
-	"java.*,javax.*,jdk.*,sun.*,org.apache.flink.*,org.slf4j.*,"         \
-	"org.apache.log4j.*,org.apache.logging.log4j.*"
+	"java.*,javax.*,jdk.*,sun.*,com.sun.*,org.ietf.jgss.*,org.w3c.dom.*," \
+	"org.xml.sax.*,org.jcp.xml.dsig.internal.*,netscape.javascript.*,"   \
+	"org.omg.*,"                                                         \
+	"org.apache.flink.*,"                                                \
+	"org.apache.commons.cli.*,org.apache.commons.collections.*,"         \
+	"org.apache.commons.io.*,org.apache.commons.codec.*,"                \
+	"org.apache.commons.compress.*,org.apache.commons.lang3.*,"          \
+	"org.apache.commons.math3.*,org.apache.commons.text.*,"              \
+	"com.twitter.chill.*,org.rocksdb.*,javassist.*,net.jpountz.*,"       \
+	"org.objenesis.*,org.xerial.snappy.*,one.profiler.*,"                \
+	"org.snakeyaml.engine.*,com.esotericsoftware.kryo.*,"                \
+	"com.esotericsoftware.minlog.*,org.slf4j.*,"                         \
+	"org.codehaus.janino.*,org.codehaus.commons.compiler.*,scala.*,"     \
+	"org.apache.log4j.*,org.apache.logging.log4j.*,"                     \
+	"org.apache.logging.slf4j.*"
 
 static const char *const right_names[CONFIG_NRIGHTS] = {
 	"read", "upload", "write_tables", "admin",

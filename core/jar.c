@@ -20,8 +20,12 @@
  *      hierarchy is reported, not followed forever) to find its kind, and
  *      factoryIdentifier() is resolved as the JVM selects it, then judged
  *      constant or not;
- *   3. the classes the factories name are followed breadth-first through
- *      the JAR; the names the JAR does not hold are the external classes.
+ *   3. the factories' code is followed at method level from the
+ *      planner's calls (reach.c): the external classes it loads are what
+ *      compiling a statement needs;
+ *   4. the classes the factories name are followed breadth-first through
+ *      the JAR; the other names the JAR does not hold are what only the
+ *      job's run time needs.
  *
  * Only the service file and the classes reached are inflated.  Each
  * inflate is counted as it happens (struct jar_limits): no size declared
@@ -164,6 +168,7 @@ static void insp_free(struct insp *in)
 	for (i = 0; i < in->next; i++)
 		free(in->ext[i]);
 	free(in->ext);
+	free(in->compile); /* one block (reach_run) */
 	jar_names_release(in); /* the classes' names were the records' */
 }
 
@@ -191,6 +196,8 @@ static int inspect(struct jar_report **out, struct input *src,
 	rc = jar_open_archive(&in);
 	if (!rc)
 		rc = inspect_factories(&in);
+	if (!rc)
+		rc = jar_reach_compile(&in);
 	if (!rc)
 		rc = jar_reach(&in);
 	if (!rc)
@@ -260,6 +267,9 @@ void jar_report_free(struct jar_report *r)
 	for (i = 0; i < r->nexternal; i++)
 		free(r->external[i]);
 	free(r->external);
+	for (i = 0; i < r->nruntime; i++)
+		free(r->runtime[i]);
+	free(r->runtime);
 	free(r->error);
 	free(r);
 }
@@ -410,6 +420,14 @@ static int format_json(struct buf *b, const struct jar_report *r,
 			rc = buf_addc(b, '}');
 	}
 	if (!rc)
+		rc = buf_adds(b, "],\"runtime\":[");
+	for (i = 0; i < r->nruntime && !rc; i++) {
+		if (i)
+			rc = buf_addc(b, ',');
+		if (!rc)
+			rc = json_str(b, r->runtime[i]);
+	}
+	if (!rc)
 		rc = buf_addc(b, ']');
 	if (!rc && allowlist)
 		rc = buf_printf(b, ",\"refused\":%zu,\"verdict\":\"%s\"",
@@ -455,6 +473,12 @@ static int format_text(struct buf *b, const struct jar_report *r,
 		else
 			rc = buf_printf(b, "  %s\n", r->external[i]);
 	}
+	/* Information: never refused, so no verdict on each. */
+	if (!rc && r->nruntime)
+		rc = buf_printf(b, "run-time classes (not checked): %zu\n",
+				r->nruntime);
+	for (i = 0; i < r->nruntime && !rc; i++)
+		rc = buf_printf(b, "  %s\n", r->runtime[i]);
 	if (!rc && r->error)
 		rc = buf_printf(b, "error: %s\n", r->error);
 	if (rc || !allowlist)

@@ -6,9 +6,12 @@
  * META-INF/services/org.apache.flink.table.factories.Factory (read as
  * java.util.ServiceLoader reads it), each factory's kind (connector,
  * format, other) and the identifier its factoryIdentifier() returns when
- * the bytecode makes that a constant, and the classes outside the JAR that
- * the factory code reaches, which resolution checks against
- * `[sql] class_allowlist`.  See DESIGN.md, "Artifacts" and "Resolution".
+ * the bytecode makes that a constant, the classes outside the JAR that
+ * Flink loads while it compiles a statement (reach.h: method level, from
+ * the planner's calls), which resolution checks against `[sql]
+ * class_allowlist`, and the other classes outside it that the factories'
+ * classes name, which only the job's run time needs.  See DESIGN.md,
+ * "Artifacts" and "Resolution".
  *
  * The archive is judged by libzip (consistency checks on, read-only),
  * which also reads and inflates its entries; the class files are read
@@ -17,14 +20,17 @@
  * jar_limits), and no size declared in the archive is trusted.
  * Inspection is reentrant: no global state.
  *
- * Reach, precisely: breadth-first from the factory classes, through every
+ * The run-time set, precisely: breadth-first from the factory classes,
+ * through every
  * class named in a reached class's constant pool (Class constants, array
  * types reduced to their element class) and in its descriptors
  * (NameAndType, MethodType, its own fields and methods), into the classes
  * the JAR holds (`a/b/C.class` at the root; `META-INF/...` entries, such as
  * a multi-release JAR's `META-INF/versions/N/`, are never base classes).
- * Every named class the JAR does not hold is external.  Generic signatures
- * and annotations are not followed: the JVM loads neither to link the code.
+ * Every named class the JAR does not hold is external; those the
+ * compile-time reach does not load are the run-time set.  Generic
+ * signatures and annotations are not followed: the JVM loads neither to
+ * link the code.
  */
 #ifndef CMFS_JAR_H
 #define CMFS_JAR_H
@@ -84,10 +90,18 @@ struct jar_report {
 	 * before it. */
 	size_t nfactories;
 	struct jar_factory *factories;
-	/* The reached external classes, sorted, unique, with dots
-	 * ("java.lang.String"); none after an error. */
+	/* The external classes Flink loads while it compiles a statement
+	 * that uses the factories (reach.h): what resolution checks against
+	 * the allowlist.  Sorted, unique, with dots ("java.lang.String");
+	 * none after an error. */
 	size_t nexternal;
 	char **external;
+	/* The other external classes the factories' classes name, through
+	 * the JAR's classes: needed only when the job runs, on the task
+	 * managers.  Information, never checked; sorted, dotted.  Not kept
+	 * by the catalog (NULL in a report read back). */
+	size_t nruntime;
+	char **runtime;
 };
 
 /* Fill `lim` with the defaults (fit for a 100 MB shaded JAR). */

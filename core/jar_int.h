@@ -171,6 +171,9 @@ struct insp {
 	size_t nqueue, aqueue;
 	char **ext; /* external classes, internal names */
 	size_t next, aext;
+	char **compile; /* those compiling loads (jar_reach_compile):
+			 * sorted internal names, one block */
+	size_t ncompile;
 	uint64_t inflated;		    /* bytes inflated so far */
 	struct libdeflate_decompressor *dd; /* NULL until needed */
 	uint8_t *zbuf; /* a deflated entry's bytes (deflated) */
@@ -251,7 +254,18 @@ int jar_enqueue(struct insp *in, struct jclass *jc);
  * or -errno. */
 int jar_reach(struct insp *in);
 
-/* Hand the external classes to the report: dotted, sorted.  0. */
+/*
+ * The method-level reach from the report's factories (reach.h), over the
+ * classes the JAR holds: the external classes compiling a statement
+ * loads go to in->compile.  Runs before jar_reach, while the classes it
+ * reads still hold their class files.  0, STOP (bad bytecode, a cap: the
+ * report says so) or -errno.
+ */
+int jar_reach_compile(struct insp *in);
+
+/* Hand the external classes to the report, dotted and sorted: those of
+ * in->compile as the compile-time set, the rest as the run-time set.
+ * 0 or -ENOMEM. */
 int jar_report_external(struct insp *in);
 
 /* ---- jar_ident.c --------------------------------------------------- */

@@ -2,14 +2,17 @@
  * jar_walk.c - the JAR's classes, as the walks over them meet them: one
  * record per class name (read from the JAR, external, or where the JAR
  * holds it), each class read and parsed on first use, the depth-first
- * walk of a factory's supertypes for its kind, and the breadth-first
- * reach from the factories through every class they name, into the
- * classes the JAR holds; the names it does not hold are the external
- * classes of the report.
+ * walk of a factory's supertypes for its kind, the method-level reach
+ * from the factories (reach.c, over the classes read here) that finds
+ * what compiling a statement loads, and the breadth-first walk from the
+ * factories through every class they name, into the classes the JAR
+ * holds, whose other external names are what only the job's run time
+ * needs.
  */
 #include "jar_int.h"
 
 #include "classfile.h"
+#include "reach.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -489,27 +492,193 @@ int jar_reach(struct insp *in)
 	return rc;
 }
 
+/*
+ * reach_lookup_fn over the inspection: the JAR's class, read and parsed
+ * by jar_load_class (so counted and capped as every class read is), or
+ * NULL for a name the JAR does not hold.  Its class file stays until
+ * jar_reach takes its names, after the compile-time reach is over.
+ */
+static int compile_lookup(void *ctx, const char *iname,
+			  const struct classfile **out)
+{
+	struct insp *in = ctx;
+	struct jclass *jc;
+	int rc = jar_load_class(in, iname, &jc);
+
+	*out = NULL;
+	if (rc)
+		return rc;
+	if (jc && !jc->cf) /* its names taken already: never before */
+		return -EIO;
+	*out = jc ? jc->cf : NULL;
+	return 0;
+}
+
+/* Service files read for their providers, at most (the rest are not). */
+#define MAX_SERVICE_FILES 256
+
+/*
+ * The classes the JAR's other META-INF/services/ files list (the
+ * factories' own is read apart), as internal names: *out (NULL-terminated,
+ * jar_names_free) and *n.  A file that does not parse is passed over:
+ * ServiceLoader fails on it only when asked for that service.  0, STOP
+ * (a damaged or oversized entry) or -errno.
+ */
+static int providers(struct insp *in, char ***out, size_t *n)
+{
+	static const char pre[] = "META-INF/services/";
+	const size_t plen = sizeof(pre) - 1;
+	char **v = NULL, **names, name[CMFS_ERR_MSG];
+	size_t i, j, k, a = 0, files = 0;
+	uint8_t *data;
+	size_t len;
+	int rc = 0;
+
+	*n = 0;
+	for (i = 0; !rc && i < in->entries.cap && files < MAX_SERVICE_FILES;
+	     i++) {
+		const struct slot *sl = &in->entries.v[i];
+		struct cmfs_err e = CMFS_ERR_INIT;
+
+		if (!sl->key || sl->len <= plen || sl->len >= sizeof(name) ||
+		    memcmp(sl->key, pre, plen) ||
+		    memchr(sl->key + plen, '/', sl->len - plen) ||
+		    (sl->len == strlen(JAR_SERVICE_FILE) &&
+		     !memcmp(sl->key, JAR_SERVICE_FILE, sl->len)))
+			continue;
+		files++;
+		memcpy(name, sl->key, sl->len);
+		name[sl->len] = '\0';
+		rc = jar_read_entry(in, (zip_uint64_t)sl->val, name,
+				    in->lim.max_service_size, &data, &len);
+		if (rc)
+			break;
+		rc = jar_service_parse(&names, &k, (const char *)data, len, &e);
+		free(data);
+		if (rc == -EINVAL) {
+			rc = 0;
+			continue;
+		}
+		for (j = 0; !rc && j < k; j++) {
+			void *p = jar_grow_array(v, *n + 1, &a, sizeof(*v));
+			char *d = p ? jar_name_dup(names[j], '.', '/') : NULL;
+
+			if (p)
+				v = p;
+			if (!d) {
+				rc = -ENOMEM;
+				break;
+			}
+			v[(*n)++] = d;
+			v[*n] = NULL;
+		}
+		jar_names_free(names);
+	}
+	if (rc) {
+		jar_names_free(v);
+		*n = 0;
+		return rc;
+	}
+	*out = v;
+	return 0;
+}
+
+int jar_reach_compile(struct insp *in)
+{
+	struct cmfs_err e = CMFS_ERR_INIT;
+	struct reach_result r;
+	size_t i, n = in->rep->nfactories, np = 0;
+	char **fac = calloc(n + 1, sizeof(*fac)), **prov = NULL;
+	int rc = fac ? 0 : -ENOMEM;
+
+	/* The report's factories, as internal names. */
+	for (i = 0; !rc && i < n; i++)
+		if (!(fac[i] = jar_name_dup(in->rep->factories[i].cls, '.',
+					    '/')))
+			rc = -ENOMEM;
+	if (!rc)
+		rc = providers(in, &prov, &np);
+	if (!rc)
+		rc = reach_run(&r, (const char *const *)fac, n,
+			       (const char *const *)prov, np, compile_lookup,
+			       in, NULL, &e);
+	/* Bytecode that does not decode, a cap: the JAR is unusable. */
+	if (rc == -EINVAL || rc == -ENOEXEC)
+		rc = jar_fail(in, -ENOEXEC, "%s", e.msg);
+	else if (rc == -EFBIG)
+		rc = jar_fail(in, -EFBIG, "%s", e.msg);
+	if (!rc) {
+		in->compile = r.compile;
+		in->ncompile = r.ncompile;
+	}
+	/* The providers are loaded when the job runs, if not before: the
+	 * walk for the run-time set starts from them too. */
+	for (i = 0; !rc && i < np; i++) {
+		struct jclass *jc;
+
+		rc = jar_load_class(in, prov[i], &jc);
+		if (!rc && jc)
+			rc = jar_enqueue(in, jc);
+	}
+	jar_names_free(fac);
+	jar_names_free(prov);
+	return rc;
+}
+
 /* qsort() order: by bytes, so by code point for UTF-8 names. */
 static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Hand the external classes to the report: dotted, sorted. */
-int jar_report_external(struct insp *in)
+/* Internal names to binary ones, in place, and sorted. */
+static void dots_sorted(char **v, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < in->next; i++) {
+	for (i = 0; i < n; i++) {
 		char *p;
 
-		for (p = in->ext[i]; *p; p++)
+		for (p = v[i]; *p; p++)
 			if (*p == '/')
 				*p = '.';
 	}
-	qsort(in->ext, in->next, sizeof(*in->ext), cmp_str);
-	in->rep->external = in->ext;
-	in->rep->nexternal = in->next;
+	qsort(v, n, sizeof(*v), cmp_str);
+}
+
+/*
+ * The compile-time set is in->compile; the run-time set is what the
+ * walk through every named class found besides (in->ext, which holds
+ * the compile-time set too: every class the code loads, its constant
+ * pool or descriptors name).
+ */
+int jar_report_external(struct insp *in)
+{
+	struct jar_report *rep = in->rep;
+	size_t i, j = 0;
+
+	rep->external = calloc(in->ncompile + 1, sizeof(char *));
+	if (!rep->external)
+		return -ENOMEM;
+	for (i = 0; i < in->ncompile; i++) {
+		rep->external[i] = strdup(in->compile[i]);
+		if (!rep->external[i])
+			return -ENOMEM;
+		rep->nexternal++;
+	}
+	for (i = 0; i < in->next; i++) {
+		if (bsearch(&in->ext[i], in->compile, in->ncompile,
+			    sizeof(char *), cmp_str)) {
+			free(in->ext[i]);
+			continue;
+		}
+		in->ext[j++] = in->ext[i];
+	}
+	in->next = j;
+	dots_sorted(rep->external, rep->nexternal);
+	dots_sorted(in->ext, in->next);
+	rep->runtime = in->ext;
+	rep->nruntime = in->next;
 	in->ext = NULL;
 	in->next = in->aext = 0;
 	return 0;

@@ -834,6 +834,190 @@ static void test_code_rules(void)
 	T_ERRNO(try_parse(&c, msg), EINVAL);
 }
 
+/* Decode method m whole: its opcodes and operands as "op:index ...". */
+static int insns_line(const struct classfile *cf,
+		      const struct classfile_member *m, char *line, size_t cap,
+		      char *msg)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct classfile_insn in;
+	uint32_t pc = 0, steps = 0;
+	size_t len = 0;
+	int rc;
+
+	line[0] = msg[0] = '\0';
+	while ((rc = classfile_insn_next(cf, m, &pc, &in, &err)) == 1) {
+		T_CHECK(pc > in.pc && pc <= m->code_len);
+		T_CHECK(++steps <= m->code_len);
+		len += (size_t)snprintf(line + len, len < cap ? cap - len : 0,
+					"%s%x:%u", len ? " " : "", in.op,
+					in.index);
+	}
+	strcpy(msg, err.msg);
+	return rc;
+}
+
+/* Method bodies decoded: lengths of every shape, operands checked. */
+static void test_insns(void)
+{
+	/* tableswitch at 0: 3 bytes of padding, default, 0..1, 2 offsets;
+	 * nop, then lookupswitch at 25 (2 bytes of padding, 1 pair); wide
+	 * iinc and wide iload; new #2, ldc #6, return. */
+	/* clang-format off */
+	static const uint8_t code[] = {
+		0xaa, 0, 0, 0, 0, 0, 0, 24, 0, 0, 0, 0, 0, 0, 0, 1,
+		0, 0, 0, 24, 0, 0, 0, 24,
+		0x00, 0xab, 0, 0, 0, 0, 0, 9, 0, 0, 0, 1, 0, 0, 0, 7,
+		0, 0, 0, 9,
+		0xc4, 0x84, 0, 1, 0, 5, 0xc4, 0x15, 0, 1,
+		0xbb, 0, 2, 0x12, 6, 0xb1};
+	static const uint8_t new_string[] = {0xbb, 0, 6, 0xb1};
+	static const uint8_t unknown[] = {0x00, 0xca};
+	static const uint8_t cut[] = {0x00, 0xb6, 0};
+	static const uint8_t table_down[] = {0xaa, 0, 0, 0, 0, 0, 0, 0,
+					     0, 0, 0, 1, 0, 0, 0, 0};
+	static const uint8_t lookup_neg[] = {0xab, 0, 0, 0, 0, 0, 0, 0,
+					     0xff, 0xff, 0xff, 0xff};
+	static const uint8_t table_cut[] = {0xaa, 0, 0, 0, 0, 0, 0, 0,
+					    0, 0, 0, 0, 0, 0, 0, 9};
+	static const uint8_t wide_bad[] = {0xc4, 0xb6, 0, 1};
+	struct classfile *cf = NULL;
+	char line[512], msg[CMFS_ERR_MSG];
+	uint8_t *bytes = NULL;
+	uint16_t t = 0;
+	struct cb c;
+	unsigned i;
+
+	method_class(&c, code, sizeof(code), 0, 0);
+	T_INTEQ(classfile_parse(&cf, c.d, c.n, NULL), 0);
+	T_INTEQ(cf ? insns_line(cf, &cf->methods[0], line, sizeof(line), msg)
+		   : -1,
+		0);
+	T_STREQ(line, "aa:0 0:0 ab:0 84:0 15:0 bb:2 12:6 b1:0");
+	classfile_free(cf);
+	cf = NULL;
+#define BAD(code_, want)                                                      \
+	do {                                                                  \
+		method_class(&c, code_, sizeof(code_), 0, 0);                 \
+		T_INTEQ(classfile_parse(&cf, c.d, c.n, NULL), 0);             \
+		T_ERRNO(cf ? insns_line(cf, &cf->methods[0], line,            \
+					sizeof(line), msg)                    \
+			   : 0,                                               \
+			EINVAL);                                              \
+		T_STREQ(msg, want);                                           \
+		classfile_free(cf);                                           \
+		cf = NULL;                                                    \
+	} while (0)
+	BAD(new_string, "offset 104: opcode 0xbb with operand 6 of the wrong "
+			"kind");
+	BAD(unknown, "offset 105: unknown opcode 0xca");
+	BAD(cut, "offset 105: instruction cut by the end of the code");
+	BAD(table_down, "offset 104: tableswitch high below low");
+	BAD(lookup_neg, "offset 104: lookupswitch of -1 pairs");
+	BAD(table_cut, "offset 104: instruction cut by the end of the code");
+	BAD(wide_bad, "offset 104: wide of opcode 0xb6");
+#undef BAD
+	/* clang-format on */
+	/* javac's code: the factory creates its source (new, then
+	 * invokespecial of its constructor), reads its option through an
+	 * interface; no handlers. */
+	cf = load("MongoDynamicTableFactory.class", &bytes);
+	for (i = 0; cf && i < cf->nmethods; i++) {
+		T_INTEQ(insns_line(cf, &cf->methods[i], line, sizeof(line),
+				   msg),
+			0);
+		T_INTEQ(cf->methods[i].nexc, 0);
+		if (classfile_utf8_eq(cf, cf->methods[i].name,
+				      "createDynamicTableSource")) {
+			T_CONTAINS(line, " bb:");
+			T_CONTAINS(line, " b9:");
+			T_CONTAINS(line, " b7:");
+		}
+	}
+	T_ERRNO(cf ? classfile_handler(cf, &cf->methods[0], 0, &t, NULL) : 0,
+		EINVAL);
+	classfile_free(cf);
+	free(bytes);
+}
+
+/*
+ * A class whose one attribute is BootstrapMethods: one entry whose handle
+ * is constant `h` (#2 is a Class, no handle; 0: no entry), declared
+ * `extra` bytes longer than it is.
+ */
+static void bsm_class(struct cb *c, unsigned h, unsigned extra)
+{
+	unsigned n = h ? 1 : 0;
+
+	pool_a(c, 4);
+	putf8(c, "BootstrapMethods", 16);
+	p2(c, 0x21);
+	p2(c, 2);
+	p2(c, 0);
+	p2(c, 0);
+	p2(c, 0);
+	p2(c, 0);
+	p2(c, 1); /* attributes */
+	p2(c, 3);
+	p4(c, 2 + 4 * n + extra);
+	p2(c, n);
+	if (n) {
+		p2(c, h);
+		p2(c, 0);
+	}
+	memset(c->d + c->n, 0, extra);
+	c->n += extra;
+}
+
+/* BootstrapMethods are checked as the class is parsed. */
+static void test_bootstrap_rules(void)
+{
+	char msg[CMFS_ERR_MSG];
+	struct cb c;
+
+	bsm_class(&c, 2, 0);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 58: bootstrap method 2 is not a MethodHandle");
+	bsm_class(&c, 9, 0);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_CONTAINS(msg, "bootstrap method 9 is not a MethodHandle");
+	bsm_class(&c, 0, 0);
+	T_INTEQ(try_parse(&c, msg), 0);
+	bsm_class(&c, 0, 2);
+	T_ERRNO(try_parse(&c, msg), EINVAL);
+	T_STREQ(msg, "offset 58: BootstrapMethods is 2 bytes longer than its "
+		     "contents");
+}
+
+/* Descriptors' classes in place, repeats kept; bad ones refused. */
+static void test_desc_classes(void)
+{
+	const char *v[4];
+	size_t n[4], count = 0;
+
+	T_INTEQ(classfile_desc_classes("(ILa/B;[[Lc/D;La/B;)Le/F;", v, n, 4,
+				       &count),
+		0);
+	T_INTEQ(count, 4);
+	T_CHECK(n[0] == 3 && !strncmp(v[0], "a/B", 3));
+	T_CHECK(n[1] == 3 && !strncmp(v[1], "c/D", 3));
+	T_CHECK(n[3] == 3 && !strncmp(v[3], "e/F", 3));
+	T_INTEQ(classfile_desc_classes("()V", v, n, 4, &count), 0);
+	T_INTEQ(count, 0);
+	T_INTEQ(classfile_desc_classes("[J", v, n, 4, &count), 0);
+	T_INTEQ(count, 0);
+	T_INTEQ(classfile_desc_classes("(La/B;La/B;La/B;La/B;La/B;)V", v, n,
+				       2, &count),
+		0);
+	T_INTEQ(count, 5);
+	T_ERRNO(classfile_desc_classes("(La/B)V", v, n, 4, &count), EINVAL);
+	T_ERRNO(classfile_desc_classes("(I", v, n, 4, &count), EINVAL);
+	T_ERRNO(classfile_desc_classes("V", v, n, 4, &count), EINVAL);
+	T_ERRNO(classfile_desc_classes("II", v, n, 4, &count), EINVAL);
+	T_ERRNO(classfile_desc_classes("()VI", v, n, 4, &count), EINVAL);
+	T_ERRNO(classfile_desc_classes("(V)V", v, n, 4, &count), EINVAL);
+}
+
 /*
  * A class with one static final String field whose attributes are `n`
  * ConstantValues, each `len` bytes long, pointing at constant `cv`
@@ -1036,6 +1220,9 @@ int main(void)
 	T_RUN(test_names_and_arrays);
 	T_RUN(test_descriptors);
 	T_RUN(test_code_rules);
+	T_RUN(test_insns);
+	T_RUN(test_desc_classes);
+	T_RUN(test_bootstrap_rules);
 	T_RUN(test_constant_value_rules);
 	T_RUN(test_bit_flips);
 	T_RUN(test_many_refs);

@@ -93,6 +93,44 @@ static void expect_bad(const char *text, int line, const char *reason,
 
 /* ---- defaults -------------------------------------------------------------- */
 
+/* The same patterns, in any order, blanks and empty ones aside. */
+static int same_list(const char *a, const char *b)
+{
+	char *x = strdup(a), *save = NULL, *t;
+	size_t na = 0, nb = 0;
+	int ok = x != NULL;
+
+	for (t = x ? strtok_r(x, ", \t", &save) : NULL; t && ok;
+	     t = strtok_r(NULL, ", \t", &save)) {
+		na++;
+		ok = config_list_has(b, t);
+	}
+	free(x);
+	x = strdup(b);
+	for (t = x ? strtok_r(x, ", \t", &save) : NULL; t;
+	     t = strtok_r(NULL, ", \t", &save))
+		nb++;
+	free(x);
+	return ok && na == nb;
+}
+
+/* cmfs.ini.example states the defaults of [sql] as they are. */
+static void test_example_is_defaults(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct config d, c;
+
+	T_INTEQ(config_defaults(&d), 0);
+	T_INTEQ(config_defaults(&c), 0);
+	T_INTEQ(config_load(&c, "../cmfs.ini.example", &err), 0);
+	T_STREQ(err.msg, "");
+	T_CHECK(same_list(c.sql.class_allowlist, d.sql.class_allowlist));
+	T_CHECK(same_list(c.sql.builtin_connectors, d.sql.builtin_connectors));
+	T_CHECK(same_list(c.sql.builtin_formats, d.sql.builtin_formats));
+	config_release(&c);
+	config_release(&d);
+}
+
 static void test_defaults(void)
 {
 	struct config c;
@@ -114,6 +152,21 @@ static void test_defaults(void)
 	T_CHECK(!config_list_has(c.sql.builtin_connectors, "kafka"));
 	T_CHECK(config_list_has(c.sql.class_allowlist, "java.*"));
 	T_CHECK(config_list_has(c.sql.class_allowlist, "org.apache.flink.*"));
+	/* Issue 29: the whole JDK and what a stock Flink 1.20 lib/ holds;
+	 * its formats, and not avro, parquet, orc (not in lib/). */
+	T_CHECK(config_list_has(c.sql.class_allowlist, "org.ietf.jgss.*"));
+	T_CHECK(config_list_has(c.sql.class_allowlist, "com.sun.*"));
+	T_CHECK(config_list_has(c.sql.class_allowlist, "org.xml.sax.*"));
+	T_CHECK(config_list_has(c.sql.class_allowlist, "org.slf4j.*"));
+	T_CHECK(config_list_has(c.sql.class_allowlist, "net.jpountz.*"));
+	T_CHECK(!config_list_has(c.sql.class_allowlist,
+				 "com.fasterxml.jackson.*"));
+	T_CHECK(!config_list_has(c.sql.class_allowlist, "org.apache.kafka.*"));
+	T_CHECK(config_list_has(c.sql.builtin_formats, "raw"));
+	T_CHECK(config_list_has(c.sql.builtin_formats, "ogg-json"));
+	T_CHECK(!config_list_has(c.sql.builtin_formats, "avro"));
+	T_CHECK(!config_list_has(c.sql.builtin_formats, "parquet"));
+	T_CHECK(!config_list_has(c.sql.builtin_formats, "orc"));
 	T_CHECK(c.sql.jar_path_prefix == NULL);
 	T_INTEQ(c.limits.artifact_size, 4ULL << 30);
 	T_INTEQ(c.limits.store_size, 0);
@@ -657,6 +710,7 @@ static void test_list_has(void)
 int main(void)
 {
 	T_RUN(test_defaults);
+	T_RUN(test_example_is_defaults);
 	T_RUN(test_load_all);
 	T_RUN(test_load_empty);
 	T_RUN(test_load_long_line);

@@ -522,20 +522,21 @@ static void test_allowlist_many(void)
 			    "CREATE TABLE t (id INT) WITH ("
 			    "'connector' = 'mongodb')"), 0);
 	T_INTEQ(direct(&x, "dev", "t", &res, 0, MNT, 0, NULL), 0);
-	/* Only Flink's own classes allowed: the 18 java.* ones refused. */
+	/* Only Flink's own classes allowed: the 16 java.* ones that
+	 * compiling loads refused (reach.h; 18 by the class-level walk). */
 	config_like(&narrow, &x, NULL, NULL);
 	free(narrow.sql.class_allowlist);
 	narrow.sql.class_allowlist = strdup("org.apache.flink.*");
 	repo_set_config(x.r, &narrow);
 	T_ERRNO(direct(&x, "dev", "t", &res, 0, MNT, 0, NULL), EPERM);
 	T_CONTAINS(last_msg, "mongodb-connector.jar");
-	T_CONTAINS(last_msg, "18 classes");
+	T_CONTAINS(last_msg, "16 classes");
 	T_CONTAINS(last_msg, "java.lang.Object");
 	/* An empty allowlist allows nothing. */
 	free(narrow.sql.class_allowlist);
 	narrow.sql.class_allowlist = strdup("");
 	T_ERRNO(direct(&x, "dev", "t", &res, 0, MNT, 0, NULL), EPERM);
-	T_CONTAINS(last_msg, "26 classes");
+	T_CONTAINS(last_msg, "23 classes");
 	repo_set_config(x.r, &x.cfg);
 	config_release(&narrow);
 out:
@@ -849,16 +850,17 @@ static void test_formats(void)
 	T_CONTAINS(last_msg, "bundle.jar");
 	T_CONTAINS(last_msg, "upload it as a format artifact");
 
-	/* Other *.format keys: a built-in format ... */
+	/* Other *.format keys: a built-in format (csv: orc is not one of
+	 * a stock lib/'s, issue 29) ... */
 	T_INTEQ(table_write(&x, "dev", "orc",
 			    "CREATE TABLE orc (id INT) WITH ("
 			    "'connector' = 'mongodb', "
-			    "'file.format' = 'orc')"), 0);
+			    "'file.format' = 'csv')"), 0);
 	buf_reset(&b);
 	T_INTEQ(direct(&x, "dev", "orc", &res, 0, MNT, 0, &b), 0);
 	T_STREQ(buf_str(&b), mj);
 	T_INTEQ(res.nbuiltin, 1);
-	T_STREQ(res.builtin[0], "orc");
+	T_STREQ(res.builtin[0], "csv");
 	/* ... left to the connector when nothing has that identifier ... */
 	T_INTEQ(table_write(&x, "dev", "unk",
 			    "CREATE TABLE unk (id INT) WITH ("

@@ -1,0 +1,83 @@
+#!/bin/sh
+# Published connector JARs (../shared/realjars, when present) and the
+# reach fixtures, through a real mount under the embedded defaults (no
+# [sql] settings): what Flink loads while it compiles a statement is
+# checked against the default allowlist (the JDK and a stock Flink 1.20
+# lib/); what only the job's run time needs is not (issue 29).
+. "$(dirname "$0")/lib.sh"
+REAL=$TOP/../shared/realjars
+mount_cmfs
+TYPE=user.cmf.confluent.io/sql-artifact-type
+IDENT=user.cmf.confluent.io/sql-artifact-identifier
+
+# env NAME: make environment NAME; its paths in A, TB, R.
+env_() {
+	mkdir "$M/envs/$1"
+	A=$M/envs/$1/artifacts
+	TB=$M/envs/$1/tables
+	R=$TB/resolved
+}
+label() { setfattr -n $TYPE -v "$2" "$A/$1" && setfattr -n $IDENT -v "$3" "$A/$1"; }
+error_of() { getfattr --only-values -n user.cmfs.error "$1" 2>/dev/null; }
+
+# A fat SQL connector's shape: kafka-clients relocated inside, its run
+# time naming lz4, Kerberos, Jackson and commons-lang3.
+env_ fat
+cp "$FIX/reach-fat-like.jar" "$A/flink-sql-connector-kafka.jar"
+check "label the fat-like JAR connector kafka" label flink-sql-connector-kafka.jar connector kafka
+printf "CREATE TABLE clicks (user_id BIGINT, url STRING) WITH ('connector' = 'kafka', 'topic' = 'clicks', 'properties.bootstrap.servers' = 'k:9092', 'format' = 'json')" >"$TB/clicks.sql"
+eq "a kafka+json table resolves: the connector, json is built in" \
+	"$M/envs/fat/versions/flink-sql-connector-kafka.jar/1.jar" "$(cat "$R/clicks.jars")"
+eq "no error" "" "$(error_of "$R/clicks.jars")"
+OUT=$("$CMFS" inspect "$FIX/reach-fat-like.jar")
+contains "inspect lists the run-time classes" "run-time classes (not checked): 12" "$OUT"
+contains "Jackson among them" "  com.fasterxml.jackson.databind.ObjectMapper" "$OUT"
+contains "and the verdict is usable" "verdict: usable" "$OUT"
+OUT=$("$CMFS" inspect --json "$FIX/reach-fat-like.jar")
+contains "JSON too" '"runtime":["com.fasterxml.jackson.databind.ObjectMapper",' "$OUT"
+
+# Run-time code naming an absent library resolves; a source constructor
+# or a runtime provider that needs one is refused.
+env_ rt
+cp "$FIX/reach-rt-absent.jar" "$A/rt.jar"
+label rt.jar connector rt-absent
+printf "CREATE TABLE r (a INT) WITH ('connector' = 'rt-absent', 'url' = 'x')" >"$TB/r.sql"
+eq "run-time only library: resolves" "$M/envs/rt/versions/rt.jar/1.jar" "$(cat "$R/r.jars")"
+cp "$FIX/reach-services.jar" "$A/svc.jar"
+label svc.jar connector svc
+printf "CREATE TABLE v (a INT) WITH ('connector' = 'svc', 'url' = 'jdbc:my://x')" >"$TB/v.sql"
+eq "dialects found by ServiceLoader, run time absent: resolves" "$M/envs/rt/versions/svc.jar/1.jar" "$(cat "$R/v.jars")"
+cp "$FIX/reach-compile-absent.jar" "$A/ct.jar"
+label ct.jar connector ctor-absent
+printf "CREATE TABLE c (a INT) WITH ('connector' = 'ctor-absent')" >"$TB/c.sql"
+errno_is "a constructor needs an absent library: EPERM" EPERM read "$R/c.jars"
+contains "naming it" "com.absent.lib.Client" "$(error_of "$R/c.jars")"
+
+if [ ! -f "$REAL/flink-connector-jdbc_2.11-1.11.2.jar" ]; then
+	skip "$REAL is absent: the published JARs are not tried"
+	finish
+fi
+
+# JDBC: a MySQL table needs nothing outside the JDK and Flink while it
+# is compiled (the Postgres dialect's array converter runs later).
+env_ jdbc
+cp "$REAL/flink-connector-jdbc_2.11-1.11.2.jar" "$A/flink-connector-jdbc.jar"
+check "label the JDBC JAR connector jdbc" label flink-connector-jdbc.jar connector jdbc
+printf "CREATE TABLE users (id BIGINT, name STRING) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db:3306/shop', 'table-name' = 'users')" >"$TB/users.sql"
+eq "a MySQL jdbc table resolves" "$M/envs/jdbc/versions/flink-connector-jdbc.jar/1.jar" "$(cat "$R/users.jars")"
+eq "no error" "" "$(error_of "$R/users.jars")"
+OUT=$("$CMFS" inspect "$REAL/flink-connector-jdbc_2.11-1.11.2.jar")
+contains "org.postgresql is run time's" "  org.postgresql.jdbc.PgArray" "$OUT"
+contains "and the JAR is usable" "verdict: usable" "$OUT"
+
+# The thin Kafka JARs: building the source needs kafka-clients, which
+# neither they nor a stock cluster have.
+for j in flink-connector-kafka-3.4.0-1.20 flink-connector-kafka-3.1-SNAPSHOT; do
+	case $j in *3.4.0*) env_ k34 ;; *) env_ k31 ;; esac
+	cp "$REAL/$j.jar" "$A/$j.jar"
+	check "label $j connector kafka" label "$j.jar" connector kafka
+	printf "CREATE TABLE clicks (user_id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'clicks', 'format' = 'json')" >"$TB/clicks.sql"
+	errno_is "$j: EPERM" EPERM read "$R/clicks.jars"
+	contains "$j: naming org.apache.kafka classes" "org.apache.kafka." "$(error_of "$R/clicks.jars")"
+done
+finish
