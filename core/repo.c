@@ -1311,6 +1311,10 @@ void repo_close(struct repo *r)
 	later_stop(r);
 	sync_stop(r);
 	reaper_stop(r);
+	/* The next mount may find the disk full: the reserve lets it open.
+	 * (A repo with a catalog holds the store's lock.) */
+	if (r->cat)
+		store_reserve_take(r->store);
 	catalog_close(r->cat);
 	store_close(r->store);
 	resolve_cache_free(r->resolved);
