@@ -43,6 +43,12 @@ done
 wait $cps # not the daemon, also a child of this shell
 eq "no cp failed" "" "$(cat "$T"/cp*.err)"
 eq "sixteen artifacts" 16 "$(ls "$A" | wc -l)"
+if [ "${CMFS_BUILD:-build}" != build ]; then
+	# A sanitizer's allocator keeps freed memory in quarantine and adds
+	# its shadow: the daemon's RSS says nothing of cmfs's own there.
+	skip "peak and returned memory: measured in the plain build"
+	finish
+fi
 peak=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' "/proc/$PID/status")
 say "daemon peak RSS: $((peak / 1024)) MiB"
 check "the peak stays under 256 MiB" test "$peak" -lt $((256 * 1024))
