@@ -2010,7 +2010,8 @@ int reach_run(struct reach_result *out, const char *const *factories, size_t n,
 		rc = run(&s);
 	if (rc)
 		goto out;
-	qsort(s.ext, s.next, sizeof(*s.ext), cmp_name);
+	if (s.next) /* qsort(NULL, 0) is undefined */
+		qsort(s.ext, s.next, sizeof(*s.ext), cmp_name);
 	for (i = 0; i < s.next; i++)
 		bytes += s.ext[i]->nlen + 1;
 	v = malloc((s.next + 1) * sizeof(*v) + bytes);
