@@ -955,11 +955,11 @@ static int field(struct st *s, const struct classfile *cf, unsigned idx,
 }
 
 /*
- * An external method is called with the parameters of descriptor `idx`:
- * note their types (the reference ones), for the lambdas the method being
- * read makes (scan).
+ * Call fn(s, c) for the class of each reference parameter of descriptor
+ * `idx` (an array's element class stands for it), until one fails.
  */
-static int hand(struct st *s, const struct classfile *cf, unsigned idx)
+static int each_param(struct st *s, const struct classfile *cf, unsigned idx,
+		      int (*fn)(struct st *s, struct rclass *c))
 {
 	const char *p;
 	size_t n, i, k, j;
@@ -974,18 +974,31 @@ static int hand(struct st *s, const struct classfile *cf, unsigned idx)
 		if (k < n && p[k] == 'L') {
 			for (j = k; j < n && p[j] != ';'; j++)
 				;
-			/* An array is handed as an array: its element
-			 * type stands for it. */
 			rc = cls_get(s, p + k + 1, j - k - 1, &c);
 			if (!rc)
-				rc = push(&s->handed, &s->nhanded, &s->ahanded,
-					  sizeof(c), &c);
+				rc = fn(s, c);
 			k = j + 1;
 		} else {
 			k++;
 		}
 	}
 	return rc;
+}
+
+static int note_handed(struct st *s, struct rclass *c)
+{
+	return push(&s->handed, &s->nhanded, &s->ahanded, sizeof(c), &c);
+}
+
+/*
+ * An external method is called with the parameters of descriptor `idx`:
+ * note their types (the reference ones), for the lambdas the method being
+ * read makes (scan).  An array is handed as an array: its element type
+ * stands for it.
+ */
+static int hand(struct st *s, const struct classfile *cf, unsigned idx)
+{
+	return each_param(s, cf, idx, note_handed);
 }
 
 /* ServiceLoader.load*: it instantiates the providers (reach_run). */
@@ -1307,28 +1320,7 @@ static int own_types(struct st *s, const struct classfile *cf,
  * (an array's element class stands for it). */
 static int load_params(struct st *s, const struct classfile *cf, unsigned idx)
 {
-	const char *p;
-	size_t n, i, k, j;
-	int rc = 0;
-
-	p = raw(cf, idx, &n);
-	for (i = 1; !rc && i < n && p[i] != ')'; i = k) {
-		struct rclass *c;
-
-		for (k = i; k < n && p[k] == '['; k++)
-			;
-		if (k < n && p[k] == 'L') {
-			for (j = k; j < n && p[j] != ';'; j++)
-				;
-			rc = cls_get(s, p + k + 1, j - k - 1, &c);
-			if (!rc)
-				rc = load(s, c);
-			k = j + 1;
-		} else {
-			k++;
-		}
-	}
-	return rc;
+	return each_param(s, cf, idx, load);
 }
 
 /*
