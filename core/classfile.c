@@ -759,6 +759,22 @@ static int get_index(struct rd *r, const struct classfile *cf, uint8_t tag,
 }
 
 /*
+ * An attribute's head: u2 name (a Utf8) into *name, u4 length into *len,
+ * and that many bytes present after it (not consumed).
+ */
+static int attr_head(struct rd *r, const struct classfile *cf,
+		     uint16_t *name, uint32_t *len)
+{
+	int rc = get_index(r, cf, CLASSFILE_UTF8, name, "attribute name");
+
+	if (!rc)
+		rc = get4(r, len, "attribute length");
+	if (!rc)
+		rc = need(r, *len, "attribute");
+	return rc;
+}
+
+/*
  * Skip `count` attributes, checking each name and length: u2 name (a
  * Utf8), u4 length, then the bytes, which must all be there.  What they
  * hold is not looked at, so a malformed optional attribute is no error
@@ -773,12 +789,7 @@ static int skip_attrs(struct rd *r, const struct classfile *cf, unsigned count)
 		uint16_t name;
 		uint32_t len;
 
-		rc = get_index(r, cf, CLASSFILE_UTF8, &name, "attribute name");
-		if (!rc)
-			rc = get4(r, &len, "attribute length");
-		if (!rc)
-			rc = need(r, len, "attribute");
-		if (rc)
+		if ((rc = attr_head(r, cf, &name, &len)))
 			return rc;
 		r->off += len;
 	}
@@ -852,12 +863,7 @@ static int member_attrs(struct rd *r, const struct classfile *cf,
 	for (i = 0; i < count; i++) {
 		size_t at = r->off;
 
-		rc = get_index(r, cf, CLASSFILE_UTF8, &name, "attribute name");
-		if (!rc)
-			rc = get4(r, &len, "attribute length");
-		if (!rc)
-			rc = need(r, len, "attribute");
-		if (rc)
+		if ((rc = attr_head(r, cf, &name, &len)))
 			return rc;
 		/*
 		 * Attributes are known by name, not position.  A field has
@@ -1027,12 +1033,7 @@ static int class_attr(struct rd *r, struct classfile *cf)
 	uint32_t len;
 	int rc;
 
-	rc = get_index(r, cf, CLASSFILE_UTF8, &name, "attribute name");
-	if (!rc)
-		rc = get4(r, &len, "attribute length");
-	if (!rc)
-		rc = need(r, len, "attribute");
-	if (rc)
+	if ((rc = attr_head(r, cf, &name, &len)))
 		return rc;
 	if (classfile_utf8_eq(cf, name, "BootstrapMethods"))
 		return parse_bsm(r, cf, len, at);
