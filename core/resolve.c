@@ -290,30 +290,6 @@ static int format_key(const char *key)
 	       !strcmp(key, "value.format");
 }
 
-/* 1 if option `key` ends in ".format" but is not one of the three. */
-static int other_format_key(const char *key)
-{
-	size_t n = strlen(key);
-
-	return n > 7 && !strcmp(key + n - 7, ".format") && !format_key(key);
-}
-
-/* 1 if `id` is a built-in format or a format artifact of `env_id`. */
-static int is_format(struct catalog *cat, const struct config *cfg,
-		     int64_t env_id, const char *id)
-{
-	struct matches m;
-	int yes;
-
-	if (config_list_has(cfg->sql.builtin_formats, id))
-		return 1;
-	if (find(&m, cat, env_id, "format", id, NULL))
-		return 0;
-	yes = m.n > 0;
-	buf_release(&m.names);
-	return yes;
-}
-
 int resolve_table(struct resolution *out, struct catalog *cat,
 		  const struct config *cfg, const struct catalog_env *env,
 		  const char *table, struct cmfs_err *err)
@@ -347,9 +323,10 @@ int resolve_table(struct resolution *out, struct catalog *cat,
 	if (!rc && out->njars)
 		conn_name = out->jars[0].name;
 	for (i = 0; !rc && i < d.nopts; i++) {
-		if (!format_key(d.keys[i]) &&
-		    !(other_format_key(d.keys[i]) &&
-		      is_format(cat, cfg, env->id, d.values[i])))
+		/* Only these three name formats (Flink's FactoryUtil); a
+		 * connector's own `*.format` option (Paimon's file.format,
+		 * StarRocks' sink.properties.format) never does. */
+		if (!format_key(d.keys[i]))
 			continue;
 		rc = resolve_id(out, cat, cfg, env->id, "format", d.values[i],
 				conn, conn_name, &rep, err);

@@ -63,6 +63,10 @@ contains "the .sql says the cluster provides them" "provided by the cluster: dat
 cp "$FIX/runtime-id.jar" "$A/json-override.jar"
 check "an unknown identifier of the right kind may be labelled" label json-override.jar format json
 errno_is "a built-in claimed by an artifact is ambiguous" ENOTUNIQ read "$R/gen.jars"
+# A connector's own *.format option names no format (StarRocks' sink).
+printf "CREATE TABLE sr (a INT) WITH ('connector' = 'datagen', 'sink.properties.format' = 'json')" >"$TB/sr.sql"
+errno_is "sink.properties.format pulls no format in" OK read "$R/sr.jars"
+eq "and needs no JAR" "" "$(cat "$R/sr.jars")"
 rm "$A/json-override.jar"
 
 # key.format / value.format and bundled formats.
