@@ -20,9 +20,10 @@
  * shows at another, the affected names carry short cache times
  * (versions/ and resolved/, entry_timeout_of()), and an artifact whose
  * latest version changed has its inode invalidated from a thread of its
- * own, outside any request.  Entry invalidations are not used: they wait
- * on directory locks, which a killed daemon can turn into a mount the
- * kernel never releases.
+ * own, outside any request.  Entry invalidations wait on directory locks,
+ * which a killed daemon can turn into a mount the kernel never releases:
+ * only an artifact replaced while readers have it open has its entry
+ * invalidated (inval_artifact()).
  */
 #define _GNU_SOURCE
 #include "cmfs.h"
@@ -68,8 +69,6 @@ struct fh {
 					 * counted in node.cache */
 	struct catalog_version ver;	/* FH_BLOB: the version it reads */
 	int opened;			/* FH_BLOB: counted in node.nopen */
-	int pages;			/* FH_BLOB of N_ART: counted in
-					 * node.pages->npaged */
 	struct repo_who who;		/* who opened it: the uploader */
 	struct fh *wnext;		/* node's list of writers */
 	unsigned users;			/* (paths lock) live_writer()'s
@@ -284,19 +283,45 @@ static struct node *env_dir(struct cmfs *c, const char *env, const char *dir)
 
 /*
  * Artifact `name` of `env` has a new latest version, or is gone: the
- * kernel's attributes and pages of artifacts/<name> are stale.  Names in
- * versions/ and tables/resolved/ are not invalidated: a notification that
- * waits on a directory lock cannot be interrupted, and if the daemon is
- * killed then, the kernel never lets the connection go.  Those names carry
- * short cache times instead (entry_timeout_of()).
+ * kernel's attributes and pages of artifacts/<name> are stale.
+ * `replaced`: the name names other bytes (or none), not the same bytes
+ * moved there; a node of it that readers have open then keeps standing
+ * for what they read (Identity): it leaves the name (path_detach()), and
+ * the kernel is told to forget the name's entry, so that the next look-up
+ * of it gets a new inode.
+ *
+ * Other entries are not invalidated: a notification that waits on a
+ * directory lock cannot be interrupted, and if the daemon is killed then,
+ * the kernel never lets the connection go.  Names in versions/ and
+ * tables/resolved/ carry short cache times instead (entry_timeout_of()).
+ * An artifact replaced while it is read has no other way to a new inode
+ * but its entry's cache time, so it takes that risk, in the one case
+ * where a reader would otherwise be cut short or see another version's
+ * attributes.
  */
-static void inval_artifact(struct cmfs *c, const char *env, const char *name)
+static void inval_artifact(struct cmfs *c, const char *env, const char *name,
+			   int replaced)
 {
 	struct node *arts = env_dir(c, env, "artifacts");
-	struct node *n;
+	struct node *n = NULL;
+	uint64_t ino = 0;
+	int detached = 0;
 
-	if (arts && (n = path_find(c->paths, arts, name)))
-		inval_queue(c, 0, path_ino(n), NULL);
+	if (!arts)
+		return;
+	path_lock(c->paths);
+	n = path_find_locked(c->paths, arts, name);
+	if (n && replaced && n->kind == N_ART && n->nopen) {
+		path_detach(c->paths, n);
+		detached = 1;
+	}
+	if (n)
+		ino = path_ino(n);
+	path_unlock(c->paths);
+	if (ino)
+		inval_queue(c, 0, ino, NULL);
+	if (detached)
+		inval_queue(c, path_ino(arts), 0, name);
 }
 
 /* ---- Resolved files in the page cache ---- */
@@ -588,17 +613,16 @@ static struct fh *fh_of(struct fuse_file_info *fi)
  *
  * artifacts/<name> is the latest version, whichever it is now; a handle
  * opened for reading reads the version it opened, whole.  The kernel
- * keeps one size and one page cache per inode: a handle's reads that go
- * past the size ask for the attributes with the handle (GETATTR with
- * its fh), and get its version's size; while handles of an older
- * version read through the pages, the attributes are kept for no time,
- * and a new open of another version reads around the pages (direct
- * I/O), so that neither sees the other's bytes (node.pages).  What this
- * cannot close: the kernel drops the reply to a reader's GETATTR when
- * another change of the inode's attributes (a stat's reply, an upload's
- * write) lands while it is in flight, and that read then ends at the
- * size the inode has, if smaller.  One inode per version would need
- * entry invalidations (see the top of this file).
+ * keeps one size per inode, and cuts reads through its page cache at it:
+ * an upload's open and writes change it, as does the reply to any stat
+ * of the name.  So readers of the latest read around the pages (direct
+ * I/O), which the kernel does not cut at its size; and when the name
+ * comes to name other bytes while readers have its inode open (an
+ * upload's commit, a truncate, rm, a rename onto it), that inode stays
+ * theirs: it leaves the name (node.replaced, inval_artifact()), shows the
+ * version they read (node.read, with no link) and user.cmfs.* of it, and
+ * the next look-up of the name gets a new inode.  A handle's own
+ * GETATTR (lseek to the end) gets its version's attributes.
  */
 
 /*
@@ -655,51 +679,8 @@ static void ver_attr(struct stat *st, const struct catalog_version *v,
 }
 
 /*
- * 1 if handles of a version other than `sha` read artifact node `n`
- * through the kernel's pages: its attributes must not be kept, so that
- * their reads ask with their handle.
- */
-static int pages_other(struct cmfs *c, const struct node *n, const char *sha)
-{
-	int other;
-
-	path_lock(c->paths);
-	other = n->pages && n->pages->npaged && strcmp(n->pages->sha256, sha);
-	path_unlock(c->paths);
-	return other;
-}
-
-/*
- * Reader `f` of artifact node `n` (the latest, version f->ver) opens:
- * through the pages when they hold its version or nobody reads them,
- * keeping them only when they hold its version; else around them.
- */
-static void pages_open(struct cmfs *c, struct node *n, struct fh *f,
-		       struct fuse_file_info *fi)
-{
-	struct node_pages *pg;
-
-	path_lock(c->paths);
-	if (!n->pages)
-		n->pages = calloc(1, sizeof(*n->pages));
-	pg = n->pages;
-	if (!pg || (pg->npaged && strcmp(pg->sha256, f->ver.sha256))) {
-		fi->direct_io = 1;
-		fi->keep_cache = 0;
-	} else {
-		fi->keep_cache = !strcmp(pg->sha256, f->ver.sha256);
-		memcpy(pg->sha256, f->ver.sha256, sizeof(pg->sha256));
-		pg->npaged++;
-		f->pages = 1;
-	}
-	if (pg)
-		pg->last = f->ver;
-	path_unlock(c->paths);
-}
-
-/*
- * Artifact node `n` is not in the catalog: if a reader still has it
- * open, the version the last one opened into *out (and 1): what fstat(2)
+ * Artifact node `n` is replaced, or not in the catalog: if readers still
+ * have it open, the version they read into *out (and 1): what fstat(2)
  * of a removed file shows, with no link.  0 otherwise.
  */
 static int art_gone(struct cmfs *c, const struct node *n,
@@ -708,11 +689,38 @@ static int art_gone(struct cmfs *c, const struct node *n,
 	int open;
 
 	path_lock(c->paths);
-	open = n->nopen && n->pages && n->pages->last.sha256[0];
+	open = n->nopen && n->read;
 	if (open)
-		*out = n->pages->last;
+		*out = *n->read;
 	path_unlock(c->paths);
 	return open;
+}
+
+/* 1 if artifact node `n` left its name (Identity). */
+static int art_replaced(struct cmfs *c, const struct node *n)
+{
+	int r;
+
+	path_lock(c->paths);
+	r = n->replaced;
+	path_unlock(c->paths);
+	return r;
+}
+
+/*
+ * A reader of artifact node `n` opened version `v` (table lock held, and
+ * n->nopen counts it): what the node's readers read.  -ESTALE when it
+ * left its name meanwhile, for other bytes than these: the open fails,
+ * and the kernel looks the name up again.
+ */
+static int art_reads(struct node *n, const struct catalog_version *v)
+{
+	if (n->read && strcmp(n->read->sha256, v->sha256) && n->replaced)
+		return -ESTALE;
+	if (!n->read && !(n->read = malloc(sizeof(*n->read))))
+		return -ENOMEM;
+	*n->read = *v;
+	return 0;
 }
 
 /* ---- Attributes ---- */
@@ -922,9 +930,15 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 			fh_put(c, w);
 			return 0;
 		}
-		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
-		if (rc == -ENOENT && art_gone(c, n, &v)) {
-			/* Removed while a reader has it open. */
+		/* Replaced and read by nobody: a stat by name that came
+		 * through it before the kernel forgot the entry looks the
+		 * name up again (ESTALE). */
+		rc = art_replaced(c, n)
+			     ? -ESTALE
+			     : catalog_art_get(cat, e.id, n->obj, &a, NULL);
+		if ((rc == -ENOENT || rc == -ESTALE) && art_gone(c, n, &v)) {
+			/* Replaced or removed while readers have it open:
+			 * theirs, for good. */
 			ver_attr(st, &v, 0644);
 			st->st_nlink = 0;
 			if (keep)
@@ -936,8 +950,6 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		st->st_size = (off_t)a.latest.size;
 		st->st_uid = a.latest.uid;
 		set_time(st, a.latest.mtime);
-		if (keep && pages_other(c, n, a.latest.sha256))
-			*keep = 0;
 		break;
 	case N_VER:
 		rc = ver_of(c, n, &e, &v, &gone);
@@ -1297,7 +1309,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 								&err);
 				repo_upload_free(u);
 				if (!rc)
-					inval_artifact(c, n->env, n->obj);
+					inval_artifact(c, n->env, n->obj, 1);
 			}
 		} else if (n->kind == N_TABLE && f && f->kind == FH_TEXT) {
 			pthread_mutex_lock(&f->lock);
@@ -1555,8 +1567,6 @@ static void fh_destroy(struct cmfs *c, struct fh *f)
 	path_lock(c->paths);
 	if (f->opened)
 		f->node->nopen--;
-	if (f->pages && f->node->pages)
-		f->node->pages->npaged--;
 	if (f->counted)
 		backing_put_locked(c, f->node);
 	if (f->paged)
@@ -1791,10 +1801,15 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 		return rc;
 	if (n->kind == N_ART && !created) {
 		/* Another opener: its reads may leave pages of the
-		 * latest in the kernel's cache. */
+		 * latest in the kernel's cache.  A replaced node is no
+		 * name's any more: the kernel looks the name up again
+		 * (ESTALE) and opens what it names now (Identity). */
 		path_lock(c->paths);
 		n->solo = 0;
+		rc = n->replaced ? -ESTALE : 0;
 		path_unlock(c->paths);
+		if (rc)
+			return rc;
 	}
 	switch (n->kind) {
 	case N_ART:
@@ -1833,6 +1848,14 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 		}
 		f = fh_new(FH_BLOB, n);
 		rc = f ? env_row(c, n->env, &e) : -ENOMEM;
+		if (!rc && n->kind == N_ART) {
+			/* Counted before the catalog is read: a commit
+			 * meanwhile finds this reader (art_reads()). */
+			f->opened = 1;
+			path_lock(c->paths);
+			n->nopen++;
+			path_unlock(c->paths);
+		}
 		if (!rc && n->kind == N_VER) {
 			int gone;
 
@@ -1847,9 +1870,12 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 		if (!rc) {
 			/* The version this handle reads (Identity). */
 			f->ver = v;
-			f->opened = 1;
 			path_lock(c->paths);
-			n->nopen++;
+			if (!f->opened)
+				n->nopen++;
+			f->opened = 1;
+			if (n->kind == N_ART)
+				rc = art_reads(n, &v);
 			path_unlock(c->paths);
 		}
 		/* A version never changes: the kernel may read its blob
@@ -1858,11 +1884,10 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 		if (!rc && n->kind == N_VER)
 			f->backing = backing_get(c, n, f->fd, &f->counted);
 		/* Pages of a version stay valid (a backing file has its
-		 * own: the kernel refuses the flag with it); of the latest,
-		 * while they hold the version this handle reads. */
-		fi->keep_cache = !f || !f->backing;
-		if (!rc && n->kind == N_ART)
-			pages_open(c, n, f, fi);
+		 * own: the kernel refuses the flag with it); the latest is
+		 * read around them (Identity). */
+		fi->keep_cache = (!f || !f->backing) && n->kind == N_VER;
+		fi->direct_io = n->kind == N_ART;
 		break;
 	case N_ASCRATCH:
 	case N_TSCRATCH:
@@ -2223,7 +2248,7 @@ static int commit(fuse_req_t req, struct fh *f, int at_flush)
 	if (f->kind == FH_UPLOAD && repo_upload_dirty(f->up)) {
 		rc = repo_upload_commit(f->up, &w, &v, &err);
 		if (!rc && !solo_commit(c, f))
-			inval_artifact(c, n->env, n->obj);
+			inval_artifact(c, n->env, n->obj, 1);
 	} else if (f->kind == FH_TEXT && f->dirty && f->failed) {
 		rc = f->failed;
 		repo_refused(c->repo, &w, n->env, "table-write", n->obj, rc,
@@ -2314,12 +2339,12 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	case N_ART:
 		rc = repo_art_remove(c->repo, &w, p->env, name, &err);
 		if (!rc)
-			inval_artifact(c, p->env, name);
+			inval_artifact(c, p->env, name, 1);
 		break;
 	case N_VER:
 		rc = repo_ver_remove(c->repo, &w, p->env, p->obj, ver, &err);
 		if (!rc)
-			inval_artifact(c, p->env, p->obj);
+			inval_artifact(c, p->env, p->obj, 1);
 		break;
 	case N_ASCRATCH:
 	case N_TSCRATCH:
@@ -2445,14 +2470,16 @@ static int rename_artifacts(fuse_req_t req, struct node *p, enum node_kind kf,
 		rc = repo_scratch_commit(c->repo, &w, p->env, from, to, &v,
 					 &err);
 		if (!rc)
-			inval_artifact(c, p->env, to);
+			inval_artifact(c, p->env, to, 1);
 		return rc;
 	}
 	if (kt == N_ART) {
 		rc = repo_art_rename(c->repo, &w, p->env, from, to, &err);
 		if (!rc) {
-			inval_artifact(c, p->env, from);
-			inval_artifact(c, p->env, to);
+			/* The bytes move with the name: its node goes on
+			 * standing for them (path_rename()). */
+			inval_artifact(c, p->env, from, 0);
+			inval_artifact(c, p->env, to, 1);
 		}
 		return rc;
 	}
@@ -2645,8 +2672,18 @@ static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 			  : repo_computed_ver(c->repo, n->env, n->obj, &v, attr,
 					      b, err);
 	}
-	if (n->kind == N_ART)
+	if (n->kind == N_ART) {
+		/* Left its name: what its readers read (Identity). */
+		struct catalog_version v;
+
+		if (art_replaced(c, n))
+			return art_gone(c, n, &v) ? repo_computed_ver(
+							    c->repo, n->env,
+							    n->obj, &v, attr,
+							    b, err)
+						  : -ESTALE;
 		return repo_computed(c->repo, n->env, n->obj, 0, attr, b, err);
+	}
 	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
 	    !strcmp(attr, "error")) {
 		/* Empty when the table resolves; else why not. */

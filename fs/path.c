@@ -123,7 +123,7 @@ static void node_free(struct node *n)
 		free(n->cache->data);
 	free(n->cache);
 	free(n->pin);
-	free(n->pages);
+	free(n->read);
 	free(n->name);
 	free(n);
 }
@@ -338,6 +338,12 @@ static struct node *find(struct paths *t, struct node *parent,
 	return NULL;
 }
 
+struct node *path_find_locked(struct paths *t, struct node *parent,
+			       const char *name)
+{
+	return find(t, parent, name);
+}
+
 struct node *path_find(struct paths *t, struct node *parent,
 			const char *name)
 {
@@ -408,6 +414,13 @@ void path_release(struct paths *t, struct node *node)
 	release(t, node);
 }
 
+void path_detach(struct paths *t, struct node *node)
+{
+	/* Freed by release() at its forget: its parent still counts it. */
+	hash_remove(t, node);
+	node->replaced = 1;
+}
+
 int path_rename(struct paths *t, struct node *node, struct node *parent,
 		const char *name)
 {
@@ -425,7 +438,7 @@ int path_rename(struct paths *t, struct node *node, struct node *parent,
 	path_lock(t);
 	old = find(t, parent, name);
 	if (old && old != node)
-		hash_remove(t, old); /* detached: freed at its forget */
+		path_detach(t, old);
 	hash_remove(t, node);
 	if (node->parent != parent) {
 		node->parent->children--;

@@ -104,21 +104,19 @@ struct node {
 	 */
 	struct catalog_version *pin;
 	/*
-	 * N_ART: what the kernel's pages of the inode hold: the version
-	 * (sha256) that reads through them were opened on, and how many such
-	 * handles are open (ops.c, "Identity").  NULL until the first read.
-	 * Table lock.
+	 * N_ART: the version its open readers read (the latest when they
+	 * opened it), NULL before the first; and how many are open.  Table
+	 * lock.
 	 */
-	struct node_pages *pages;
+	struct catalog_version *read;
 	uint32_t nopen;			/* open handles that read a blob */
-};
-
-struct node_pages {
-	char sha256[65];
-	uint32_t npaged;
-	/* The version the last reader opened: what fstat(2) shows of an
-	 * artifact removed while it is open. */
-	struct catalog_version last;
+	/*
+	 * N_ART: its name names other bytes now, or none, and this node no
+	 * more: taken out of the (parent, name) hash (path_detach()), so
+	 * that the next look-up makes a new node, it stands for `read` for
+	 * as long as the kernel holds it (ops.c, "Identity").  Table lock.
+	 */
+	uint8_t replaced;
 };
 
 /* What a name in directory kind `parent` is: N_INVALID when it cannot be
@@ -155,16 +153,26 @@ struct node *path_lookup(struct paths *t, struct node *parent,
 /* The node for `name` in `parent` if one exists; no reference taken. */
 struct node *path_find(struct paths *t, struct node *parent,
 			const char *name);
+/* The same, with the table's lock held: `node` stays valid until it is
+ * let go. */
+struct node *path_find_locked(struct paths *t, struct node *parent,
+			       const char *name);
 /* Drop `n` references of the kernel's (forget). */
 void path_forget(struct paths *t, struct node *node, uint64_t n);
 /* Free `node` if nothing holds it any more (table lock held). */
 void path_release(struct paths *t, struct node *node);
 /*
  * Move `node` to `name` in `parent` (a rename in the tree), recomputing
- * its kind; a node already there is detached (the kernel forgets it).
+ * its kind; a node already there is detached (path_detach()).
  */
 int path_rename(struct paths *t, struct node *node, struct node *parent,
 		const char *name);
+/*
+ * Take `node` from its name (table lock held): no look-up finds it again,
+ * and the next of its name makes a new node; it is marked `replaced`, and
+ * freed at the kernel's last forget.  Done already: nothing.
+ */
+void path_detach(struct paths *t, struct node *node);
 
 /* Lock and unlock the table (for reading or setting node->writer). */
 void path_lock(struct paths *t);

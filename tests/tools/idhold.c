@@ -10,8 +10,9 @@
  *   idhold half FILE WANT CMD
  *                            open FILE; read half of file WANT's size;
  *                            run CMD; read on to the end.  Prints OK when
- *                            what was read is WANT's bytes, whole; else
- *                            SHORT <n> (n bytes read) or DIFF.
+ *                            what was read is WANT's bytes, whole, and
+ *                            fstat gave WANT's size after CMD; else SHORT
+ *                            <n> (n bytes read), DIFF or FSTAT <size>.
  *
  * Exits 0 unless misused or a call fails before CMD runs (2).
  */
@@ -117,6 +118,8 @@ static int half(const char *file, const char *want, const char *cmd)
 	size_t wlen = 0, got = 0, rest = 0;
 	int wfd = open(want, O_RDONLY), fd = open(file, O_RDONLY);
 	char *w = wfd >= 0 ? slurp_fd(wfd, 0, &wlen) : NULL, *b, *r = NULL;
+	struct stat st;
+	long long size;
 	ssize_t n;
 
 	if (fd < 0 || !w) {
@@ -132,6 +135,7 @@ static int half(const char *file, const char *want, const char *cmd)
 	}
 	if (system(cmd) == -1)
 		perror("system");
+	size = fstat(fd, &st) ? -1 : (long long)st.st_size;
 	/* The rest through the same descriptor, as cat reads on. */
 	if (b) {
 		r = slurp_fd(fd, (off_t)got, &rest);
@@ -142,6 +146,8 @@ static int half(const char *file, const char *want, const char *cmd)
 		printf("SHORT %zu\n", got + rest);
 	else if (memcmp(b, w, wlen))
 		puts("DIFF");
+	else if (size != (long long)wlen)
+		printf("FSTAT %lld\n", size);
 	else
 		puts("OK");
 	free(r);

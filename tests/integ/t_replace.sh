@@ -1,0 +1,118 @@
+#!/bin/sh
+# A reader keeps what it opened, under load (issue 34, item 7): while
+# other processes stat artifacts/<name> in a tight loop, a reader of it
+# that is replaced by a new upload mid-read reads the version it opened,
+# whole (sha256 and bytes), and its fstat keeps that version's size; a
+# stat or an open after the upload sees the new one.  Through /dev/fuse
+# and, where the fuse module offers it, over io_uring (fs/uring.c).
+# Bounded: REPLACE_ROUNDS rounds (40) per part, and at most REPLACE_S
+# seconds (120) for each loop.
+. "$(dirname "$0")/lib.sh"
+IDHOLD=${IDHOLD:-$TOP/${CMFS_BUILD:-build}/tools/idhold}
+ROUNDS=${REPLACE_ROUNDS:-40}
+LIMIT=${REPLACE_S:-120}
+
+dd if=/dev/urandom of="$T/big3" bs=64k count=48 2>/dev/null
+dd if=/dev/urandom of="$T/big1" bs=64k count=16 2>/dev/null
+H3=$(sha256sum <"$T/big3" | cut -c1-64)
+H1=$(sha256sum <"$T/big1" | cut -c1-64)
+S3=$(stat -c %s "$T/big3")
+S1=$(stat -c %s "$T/big1")
+
+# Stat $1 until $T/stop: each stat asks the daemon whenever the kernel
+# dropped the attributes, as a replace does.  The name is there all
+# along: a failed stat goes to $T/err.
+stat_loop() {
+	while [ ! -e "$T/stop" ]; do
+		stat -c %s "$1" >/dev/null 2>>"$T/err"
+	done
+}
+
+# Upload big3 and big1 to $1 in turn until $T/stop; errors to $T/err.
+upload_loop() {
+	while [ ! -e "$T/stop" ]; do
+		cp "$T/big3" "$1" 2>>"$T/err"
+		cp "$T/big1" "$1" 2>>"$T/err"
+	done
+}
+
+# The rounds, on a fresh mount; $1 says which path requests take.
+rounds() {
+	how=$1
+	mount_cmfs
+	mkdir -p "$M/envs/prod"
+	A=$M/envs/prod/artifacts
+	rm -f "$T/stop" "$T/err"
+	cp "$T/big3" "$A/r.bin"
+	stat_loop "$A/r.bin" &
+	L1=$!
+	stat_loop "$A/r.bin" &
+	L2=$!
+
+	# Replaced mid-read, each way in turn (smaller, then bigger).
+	bad=0
+	stale=0
+	i=0
+	cur=big3
+	end=$(($(date +%s) + LIMIT))
+	while [ $i -lt "$ROUNDS" ] && [ "$(date +%s)" -lt $end ]; do
+		i=$((i + 1))
+		if [ $cur = big3 ]; then new=big1 size=$S1; else new=big3 size=$S3; fi
+		out=$("$IDHOLD" half "$A/r.bin" "$T/$cur" "cp '$T/$new' '$A/r.bin'")
+		if [ "$out" != OK ]; then
+			bad=$((bad + 1))
+			say "$how: round $i ($cur replaced by $new): $out"
+		fi
+		got=$(stat -c %s "$A/r.bin")
+		if [ "$got" != "$size" ]; then
+			stale=$((stale + 1))
+			say "$how: round $i: stat after the upload: $got, not $size"
+		fi
+		cur=$new
+	done
+	eq "$how: a replaced reader reads what it opened, fstat too ($i rounds)" \
+		0 "$bad"
+	eq "$how: a stat after the upload sees the new version" 0 "$stale"
+
+	# Whole reads with cat beside a loop of uploads: every read is one
+	# version's bytes, whole.
+	upload_loop "$A/r.bin" &
+	UP=$!
+	bad=0
+	i=0
+	end=$(($(date +%s) + LIMIT))
+	while [ $i -lt $((ROUNDS * 5)) ] && [ "$(date +%s)" -lt $end ]; do
+		i=$((i + 1))
+		h=$(cat "$A/r.bin" | sha256sum | cut -c1-64)
+		if [ "$h" != "$H1" ] && [ "$h" != "$H3" ]; then
+			bad=$((bad + 1))
+			say "$how: cat $i: neither version (sha256 $h)"
+		fi
+	done
+	touch "$T/stop"
+	wait $UP $L1 $L2
+	eq "$how: cat beside uploads reads one version whole ($i reads)" 0 "$bad"
+	eq "$how: no stat nor upload failed beside" "" "$(head -n 5 "$T/err")"
+	check "$how: and then the latest" cmp "$A/r.bin" "$T/big1"
+	umount_cmfs
+}
+
+INI_EXTRA='[mount]
+io_uring = off'
+rounds "/dev/fuse"
+INI_EXTRA=
+: >"$LOG"
+
+PARAM=/sys/module/fuse/parameters/enable_uring
+if [ -w "$PARAM" ]; then
+	WAS=$(cat "$PARAM")
+	trap 'echo "$WAS" >"$PARAM"; cleanup' EXIT
+	echo Y >"$PARAM"
+	rounds "io_uring"
+	check "io_uring: the rings were used" grep -q "io_uring: on" "$LOG"
+	echo "$WAS" >"$PARAM"
+else
+	skip "io_uring: no $PARAM (Linux 6.14+, CONFIG_FUSE_IO_URING)"
+fi
+
+finish
