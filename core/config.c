@@ -130,6 +130,11 @@ int config_defaults(struct config *c)
 	c->mount.io_uring = 1;
 	c->events.max_rows = CONFIG_EVENTS_ROWS;
 	c->events.max_age = CONFIG_EVENTS_AGE;
+	c->events.repeat_window = CONFIG_EVENTS_WINDOW;
+	c->events.uid_rate = CONFIG_EVENTS_UID_RATE;
+	c->events.uid_burst = CONFIG_EVENTS_UID_BURST;
+	c->events.all_rate = CONFIG_EVENTS_ALL_RATE;
+	c->events.all_burst = CONFIG_EVENTS_ALL_BURST;
 	c->log_level = LOG_INFO;
 	if (!c->store_path || !c->sql.builtin_connectors ||
 	    !c->sql.builtin_formats || !c->sql.class_allowlist) {
@@ -512,14 +517,55 @@ int config_parse_duration(uint64_t *out, const char *s)
 	return 0;
 }
 
+/* The field of [events] `name` that is a count of lines a second (or at
+ * once), or NULL. */
+static uint64_t *events_lines(struct config_events *e, const char *name)
+{
+	if (!strcmp(name, "uid_rate"))
+		return &e->uid_rate;
+	if (!strcmp(name, "uid_burst"))
+		return &e->uid_burst;
+	if (!strcmp(name, "all_rate"))
+		return &e->all_rate;
+	if (!strcmp(name, "all_burst"))
+		return &e->all_burst;
+	return NULL;
+}
+
 /*
  * [events] max_rows: 0 (keep all) or 10 up to CONFIG_EVENTS_ROWS_MAX;
  * max_age: 0 (keep all) or a duration from 1s up to 100 years.  A count
  * under 10 would leave the trail nothing to read but its retention lines.
+ * repeat_window: a duration from 1s to 1d; uid_rate, uid_burst, all_rate,
+ * all_burst: lines, 1 to CONFIG_EVENTS_LINES_MAX (0 would write no
+ * refusal at all, only their counts: a gate that hides who was refused).
  */
 static int handle_events(struct load *l, const char *name, const char *value)
 {
-	uint64_t v;
+	uint64_t v, *lines = events_lines(&l->c->events, name);
+
+	if (lines) {
+		char *end;
+
+		errno = 0;
+		v = strtoull(value, &end, 10);
+		if (value[0] < '0' || value[0] > '9' || *end || errno ||
+		    v < 1 || v > CONFIG_EVENTS_LINES_MAX)
+			return fail(l, "%s: '%s' is not a count of lines from "
+				       "1 to %d", name, value,
+				    CONFIG_EVENTS_LINES_MAX);
+		*lines = v;
+		return 1;
+	}
+	if (!strcmp(name, "repeat_window")) {
+		if (config_parse_duration(&v, value) || v < 1 ||
+		    v > CONFIG_EVENTS_WINDOW_MAX)
+			return fail(l, "repeat_window: '%s' is not a duration "
+				       "from 1s to 1d (digits with an optional "
+				       "s, m, h or d)", value);
+		l->c->events.repeat_window = v;
+		return 1;
+	}
 
 	if (!strcmp(name, "max_rows")) {
 		char *end;

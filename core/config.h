@@ -80,9 +80,30 @@ struct config_mount {
 #define CONFIG_EVENTS_ROWS_MAX 1000000000ULL
 #define CONFIG_EVENTS_AGE_MAX (36500ULL * 86400)
 
+/*
+ * And how many refusal lines are written (the gate of events.h): a run of
+ * one refusal is counted for repeat_window; a uid writes uid_rate lines a
+ * second in an environment (uid_burst at once: a person's mistakes are all
+ * written), all uids together all_rate (all_burst at once).  At ~300 bytes
+ * a line in the catalog, the defaults let a flood from any number of uids
+ * grow it by at most ~540 KB a minute.
+ */
+#define CONFIG_EVENTS_WINDOW 10		/* s: the default repeat_window */
+#define CONFIG_EVENTS_WINDOW_MAX 86400
+#define CONFIG_EVENTS_UID_RATE 1
+#define CONFIG_EVENTS_UID_BURST 60
+#define CONFIG_EVENTS_ALL_RATE 30
+#define CONFIG_EVENTS_ALL_BURST 300
+#define CONFIG_EVENTS_LINES_MAX 1000000	/* any rate or burst at most */
+
 struct config_events {
 	uint64_t max_rows;	/* lines of one environment, 0 = no limit */
 	uint64_t max_age;	/* seconds a line is kept, 0 = no limit */
+	uint64_t repeat_window;	/* seconds, 1 .. CONFIG_EVENTS_WINDOW_MAX */
+	uint64_t uid_rate;	/* lines a second, 1 .. CONFIG_EVENTS_LINES_MAX */
+	uint64_t uid_burst;	/* the same */
+	uint64_t all_rate;	/* the same */
+	uint64_t all_burst;	/* the same */
 };
 
 /* [store] sync: when a commit is on disk (see repo.c). */

@@ -95,18 +95,8 @@
 #define SYNC_RETRY_MS 5000 /* after a failed sync: not a log line per try */
 #define REAP_WAIT_MS 10000 /* the longest an unlink waits for uploads */
 #define SYNC_FEW 8	   /* blobs a sync writes one by one; more: syncfs() */
-/*
- * The gate of refusal lines (events.h).  A run of one refusal is counted
- * for GATE_WINDOW; a uid writes GATE_RATE lines a second in an
- * environment (GATE_BURST at once: a person's mistakes are all written),
- * all uids together GATE_ALL_RATE: at ~300 bytes a line in the catalog,
- * at most ~540 KB a minute however many uids a flood comes from.
- */
-#define GATE_WINDOW ((int64_t)10 * 1000000000)
-#define GATE_RATE 1.0
-#define GATE_BURST 60.0
-#define GATE_ALL_RATE 30.0
-#define GATE_ALL_BURST 300.0
+/* (uid, environment) pairs the gate of refusal lines keeps (events.h);
+ * its rates are [events]' (config.h). */
 #define GATE_WHOS 1024
 #define SEEN_SLOTS 4096 /* resolutions whose last result is remembered */
 #define TRIM_EVERY 1000 /* lines between two retention passes, at most */
@@ -1234,15 +1224,25 @@ static int sweep(struct repo *r, struct cmfs_err *err)
 
 static void recover(struct repo *r);
 
-static const struct events_gate_conf gate_conf = {
-	GATE_WINDOW, GATE_RATE, GATE_BURST, GATE_ALL_RATE, GATE_ALL_BURST,
-	GATE_WHOS
-};
+/* The gate of refusal lines, as [events] sets it (read at mount). */
+static struct events_gate_conf gate_conf(const struct config *cfg)
+{
+	struct events_gate_conf g;
+
+	g.window_ns = (int64_t)cfg->events.repeat_window * 1000000000;
+	g.rate = (double)cfg->events.uid_rate;
+	g.burst = (double)cfg->events.uid_burst;
+	g.all_rate = (double)cfg->events.all_rate;
+	g.all_burst = (double)cfg->events.all_burst;
+	g.max_whos = GATE_WHOS;
+	return g;
+}
 
 int repo_open(struct repo **out, const struct config *cfg,
 	      const char *mountpoint, repo_log_fn log, void *log_arg,
 	      struct cmfs_err *err)
 {
+	struct events_gate_conf gc = gate_conf(cfg);
 	struct repo *r;
 	char db[4096];
 	int rc;
@@ -1260,7 +1260,7 @@ int repo_open(struct repo **out, const struct config *cfg,
 	pthread_mutex_init(&r->seen_lock, NULL);
 	if ((mountpoint && !(r->mountpoint = strdup(mountpoint))) ||
 	    !(r->resolved = resolve_cache_new()) ||
-	    !(r->gate = events_gate_new(&gate_conf)) ||
+	    !(r->gate = events_gate_new(&gc)) ||
 	    !(r->seen = calloc(SEEN_SLOTS, sizeof(*r->seen)))) {
 		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
 		goto fail;

@@ -401,6 +401,20 @@ static void reload(struct cmfs *c)
 	if (mount_key(c, n->mount.io_uring != c->cfg->mount.io_uring,
 		      "[mount] io_uring"))
 		n->mount.io_uring = c->cfg->mount.io_uring;
+	if (mount_key(c,
+		      n->events.repeat_window != c->cfg->events.repeat_window ||
+			      n->events.uid_rate != c->cfg->events.uid_rate ||
+			      n->events.uid_burst != c->cfg->events.uid_burst ||
+			      n->events.all_rate != c->cfg->events.all_rate ||
+			      n->events.all_burst != c->cfg->events.all_burst,
+		      "[events] repeat_window, uid_rate, uid_burst, all_rate "
+		      "and all_burst")) {
+		n->events.repeat_window = c->cfg->events.repeat_window;
+		n->events.uid_rate = c->cfg->events.uid_rate;
+		n->events.uid_burst = c->cfg->events.uid_burst;
+		n->events.all_rate = c->cfg->events.all_rate;
+		n->events.all_burst = c->cfg->events.all_burst;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (c->nold == sizeof(c->old) / sizeof(c->old[0])) {
 		if (now.tv_sec - c->old_at[0] < RETIRE_S) {

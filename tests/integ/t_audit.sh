@@ -164,6 +164,31 @@ contains "the newest is kept" "value=50 result=ok" "$(tail -n 1 "$P/events" ; gr
 eq "every line is whole" "" \
 	"$(grep -v -E '^time=[0-9T:.-]+Z uid=[0-9]+ env=prod action=[^ ]+ ' "$P/events")"
 
+# The gate's rates are [events] keys: a burst of 5 where 60 is the
+# default writes 5 of 50 different refusals, and counts the rest.
+umount_cmfs
+INI_EXTRA="[access]
+read = root, $RO
+upload = root
+write_tables = root
+admin = root
+[events]
+repeat_window = 2s
+uid_rate = 1
+uid_burst = 5"
+mount_cmfs
+ls "$P" >/dev/null # the kernel knows prod: each refusal is of a y<i>
+as $MANY sh -c "i=0; while [ \$i -lt 50 ]; do i=\$((i + 1)); cat '$P/y'\$i 2>/dev/null; done"
+written=$(grep -c "uid=$MANY env=prod action=read object=y[0-9]* result=refused" "$P/events")
+check "[events] uid_burst = 5: 5 of 50 refusals written, and a few a second ($written)" \
+	test "$written" -ge 5 -a "$written" -le 15
+umount_cmfs
+sql "SELECT line FROM events WHERE env = 'prod' ORDER BY off" >"$T/ev"
+eq "every one of the 50 is in events, written or counted" 50 \
+	"$(grep "uid=$MANY env=prod action=" "$T/ev" | grep "object=y\|object=refusals" | awk '
+	/ suppressed=/ { sub(/.* suppressed=/, ""); n += $1; next }
+	{ n++ } END { print n + 0 }')"
+
 # A full disk: commits that fail are refusals, in events and in the log.
 umount_cmfs
 mkdir "$T/small"

@@ -127,6 +127,7 @@ static void test_example_is_defaults(void)
 	T_CHECK(same_list(c.sql.class_allowlist, d.sql.class_allowlist));
 	T_CHECK(same_list(c.sql.builtin_connectors, d.sql.builtin_connectors));
 	T_CHECK(same_list(c.sql.builtin_formats, d.sql.builtin_formats));
+	T_CHECK(!memcmp(&c.events, &d.events, sizeof(c.events)));
 	config_release(&c);
 	config_release(&d);
 }
@@ -684,6 +685,49 @@ static void test_events(void)
 	rm_temp_dir();
 }
 
+/* [events]' gate of refusal lines: defaults, values, and what is refused. */
+static void test_events_gate(void)
+{
+	struct config c;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char path[256];
+
+	T_INTEQ(config_defaults(&c), 0);
+	T_INTEQ(c.events.repeat_window, 10);
+	T_INTEQ(c.events.uid_rate, 1);
+	T_INTEQ(c.events.uid_burst, 60);
+	T_INTEQ(c.events.all_rate, 30);
+	T_INTEQ(c.events.all_burst, 300);
+	config_release(&c);
+
+	mktemp_dir();
+	write_ini(path, "gate.ini",
+		  "[events]\nrepeat_window = 2m\nuid_rate = 5\n"
+		  "uid_burst = 100\nall_rate = 1000000\nall_burst = 1\n");
+	T_INTEQ(config_defaults(&c), 0);
+	T_INTEQ(config_load(&c, path, &err), 0);
+	T_INTEQ(c.events.repeat_window, 120);
+	T_INTEQ(c.events.uid_rate, 5);
+	T_INTEQ(c.events.uid_burst, 100);
+	T_INTEQ(c.events.all_rate, 1000000);
+	T_INTEQ(c.events.all_burst, 1);
+	/* The others keep their defaults. */
+	T_INTEQ(c.events.max_rows, 100000);
+	config_release(&c);
+
+	BAD("[events]\nrepeat_window = 0\n", 2,
+	    "repeat_window: '0' is not a duration from 1s to 1d");
+	BAD("[events]\nrepeat_window = 2d\n", 2, "repeat_window: '2d'");
+	BAD("[events]\nrepeat_window = 10 s\n", 2, "repeat_window: '10 s'");
+	BAD("[events]\nuid_rate = 0\n", 2,
+	    "uid_rate: '0' is not a count of lines from 1 to 1000000");
+	BAD("[events]\nuid_burst = -1\n", 2, "uid_burst: '-1'");
+	BAD("[events]\nall_rate = 1.5\n", 2, "all_rate: '1.5'");
+	BAD("[events]\nall_burst = 1000001\n", 2, "all_burst: '1000001'");
+	BAD("[events]\nall_burst =\n", 2, "all_burst: ''");
+	rm_temp_dir();
+}
+
 static void test_list_has(void)
 {
 	T_INTEQ(config_list_has("a,b,c", "a"), 1);
@@ -720,5 +764,6 @@ int main(void)
 	T_RUN(test_parse_size);
 	T_RUN(test_list_has);
 	T_RUN(test_events);
+	T_RUN(test_events_gate);
 	return T_DONE();
 }
