@@ -48,8 +48,8 @@ void event_init(struct event *e, int64_t now_ns, uint32_t uid,
 	e->body = 0;
 	e->uid = uid;
 	e->failed |= buf_printf(&e->line, " uid=%u", uid) != 0;
-	if (env)
-		event_add(e, "env", env);
+	/* Every line says where: "-" is no environment's name (name.c). */
+	event_add(e, "env", env ? env : EVENTS_NO_ENV);
 	event_add(e, "action", action);
 }
 

@@ -31,7 +31,15 @@ struct event {
 	int failed;		/* an append ran out of memory */
 };
 
-/* Start a line with time, uid, env and action. */
+/*
+ * What env= says of an event outside any environment (`env` NULL: a
+ * refusal at the root or in envs/ itself); such a line goes to the daemon
+ * log only.  No environment can be named so (name_env_check()).
+ */
+#define EVENTS_NO_ENV "-"
+
+/* Start a line with time, uid, env (EVENTS_NO_ENV when NULL) and action:
+ * every line has all four. */
 void event_init(struct event *e, int64_t now_ns, uint32_t uid,
 		const char *env, const char *action);
 void event_add(struct event *e, const char *key, const char *value);

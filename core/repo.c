@@ -1401,8 +1401,12 @@ int repo_env_create(struct repo *r, const struct repo_who *who,
 	struct event e;
 	int rc;
 
-	event_init(&e, repo_now(), who->uid, name, "mkdir");
+	/* A bad name is no environment: the line says env=- and names it
+	 * as its object. */
 	rc = name_env_check(name, err);
+	event_init(&e, repo_now(), who->uid, rc ? NULL : name, "mkdir");
+	if (rc)
+		event_add(&e, "object", name);
 	if (!rc) {
 		rc = begin(r, err);
 		if (!rc) {

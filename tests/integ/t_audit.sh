@@ -182,6 +182,19 @@ as $MANY sh -c "i=0; while [ \$i -lt 50 ]; do i=\$((i + 1)); cat '$P/y'\$i 2>/de
 written=$(grep -c "uid=$MANY env=prod action=read object=y[0-9]* result=refused" "$P/events")
 check "[events] uid_burst = 5: 5 of 50 refusals written, and a few a second ($written)" \
 	test "$written" -ge 5 -a "$written" -le 15
+# Refusals outside any environment (the root, envs/ itself) are whole
+# lines too, with env=- (no environment is named so), in the daemon log.
+check_not "a file at the root is refused" touch "$M/x"
+errno_is "a bad environment name is refused" EINVAL mkdir "$M/envs/Bad_Name"
+as $MANY sh -c "i=0; while [ \$i -lt 3 ]; do i=\$((i + 1)); touch '$M/envs/z'\$i 2>/dev/null; done"
+contains "the root's refusal says env=-" "env=- action=create object=x result=refused" \
+	"$(grep 'object=x ' "$LOG")"
+contains "so does a bad environment name's" \
+	"env=- action=mkdir object=Bad_Name result=refused errno=EINVAL" \
+	"$(grep 'object=Bad_Name' "$LOG")"
+eq "no refusal line in the log lacks time, uid, env or action" "" \
+	"$(grep 'result=refused' "$LOG" |
+		grep -v -E 'time=[0-9T:.-]+Z uid=[0-9]+ env=[^ ]+ action=[^ ]+ ')"
 umount_cmfs
 sql "SELECT line FROM events WHERE env = 'prod' ORDER BY off" >"$T/ev"
 eq "every one of the 50 is in events, written or counted" 50 \

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "events.h"
+#include "name.h"
 
 #define T0 "time=1970-01-01T00:00:00.000Z uid=0"
 
@@ -45,11 +46,12 @@ static void test_head(void)
 		      "action=mkdir result=ok\n");
 	event_release(&e);
 
-	/* No environment: no env key. */
+	/* No environment: env=-, which no environment is named. */
 	event_init(&e, INT64_C(999999999), 4294967295u, NULL, "mount");
 	line = event_finish(&e, 0, NULL);
 	T_STREQ(line, "time=1970-01-01T00:00:00.999Z uid=4294967295 "
-		      "action=mount result=ok\n");
+		      "env=- action=mount result=ok\n");
+	T_ERRNO(name_env_check(EVENTS_NO_ENV, NULL), EINVAL);
 	event_release(&e);
 }
 
@@ -76,33 +78,33 @@ static void test_quoting(void)
 	char l[512];
 
 	one_value(l, sizeof(l), "plain-value_1.2");
-	T_STREQ(l, T0 " action=x k=plain-value_1.2 result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=plain-value_1.2 result=ok\n");
 	one_value(l, sizeof(l), "");
-	T_STREQ(l, T0 " action=x k=\"\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"\" result=ok\n");
 	one_value(l, sizeof(l), "a b");
-	T_STREQ(l, T0 " action=x k=\"a b\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"a b\" result=ok\n");
 	one_value(l, sizeof(l), "x=y");
-	T_STREQ(l, T0 " action=x k=\"x=y\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"x=y\" result=ok\n");
 	one_value(l, sizeof(l), "say \"hi\"");
-	T_STREQ(l, T0 " action=x k=\"say \\\"hi\\\"\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"say \\\"hi\\\"\" result=ok\n");
 	one_value(l, sizeof(l), "a\\b");
-	T_STREQ(l, T0 " action=x k=\"a\\\\b\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"a\\\\b\" result=ok\n");
 	one_value(l, sizeof(l), "\"");
-	T_STREQ(l, T0 " action=x k=\"\\\"\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"\\\"\" result=ok\n");
 	one_value(l, sizeof(l), "line1\nline2");
-	T_STREQ(l, T0 " action=x k=\"line1\\nline2\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"line1\\nline2\" result=ok\n");
 	one_value(l, sizeof(l), "a\tb");
-	T_STREQ(l, T0 " action=x k=\"a\\tb\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"a\\tb\" result=ok\n");
 	one_value(l, sizeof(l), "a\rb");
-	T_STREQ(l, T0 " action=x k=\"a\\x0db\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"a\\x0db\" result=ok\n");
 	one_value(l, sizeof(l), "\x01\x1b\x7f");
-	T_STREQ(l, T0 " action=x k=\"\\x01\\x1b\\x7f\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"\\x01\\x1b\\x7f\" result=ok\n");
 	/* Bytes >= 0x80 (UTF-8) are kept as they are, unquoted. */
 	one_value(l, sizeof(l), "caf\xc3\xa9");
-	T_STREQ(l, T0 " action=x k=caf\xc3\xa9 result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=caf\xc3\xa9 result=ok\n");
 	/* A hostile value cannot forge a second key or line. */
 	one_value(l, sizeof(l), "x result=ok\ntime=0");
-	T_STREQ(l, T0 " action=x k=\"x result=ok\\ntime=0\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"x result=ok\\ntime=0\" result=ok\n");
 	/* The head's values are quoted the same way. */
 	{
 		struct event e;
@@ -144,19 +146,19 @@ static void test_refused(void)
 	/* A one-word reason needs no quotes; quotes inside are escaped. */
 	event_init(&e, 0, 0, NULL, "label");
 	line = event_finish(&e, -ENOPKG, "none");
-	T_STREQ(line, T0 " action=label result=refused errno=ENOPKG "
+	T_STREQ(line, T0 " env=- action=label result=refused errno=ENOPKG "
 		      "reason=none\n");
 	event_release(&e);
 	event_init(&e, 0, 0, NULL, "label");
 	line = event_finish(&e, -EPERM, "class \"a.B\" refused");
-	T_STREQ(line, T0 " action=label result=refused errno=EPERM "
+	T_STREQ(line, T0 " env=- action=label result=refused errno=EPERM "
 		      "reason=\"class \\\"a.B\\\" refused\"\n");
 	event_release(&e);
 
 	/* An errno without a name. */
 	event_init(&e, 0, 0, NULL, "x");
 	line = event_finish(&e, -4000, "odd");
-	T_STREQ(line, T0 " action=x result=refused errno=E4000 reason=odd\n");
+	T_STREQ(line, T0 " env=- action=x result=refused errno=E4000 reason=odd\n");
 	event_release(&e);
 }
 
@@ -203,36 +205,36 @@ static void test_utf8(void)
 
 	/* A stray continuation byte, a lone lead byte, an overlong '/'. */
 	one_value(l, sizeof(l), "a\x80" "b");
-	T_STREQ(l, T0 " action=x k=\"a\\x80b\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"a\\x80b\" result=ok\n");
 	one_value(l, sizeof(l), "\xc3");
-	T_STREQ(l, T0 " action=x k=\"\\xc3\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"\\xc3\" result=ok\n");
 	one_value(l, sizeof(l), "\xc0\xaf");
-	T_STREQ(l, T0 " action=x k=\"\\xc0\\xaf\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"\\xc0\\xaf\" result=ok\n");
 	/* Latin-1 bytes of a name written by an old tool. */
 	one_value(l, sizeof(l), "caf\xe9.jar");
-	T_STREQ(l, T0 " action=x k=\"caf\\xe9.jar\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"caf\\xe9.jar\" result=ok\n");
 	/* A surrogate (U+D800) and a code point past U+10FFFF. */
 	one_value(l, sizeof(l), "\xed\xa0\x80");
-	T_STREQ(l, T0 " action=x k=\"\\xed\\xa0\\x80\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"\\xed\\xa0\\x80\" result=ok\n");
 	one_value(l, sizeof(l), "\xf4\x90\x80\x80");
-	T_STREQ(l, T0 " action=x k=\"\\xf4\\x90\\x80\\x80\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"\\xf4\\x90\\x80\\x80\" result=ok\n");
 	/* A C1 control (U+0085, NEL), a line separator (U+2028) and a
 	 * right-to-left override (U+202E): valid, but they change how the
 	 * line reads. */
 	one_value(l, sizeof(l), "a\xc2\x85");
-	T_STREQ(l, T0 " action=x k=\"a\\xc2\\x85\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"a\\xc2\\x85\" result=ok\n");
 	one_value(l, sizeof(l), "a\xe2\x80\xa8");
-	T_STREQ(l, T0 " action=x k=\"a\\xe2\\x80\\xa8\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"a\\xe2\\x80\\xa8\" result=ok\n");
 	one_value(l, sizeof(l), "gpj.\xe2\x80\xae" "exe");
-	T_STREQ(l, T0 " action=x k=\"gpj.\\xe2\\x80\\xaeexe\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"gpj.\\xe2\\x80\\xaeexe\" result=ok\n");
 	/* Valid characters stay as they are, even beside escaped ones. */
 	one_value(l, sizeof(l), "\xe2\x82\xac \xff");
-	T_STREQ(l, T0 " action=x k=\"\xe2\x82\xac \\xff\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"\xe2\x82\xac \\xff\" result=ok\n");
 	one_value(l, sizeof(l), "\xf0\x9f\x98\x80");
-	T_STREQ(l, T0 " action=x k=\xf0\x9f\x98\x80 result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\xf0\x9f\x98\x80 result=ok\n");
 	/* A sequence cut by the end of the value. */
 	one_value(l, sizeof(l), "x\xe2\x82");
-	T_STREQ(l, T0 " action=x k=\"x\\xe2\\x82\" result=ok\n");
+	T_STREQ(l, T0 " env=- action=x k=\"x\\xe2\\x82\" result=ok\n");
 }
 
 /* A second finish replaces the result: one line, one result. */
@@ -379,7 +381,7 @@ static void test_coalesce(void)
 	T_CONTAINS(emitted, "[prod] time=1970-01-01T00:01:55.000Z uid=1000 "
 			    "env=prod action=read object=other repeated=1");
 	T_CONTAINS(emitted, "[-] time=1970-01-01T00:01:55.000Z uid=1001 "
-			    "action=read object=other repeated=1");
+			    "env=- action=read object=other repeated=1");
 	events_gate_free(g);
 	events_gate_free(NULL);
 }
