@@ -83,6 +83,7 @@
 #include "jar_cost.h"
 #include "name.h"
 #include "resolve.h"
+#include "shortlist.h"
 #include "store.h"
 #include "thread.h"
 
@@ -242,7 +243,7 @@ int64_t repo_now(void)
 
 void repo_log(struct repo *r, int level, const char *fmt, ...)
 {
-	char line[1024];
+	char line[CMFS_ERR_MSG + 1024]; /* a message and its context */
 	va_list ap;
 
 	if (!r->log || level > repo_config(r)->log_level)
@@ -1749,7 +1750,7 @@ static int check_offer(const char *art, const struct jar_report *rep,
 		       const char *type, const char *ident,
 		       struct cmfs_err *err)
 {
-	struct buf offers = BUF_INIT(200);
+	struct shortlist offers = SHORTLIST_INIT(800);
 	size_t i;
 	int rc;
 
@@ -1765,11 +1766,11 @@ static int check_offer(const char *art, const struct jar_report *rep,
 		return 0;
 	}
 	for (i = 0; i < rep->nfactories; i++)
-		buf_printf(&offers, "%s%s '%s'", i ? ", " : "",
-			   jar_kind_name(rep->factories[i].kind),
-			   rep->factories[i].identifier
-				   ? rep->factories[i].identifier
-				   : "unknown");
+		shortlist_add(&offers, "%s '%s'",
+			      jar_kind_name(rep->factories[i].kind),
+			      rep->factories[i].identifier
+				      ? rep->factories[i].identifier
+				      : "unknown");
 	if (!rep->nfactories)
 		rc = cmfs_err_set(err, -EINVAL,
 				  "%s offers no factory (%s); no %s factory "
@@ -1779,9 +1780,9 @@ static int check_offer(const char *art, const struct jar_report *rep,
 	else
 		rc = cmfs_err_set(err, -EINVAL,
 				  "%s offers %s; no %s factory '%s'", art,
-				  buf_str(&offers), type ? type : "any",
-				  ident ? ident : "");
-	buf_release(&offers);
+				  shortlist_str(&offers, ""),
+				  type ? type : "any", ident ? ident : "");
+	shortlist_release(&offers);
 	return rc;
 }
 
@@ -3340,6 +3341,16 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 	record_later(r, &ev, env, rc, err);
 	event_release(&ev);
 	return rc;
+}
+
+int repo_refused_classes(struct repo *r, const char *env, const char *name,
+			 struct buf *out, struct cmfs_err *err)
+{
+	struct catalog_env e;
+	int rc = env_get(r, env, &e, err);
+
+	return rc ? rc
+		  : resolve_refused(out, r->cat, repo_config(r), &e, name, err);
 }
 
 /* Context of used-by: the artifact looked for, and where names go. */

@@ -231,6 +231,13 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 		 struct cmfs_err *err);
 
 /*
+ * user.cmfs.refused-classes of resolved/<name>.*: every class outside the
+ * class allowlist that compiling table `name` loads, "<artifact> <class>"
+ * a line (resolve_refused()); empty when there is none.  Not an event.
+ */
+int repo_refused_classes(struct repo *r, const char *env, const char *name,
+			 struct buf *out, struct cmfs_err *err);
+/*
  * The tables of `env` that resolve to artifact `name` now, one per line,
  * appended to `out` (user.cmfs.used-by).
  */

@@ -73,11 +73,24 @@ contains "and the JAR is usable" "verdict: usable" "$OUT"
 # The thin Kafka JARs: building the source needs kafka-clients, which
 # neither they nor a stock cluster have.
 for j in flink-connector-kafka-3.4.0-1.20 flink-connector-kafka-3.1-SNAPSHOT; do
-	case $j in *3.4.0*) env_ k34 ;; *) env_ k31 ;; esac
+	case $j in *3.4.0*) e=k34 ;; *) e=k31 ;; esac
+	env_ $e
 	cp "$REAL/$j.jar" "$A/$j.jar"
 	check "label $j connector kafka" label "$j.jar" connector kafka
 	printf "CREATE TABLE clicks (user_id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'clicks', 'format' = 'json')" >"$TB/clicks.sql"
 	errno_is "$j: EPERM" EPERM read "$R/clicks.jars"
-	contains "$j: naming org.apache.kafka classes" "org.apache.kafka." "$(error_of "$R/clicks.jars")"
+	msg=$(error_of "$R/clicks.jars")
+	contains "$j: naming org.apache.kafka classes" "org.apache.kafka." "$msg"
+	# Whole: every class (a few here) and the advice at the end.
+	contains "$j: ends with the advice" "; shade them into the JAR or widen [sql] class_allowlist" "$msg"
+	all=$(getfattr --only-values -n user.cmfs.refused-classes "$R/clicks.jars")
+	for c in $(printf '%s\n' "$all" | cut -d' ' -f2); do
+		case $msg in *"$c"[,\;]*) ;; *) check "$j: the message names $c" false ;; esac
+	done
+	total=$(printf '%s\n' "$msg" | sed -n 's/.* reaches \([0-9]*\) classes outside.*/\1/p')
+	eq "$j: refused-classes lists every one the message counts" "$total" "$(printf '%s\n' "$all" | grep -c "^$j.jar org\.apache\.kafka\.")"
+	eq "$j: and nothing the allowlist takes" "" "$(printf '%s\n' "$all" | grep -v "^$j.jar org\.apache\.kafka\.")"
+	eq "$j: the same in events" 1 "$(grep -c "shade them into the JAR or widen" "$M/envs/$e/events")"
 done
+eq "a table that resolves has no refused classes" "" "$(getfattr --only-values -n user.cmfs.refused-classes "$M/envs/fat/tables/resolved/clicks.jars")"
 finish
