@@ -82,6 +82,7 @@
 #include "jar.h"
 #include "jar_cost.h"
 #include "name.h"
+#include "reinspect.h"
 #include "resolve.h"
 #include "shortlist.h"
 #include "store.h"
@@ -192,6 +193,7 @@ struct repo {
 	int batch;			/* [store] sync = batch, at open */
 	struct syncer sync;
 	struct reaper reaper;
+	struct reinspect *reinspect; /* after repo_background(), or NULL */
 	unsigned staged; /* uploads being written (atomic) */
 	size_t held;	 /* bytes of uploads held in memory (atomic) */
 	struct budget insp; /* memory the inspections hold at once */
@@ -1301,12 +1303,30 @@ fail:
 	return rc;
 }
 
+/* A line of the re-inspections, into the daemon's log. */
+static void reinspect_log(void *arg, int level, const char *line)
+{
+	repo_log(arg, level, "%s", line);
+}
+
+void repo_background(struct repo *r)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+
+	if (reinspect_start(&r->reinspect, r->cat, r->store, &r->insp,
+			    reinspect_log, r, &err))
+		repo_log(r, LOG_WARNING,
+			 "blobs inspected by an older cmfs are not inspected "
+			 "again: %s", cmfs_err_msg(&err));
+}
+
 void repo_close(struct repo *r)
 {
 	struct label *l, *next;
 
 	if (!r)
 		return;
+	reinspect_stop(r->reinspect);
 	if (r->gate && r->cat) /* every count still open, written */
 		events_gate_tick(r->gate, repo_now(), 1, gate_emit, r);
 	later_stop(r);

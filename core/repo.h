@@ -40,6 +40,13 @@ struct repo_who {
 typedef void (*repo_log_fn)(void *arg, int level, const char *line);
 
 /*
+ * The mount serves requests (after the daemon's fork): start the work
+ * that runs beside them, the inspections made again of blobs that an
+ * older inspector judged (reinspect.h).  Its failure is only logged.
+ */
+void repo_background(struct repo *r);
+
+/*
  * Open the store of `cfg` (which must outlive the repo).  `mountpoint`
  * (absolute, may be NULL) is the default jar_path_prefix.  Removes stale
  * staging, takes back the versions whose bytes a power loss kept from the
