@@ -255,6 +255,16 @@ static int resolve_id(struct resolution *res, struct catalog *cat,
 				  "%s '%s' is ambiguous: %s all carry it; keep "
 				  "one artifact per identifier per environment",
 				  kind, id, shortlist_str(&m.names, ""));
+	} else if (m.n == 1 && !is_conn && conn &&
+		   offers(conn, JAR_KIND_FORMAT, id) &&
+		   strcmp(m.a[0].name, conn_name)) {
+		/* Rule 4: two factories with one identifier, to Flink. */
+		rc = cmfs_err_set(err, -ENOTUNIQ,
+				  "format '%s' is ambiguous: bundled in "
+				  "connector %s and carried by format artifact "
+				  "%s, two factories to Flink; remove the "
+				  "format artifact or use a connector JAR "
+				  "without it", id, conn_name, m.a[0].name);
 	} else if (m.n == 1) {
 		if (!name_is_jar(m.a[0].name))
 			rc = cmfs_err_set(err, -ENOEXEC,

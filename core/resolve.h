@@ -11,7 +11,8 @@
  *    none -ENOPKG, several -ENOTUNIQ.  Its latest version, pinned.
  * 4. A format without a format artifact is served by the table's own
  *    connector JAR when that bundles it; bundled only in another
- *    connector's JAR: -ENOPKG saying so.
+ *    connector's JAR: -ENOPKG saying so; bundled there and carried by a
+ *    format artifact as well: -ENOTUNIQ naming both.
  * 5. A match that is not a *.jar, or has no factory: -ENOEXEC.
  * 6. External classes that Flink loads while it compiles the table,
  *    outside the class allowlist: -EPERM naming them (the first few and

@@ -83,6 +83,14 @@ errno_is "a format bundled in another connector's JAR" ENOPKG read "$R/mav.jars"
 contains "says which and what to do" "bundled in connector kafka-ish.jar" "$(getfattr --only-values -n user.cmfs.error "$R/mav.jars")"
 printf "CREATE TABLE dup (a INT) WITH ('connector' = 'kafka-ish', 'key.format' = 'json-ish', 'value.format' = 'json-ish')" >"$TB/dup.sql"
 eq "no duplicates" 2 "$(wc -l <"$R/dup.jars" | tr -d ' ')"
+# The bundled format and a format artifact with its identifier: two
+# factories to Flink.
+cp "$FIX/bundle.jar" "$A/avro-ish.jar"
+label avro-ish.jar format avro-ish
+errno_is "a bundled format also uploaded as a format artifact" ENOTUNIQ read "$R/kv.jars"
+contains "names both" "bundled in connector kafka-ish.jar and carried by format artifact avro-ish.jar" "$(getfattr --only-values -n user.cmfs.error "$R/kv.jars")"
+rm "$A/avro-ish.jar"
+eq "without it, the bundled one serves again" 2 "$(wc -l <"$R/kv.jars" | tr -d ' ')"
 
 # A matched artifact that is not a *.jar.
 cp "$FIX/mongodb.jar" "$A/fmt.zip"
