@@ -701,6 +701,7 @@ int main(int argc, char **argv)
 	hupped = !pthread_create(&hupt, NULL, hup_thread, &c);
 	repo_log(c.repo, LOG_NOTICE, "mounted %s (store %s)", mnt,
 		 cfg->store_path);
+	repo_background(c.repo);
 	/* Set before the loop reads INIT, after which the rings start. */
 	c.max_threads = fo.singlethread ? 1
 			: fo.max_threads && fo.max_threads <= MAX_THREADS_CAP
