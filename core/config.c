@@ -517,6 +517,16 @@ int config_parse_duration(uint64_t *out, const char *s)
 	return 0;
 }
 
+/* A count: decimal digits only.  0 or -EINVAL. */
+static int parse_count(uint64_t *out, const char *s)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	return s[0] < '0' || s[0] > '9' || *end || errno ? -EINVAL : 0;
+}
+
 /* The field of [events] `name` that is a count of lines a second (or at
  * once), or NULL. */
 static uint64_t *events_lines(struct config_events *e, const char *name)
@@ -545,12 +555,8 @@ static int handle_events(struct load *l, const char *name, const char *value)
 	uint64_t v, *lines = events_lines(&l->c->events, name);
 
 	if (lines) {
-		char *end;
-
-		errno = 0;
-		v = strtoull(value, &end, 10);
-		if (value[0] < '0' || value[0] > '9' || *end || errno ||
-		    v < 1 || v > CONFIG_EVENTS_LINES_MAX)
+		if (parse_count(&v, value) || v < 1 ||
+		    v > CONFIG_EVENTS_LINES_MAX)
 			return fail(l, "%s: '%s' is not a count of lines from "
 				       "1 to %d", name, value,
 				    CONFIG_EVENTS_LINES_MAX);
@@ -568,12 +574,8 @@ static int handle_events(struct load *l, const char *name, const char *value)
 	}
 
 	if (!strcmp(name, "max_rows")) {
-		char *end;
-
-		errno = 0;
-		v = strtoull(value, &end, 10);
-		if (value[0] < '0' || value[0] > '9' || *end || errno ||
-		    (v && v < 10) || v > CONFIG_EVENTS_ROWS_MAX)
+		if (parse_count(&v, value) || (v && v < 10) ||
+		    v > CONFIG_EVENTS_ROWS_MAX)
 			return fail(l, "max_rows: '%s' is not 0 (no limit) or "
 				       "a count of lines from 10 to %llu",
 				    value,
