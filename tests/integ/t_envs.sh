@@ -17,8 +17,9 @@ errno_is "an underscore is refused" EINVAL mkdir "$E/a_b"
 long=$(printf 'a%.0s' $(seq 64))
 errno_is "64 characters is one too many" EINVAL mkdir "$E/$long"
 errno_is "63 characters is fine" OK mkdir "$E/$(printf 'b%.0s' $(seq 63))"
-contains "a refused mkdir reaches the daemon log" "action=mkdir" \
-	"$(grep -F 'env=Prod' "$LOG")"
+contains "a refused mkdir reaches the daemon log, of no environment" \
+	"env=- action=mkdir object=Prod result=refused" \
+	"$(grep -F 'object=Prod' "$LOG")"
 errno_is "mkdir inside artifacts/ is not possible" EPERM mkdir "$E/prod/artifacts/d"
 errno_is "mkdir inside versions/ is read-only" EROFS mkdir "$E/prod/versions/d"
 errno_is "mkdir at the root" EPERM mkdir "$M/other"

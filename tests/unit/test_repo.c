@@ -336,8 +336,10 @@ static void test_env(void)
 			ENOENT);
 	}
 	T_CONTAINS(last_msg, "environment name");
-	/* A bad name has no events file: it goes to the daemon's log. */
-	T_CONTAINS(buf_str(&x.log), "action=mkdir result=refused errno=EINVAL");
+	/* A bad name has no events file: it goes to the daemon's log, as
+	 * the object of a line of no environment. */
+	T_CONTAINS(buf_str(&x.log), " env=- action=mkdir object=Dev "
+				    "result=refused errno=EINVAL");
 	T_INTEQ(event_lines(&x, "Dev"), 0);
 
 	/* Not empty: an artifact, then a table. */
