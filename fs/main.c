@@ -37,7 +37,6 @@
 
 #include "cmfs.h"
 #include "commands.h"
-#include "uring.h"
 
 /* The daemon's log: stderr in the foreground, syslog when detached. */
 struct logger {
@@ -489,7 +488,7 @@ out_unmount:
 	if (mounted)
 		fuse_session_unmount(c.se);
 	/* After the unmount: no request can come through a ring now. */
-	uring_stop(&c);
+	backing_detach(&c);
 	if (inval)
 		cmfs_inval_stop(&c);
 out_signals:
