@@ -339,7 +339,7 @@ static struct node *find(struct paths *t, struct node *parent,
 }
 
 struct node *path_find_locked(struct paths *t, struct node *parent,
-			       const char *name)
+			      const char *name)
 {
 	return find(t, parent, name);
 }

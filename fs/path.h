@@ -156,7 +156,7 @@ struct node *path_find(struct paths *t, struct node *parent,
 /* The same, with the table's lock held: `node` stays valid until it is
  * let go. */
 struct node *path_find_locked(struct paths *t, struct node *parent,
-			       const char *name);
+			      const char *name);
 /* Drop `n` references of the kernel's (forget). */
 void path_forget(struct paths *t, struct node *node, uint64_t n);
 /* Free `node` if nothing holds it any more (table lock held). */
