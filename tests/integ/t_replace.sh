@@ -5,7 +5,8 @@
 # whole (sha256 and bytes), and its fstat keeps that version's size; a
 # stat or an open after the upload sees the new one.  Through /dev/fuse
 # and, where the fuse module offers it, over io_uring (fs/uring.c).
-# Bounded: REPLACE_ROUNDS rounds (40) per part, and at most REPLACE_S
+# The same one step at a time: an upload over it, rm and a new upload,
+# a rename onto it.  Bounded: REPLACE_ROUNDS rounds (40) per part, and at most REPLACE_S
 # seconds (120) for each loop.
 . "$(dirname "$0")/lib.sh"
 IDHOLD=${IDHOLD:-$TOP/${CMFS_BUILD:-build}/tools/idhold}
@@ -36,6 +37,36 @@ upload_loop() {
 	done
 }
 
+# One step at a time, with the tools: an open reader of artifacts/<name>
+# keeps its version's size, user.cmfs.sha256 and bytes when the name is
+# replaced by an upload, by rm and a new upload, or by a rename onto it;
+# the name shows the new one.  $1 says which path requests take.
+fd3_is() {
+	eq "$1: fstat keeps the old size" "$S3" "$(stat -L -c %s /proc/$$/fd/3)"
+	eq "$1: user.cmfs.sha256 the old hash" "$H3" \
+		"$(getfattr --absolute-names --only-values -n user.cmfs.sha256 /proc/$$/fd/3)"
+	check "$1: reads the old bytes" cmp - "$T/big3" <&3
+	exec 3<&-
+	eq "$1: the name shows the new size" "$S1" "$(stat -c %s "$A/s.bin")"
+	check "$1: and reads the new bytes" cmp "$A/s.bin" "$T/big1"
+}
+steps() {
+	cp "$T/big3" "$A/s.bin"
+	exec 3<"$A/s.bin"
+	cp "$T/big1" "$A/s.bin"
+	fd3_is "$1: an upload over it"
+	cp "$T/big3" "$A/s.bin"
+	exec 3<"$A/s.bin"
+	rm "$A/s.bin"
+	cp "$T/big1" "$A/s.bin"
+	fd3_is "$1: rm and a new upload"
+	cp "$T/big3" "$A/s.bin"
+	cp "$T/big1" "$A/t.bin"
+	exec 3<"$A/s.bin"
+	mv "$A/t.bin" "$A/s.bin"
+	fd3_is "$1: a rename onto it"
+}
+
 # The rounds, on a fresh mount; $1 says which path requests take.
 rounds() {
 	how=$1
@@ -44,6 +75,7 @@ rounds() {
 	A=$M/envs/prod/artifacts
 	rm -f "$T/stop" "$T/err"
 	cp "$T/big3" "$A/r.bin"
+	steps "$how"
 	stat_loop "$A/r.bin" &
 	L1=$!
 	stat_loop "$A/r.bin" &
