@@ -6,8 +6,8 @@
 # stat or an open after the upload sees the new one.  Through /dev/fuse
 # and, where the fuse module offers it, over io_uring (fs/uring.c).
 # The same one step at a time: an upload over it, rm and a new upload,
-# a rename onto it.  Bounded: REPLACE_ROUNDS rounds (40) per part, and at most REPLACE_S
-# seconds (120) for each loop.
+# a rename onto it.  Bounded: REPLACE_ROUNDS rounds (40) per part, and
+# at most REPLACE_S seconds (120) for each loop.
 . "$(dirname "$0")/lib.sh"
 IDHOLD=${IDHOLD:-$TOP/${CMFS_BUILD:-build}/tools/idhold}
 ROUNDS=${REPLACE_ROUNDS:-40}
