@@ -945,6 +945,10 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 				*keep = 0;
 			return 0;
 		}
+		/* An upload's handle, whose commit may have replaced it:
+		 * the name's latest. */
+		if (rc == -ESTALE && being_written(c, n))
+			rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
 		if (rc)
 			return rc;
 		st->st_size = (off_t)a.latest.size;
@@ -2676,12 +2680,12 @@ static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 		/* Left its name: what its readers read (Identity). */
 		struct catalog_version v;
 
-		if (art_replaced(c, n))
-			return art_gone(c, n, &v) ? repo_computed_ver(
-							    c->repo, n->env,
-							    n->obj, &v, attr,
-							    b, err)
-						  : -ESTALE;
+		if (art_replaced(c, n) && art_gone(c, n, &v))
+			return repo_computed_ver(c->repo, n->env, n->obj, &v,
+						 attr, b, err);
+		/* Else an upload's own handle sees the latest (attr_of()). */
+		if (art_replaced(c, n) && !being_written(c, n))
+			return -ESTALE;
 		return repo_computed(c->repo, n->env, n->obj, 0, attr, b, err);
 	}
 	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
