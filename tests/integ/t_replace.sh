@@ -65,29 +65,30 @@ steps() {
 	exec 3<"$A/s.bin"
 	mv "$A/t.bin" "$A/s.bin"
 	fd3_is "$1: a rename onto it"
-	# Through the upload's own inode, still open after its commit (the
-	# close of a duplicate flushes): the inode is its readers'.
-	cp "$T/big3" "$A/s.bin"
-	exec 3<"$A/s.bin"
-	exec 4>"$A/s.bin"
-	cat "$T/big1" >&4
-	exec 5>&4
-	exec 5>&-
+	# Through the upload's own inode, still open after its commit: the
+	# inode is its readers'.
+	upload_beside
 	eq "$1: committed, the upload's inode is still its reader's" "$S3" \
 		"$(stat -L -c %s /proc/$$/fd/4)"
 	exec 4>&-
 	fd3_is "$1: an upload open beside"
 	# Its readers gone, the upload's own inode shows the name's latest.
+	upload_beside
+	exec 3<&-
+	eq "$1: then the upload's own fstat is the latest" "$S1" \
+		"$(stat -L -c %s /proc/$$/fd/4)"
+	exec 4>&-
+}
+
+# A reader of s.bin (big3) on fd 3, and an upload of big1 on fd 4 that
+# has committed (the close of a duplicate flushes) and is still open.
+upload_beside() {
 	cp "$T/big3" "$A/s.bin"
 	exec 3<"$A/s.bin"
 	exec 4>"$A/s.bin"
 	cat "$T/big1" >&4
 	exec 5>&4
 	exec 5>&-
-	exec 3<&-
-	eq "$1: then the upload's own fstat is the latest" "$S1" \
-		"$(stat -L -c %s /proc/$$/fd/4)"
-	exec 4>&-
 }
 
 # The rounds, on a fresh mount; $1 says which path requests take.
