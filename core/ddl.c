@@ -11,6 +11,7 @@
  *     [DISTRIBUTED BY [HASH | RANGE] (col, ...) [INTO n BUCKETS]
  *      | DISTRIBUTED INTO n BUCKETS]
  *     [PARTITIONED BY (col, ...)]
+ *     [USING CONNECTION [cat.][db.]connection]
  *     [WITH ('key' = 'value', ...)]
  *     [LIKE [cat.][db.]source [(like option, ...)]]
  *
@@ -481,15 +482,15 @@ static int distributed(struct ddl_parser *p)
 
 /*
  * WITH ( 'key' = 'value' [, ...] ): both sides string literals, as Flink
- * requires; () is allowed.  A key given twice is refused (Flink would
- * silently keep the last one, which hides typos in long option lists).
+ * requires; () is allowed.  A key given twice is kept twice, as written:
+ * Flink takes the last value (with a warning in its log), and so does
+ * every reader here (ddl_option_get()).
  */
 static int with(struct ddl_parser *p)
 {
 	struct ddl_table *t = p->t;
 	struct ddl_option o;
-	size_t i;
-	int rc, line, col;
+	int rc;
 
 	t->has_with = 1;
 	if ((rc = ddl_advance(p)) || (rc = ddl_expect_punct(p, '(')))
@@ -504,18 +505,6 @@ static int with(struct ddl_parser *p)
 		    (rc = ddl_expect_punct(p, '=')) ||
 		    (rc = string(p, &o.value, "an option value in quotes")))
 			return rc;
-		/* keys compare exactly: Flink's option keys are
-		 * case-sensitive ('Connector' is not 'connector') */
-		for (i = 0; i < t->nopts; i++) {
-			if (strcmp(t->opts[i].key, o.key))
-				continue;
-			ddl_linecol(p->src, p->len, t->opts[i].off, &line,
-				    &col);
-			return ddl_error_at(p, o.off, -EINVAL,
-					    "option '%s' is set twice (first "
-					    "at %d:%d)",
-					    o.key, line, col);
-		}
 		if (t->nopts >= DDL_MAX_OPTIONS)
 			return ddl_error_at(p, o.off, -EFBIG,
 					    "more than %d options",
@@ -615,10 +604,11 @@ static int like(struct ddl_parser *p)
 
 /* The clauses after the column list, in the only order Flink takes. */
 static const char *const clause_kw[] = {"COMMENT", "DISTRIBUTED", "PARTITIONED",
-					"WITH", "LIKE"};
-static const char *const clause_name[] = {"COMMENT", "DISTRIBUTED BY",
-					  "PARTITIONED BY", "WITH", "LIKE"};
-#define NCLAUSES 5
+					"USING",   "WITH",	  "LIKE"};
+static const char *const clause_name[] = {
+	"COMMENT", "DISTRIBUTED BY", "PARTITIONED BY",
+	"USING CONNECTION", "WITH", "LIKE"};
+#define NCLAUSES 6
 
 /* Parse clause k of clause_kw[], at its keyword. */
 static int clause(struct ddl_parser *p, int k)
@@ -639,6 +629,14 @@ static int clause(struct ddl_parser *p, int k)
 			return rc;
 		return ident_list(p, &t->parts, "PARTITIONED BY");
 	case 3:
+		/* Flink 2.x (FLIP-529): the connection is only named here;
+		 * the WITH options are read as usual */
+		if ((rc = ddl_advance(p)) ||
+		    (rc = ddl_expect_kw(p, "CONNECTION")))
+			return rc;
+		return compound_name(p, t->conn_name, &t->conn_nparts,
+				     "the connection name");
+	case 4:
 		return with(p);
 	default:
 		return like(p);
@@ -683,8 +681,8 @@ static int statement_body(struct ddl_parser *p)
 					    "%s is out of place: the clauses "
 					    "after the columns are COMMENT, "
 					    "DISTRIBUTED BY, PARTITIONED BY, "
-					    "WITH, LIKE, each once and in "
-					    "this order",
+					    "USING CONNECTION, WITH, LIKE, "
+					    "each once and in this order",
 					    clause_name[k]);
 		if ((rc = clause(p, k)))
 			return rc;
@@ -794,12 +792,8 @@ static int statement(struct ddl_parser *p)
 	if ((rc = compound_name(p, t->name, &t->nparts, "a table name")) ||
 	    (rc = statement_body(p)))
 		return rc;
-	/* CREATE TABLE t WITH (...) alone would have an empty schema */
-	if (!t->has_like && !t->ncols)
-		return ddl_error_at(p, p->len, -EINVAL,
-				    "table `%s` has no columns: declare them "
-				    "or use LIKE",
-				    t->name[t->nparts - 1]);
+	/* CREATE TABLE t WITH (...) has no column list at all: Flink
+	 * takes it (a catalog or format may supply the schema) */
 	/*
 	 * With LIKE, the key, watermark, partitions and buckets may name
 	 * the source's columns: they are checked after the merge.
@@ -1036,14 +1030,14 @@ void ddl_option(const struct ddl_table *t, size_t i, const char **key,
 	*value = i < t->nopts ? t->opts[i].value : NULL;
 }
 
-/* Keys are unique (checked when parsed and merged): the first hit. */
+/* A key written twice has the last value, as in Flink. */
 const char *ddl_option_get(const struct ddl_table *t, const char *key)
 {
 	size_t i;
 
-	for (i = 0; i < t->nopts; i++)
-		if (!strcmp(t->opts[i].key, key))
-			return t->opts[i].value;
+	for (i = t->nopts; i > 0; i--)
+		if (!strcmp(t->opts[i - 1].key, key))
+			return t->opts[i - 1].value;
 	return NULL;
 }
 
@@ -1209,6 +1203,11 @@ int ddl_dump(struct buf *b, const struct ddl_table *t)
 	    ((rc = buf_adds(b, "partitioned-by: ")) ||
 	     (rc = put_list(b, &t->parts, 1)) || (rc = buf_addc(b, '\n'))))
 		return rc;
+	if (t->conn_nparts &&
+	    ((rc = buf_adds(b, "connection: ")) ||
+	     (rc = put_name(b, t->conn_name, t->conn_nparts, 1)) ||
+	     (rc = buf_addc(b, '\n'))))
+		return rc;
 	for (i = 0; i < t->nopts; i++)
 		if ((rc = buf_adds(b, "option: ")) ||
 		    (rc = ddl_put_string(b, t->opts[i].key, 1)) ||
@@ -1306,6 +1305,10 @@ int ddl_format(struct buf *b, const struct ddl_table *t)
 	if (t->parts.n &&
 	    ((rc = buf_adds(b, "\nPARTITIONED BY (")) ||
 	     (rc = put_list(b, &t->parts, 0)) || (rc = buf_addc(b, ')'))))
+		return rc;
+	if (t->conn_nparts &&
+	    ((rc = buf_adds(b, "\nUSING CONNECTION ")) ||
+	     (rc = put_name(b, t->conn_name, t->conn_nparts, 0))))
 		return rc;
 	if (t->has_with || t->nopts) {
 		if ((rc = buf_adds(b, "\nWITH (")))

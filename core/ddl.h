@@ -5,8 +5,11 @@
  * statement.  ddl_parse() reads it with a hand-written lexer and
  * recursive-descent parser into a tree that keeps the name, the columns
  * (physical, computed, metadata), the primary key, the watermark, the
- * table comment, PARTITIONED BY, DISTRIBUTED BY/INTO, the WITH options in
- * order and the LIKE clause.  Expressions are checked for syntax and kept
+ * table comment, PARTITIONED BY, DISTRIBUTED BY/INTO, USING CONNECTION
+ * (Flink 2.x), the WITH options in order (a key written twice kept
+ * twice: the last value is the one Flink takes) and the LIKE clause.  The
+ * column list may be left out (CREATE TABLE t WITH (...)), as Flink
+ * allows.  Expressions are checked for syntax and kept
  * as their source text; types are kept as canonical text (keywords upper
  * case, synonyms folded: INTEGER -> INT, ROW(...) -> ROW<...>,
  * TIMESTAMP(3) WITH LOCAL TIME ZONE -> TIMESTAMP_LTZ(3), identifiers
@@ -16,7 +19,7 @@
  * RTAS (-EOPNOTSUPP, "not supported in the environment catalog"), a
  * PRIMARY KEY without NOT ENFORCED, two primary keys or watermarks,
  * duplicate columns, key/watermark/partition/bucket columns that do not
- * exist, duplicate option keys, TEMPORARY tables, a second statement, and
+ * exist, TEMPORARY tables, a second statement, and
  * anything that is not CREATE TABLE; also a watermark on a column that is
  * not TIMESTAMP(p)/TIMESTAMP_LTZ(p) with p <= 3, out-of-range precisions,
  * UNIQUE constraints, and text that is not UTF-8 or holds a NUL byte.
@@ -85,7 +88,8 @@ const char *ddl_like_source(const struct ddl_table *t);
 size_t ddl_option_count(const struct ddl_table *t);
 void ddl_option(const struct ddl_table *t, size_t i, const char **key,
 		const char **value);
-/* The value of option `key` (exact, case-sensitive match), or NULL. */
+/* The value of option `key` (exact, case-sensitive match; the last one
+ * when written twice), or NULL. */
 const char *ddl_option_get(const struct ddl_table *t, const char *key);
 
 /* Column access, for callers that need the schema. */

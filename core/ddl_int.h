@@ -125,8 +125,11 @@ struct ddl_table {
 	long buckets; /* INTO n BUCKETS, 0 when absent */
 	size_t dist_off;
 
+	char *conn_name[3]; /* USING CONNECTION: last conn_nparts used */
+	int conn_nparts;
+
 	int has_with;
-	struct ddl_option *opts;
+	struct ddl_option *opts; /* as written: a key may come twice */
 	size_t nopts, aopts;
 
 	int has_like;

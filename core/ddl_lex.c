@@ -11,7 +11,8 @@
  * comments) separate tokens and are otherwise dropped; each token records
  * how many bytes of them came before it, which is how the parser tells
  * `a<=b` (one operator) from `a < = b` (garbage) and how expression text
- * is normalised.
+ * is normalised.  A line comment starts with -- or with //, as in
+ * Calcite's lexer (Flink CDC's documentation writes `_id STRING, // ...`).
  */
 #include "ddl_int.h"
 
@@ -288,22 +289,23 @@ int ddl_expected(struct ddl_parser *p, const char *what)
 /* ---- the tokenizer ---------------------------------------------------- */
 
 /*
- * Identifiers start with a letter, '_' or any non-ASCII character (UTF-8
- * was checked before), and go on with digits and '$' as well, as in
- * Calcite.  Keywords are identifiers that the parser compares without
- * regard to case; back-quoted identifiers never are keywords.
+ * Identifiers start with a letter, '_', '$' or any non-ASCII character
+ * (UTF-8 was checked before), and go on with digits as well, as in
+ * Calcite, where '$' is a letter like any other.  Keywords are
+ * identifiers that the parser compares without regard to case;
+ * back-quoted identifiers never are keywords.
  */
 
 static int is_ident_start(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-	       c >= 0x80;
+	       c == '$' || c >= 0x80;
 }
 
 /* A character that may continue an unquoted identifier. */
 static int is_ident_char(unsigned char c)
 {
-	return is_ident_start(c) || (c >= '0' && c <= '9') || c == '$';
+	return is_ident_start(c) || (c >= '0' && c <= '9');
 }
 
 /* ASCII digits only: isdigit() would depend on the locale. */
@@ -327,8 +329,9 @@ static size_t skip_blank(struct ddl_parser *p, size_t pos)
 		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
 		    c == '\f' || c == '\v') {
 			pos++;
-		} else if (c == '-' && pos + 1 < p->len && s[pos + 1] == '-') {
-			/* -- runs to the end of the line (or of the input) */
+		} else if ((c == '-' || c == '/') && pos + 1 < p->len &&
+			   s[pos + 1] == (char)c) {
+			/* -- and // run to the end of the line (or input) */
 			while (pos < p->len && s[pos] != '\n')
 				pos++;
 		} else if (c == '/' && pos + 1 < p->len && s[pos + 1] == '*') {

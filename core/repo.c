@@ -3059,7 +3059,11 @@ static int table_tree(struct repo *r, const struct catalog_table *t,
 	return 0;
 }
 
-/* Fill `d` with the options of `t`: the merged WITH clause. */
+/*
+ * Fill `d` with the options of `t`: the merged WITH clause, each key once
+ * with the value Flink takes, the last one written (the text keeps them
+ * all).  Resolution and export read these.
+ */
 static int def_options(struct catalog_table_def *d, const struct ddl_table *t)
 {
 	size_t i, n = ddl_option_count(t);
@@ -3072,10 +3076,12 @@ static int def_options(struct catalog_table_def *d, const struct ddl_table *t)
 		const char *k, *v;
 
 		ddl_option(t, i, &k, &v);
-		d->keys[i] = strdup(k);
-		d->values[i] = strdup(v);
+		if (ddl_option_get(t, k) != v)
+			continue; /* written again further on */
+		d->keys[d->nopts] = strdup(k);
+		d->values[d->nopts] = strdup(v);
 		d->nopts++;
-		if (!d->keys[i] || !d->values[i])
+		if (!d->keys[d->nopts - 1] || !d->values[d->nopts - 1])
 			return -ENOMEM;
 	}
 	return 0;
