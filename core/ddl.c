@@ -134,7 +134,7 @@ static int ident(struct ddl_parser *p, char **out, const char *what)
 
 	if (p->cur.kind != TK_IDENT && p->cur.kind != TK_QIDENT)
 		return ddl_expected(p, what);
-	if ((rc = ddl_ident_value(p, &p->cur, out)))
+	if ((rc = ddl_name_value(p, &p->cur, out)))
 		return rc;
 	return ddl_advance(p);
 }
@@ -347,6 +347,15 @@ static int column(struct ddl_parser *p)
 	if ((rc = ident(p, &c.name,
 			"a column, WATERMARK or PRIMARY KEY definition")))
 		return rc;
+	/* `(col1, col2) ... AS SELECT`: names without types, which only a
+	 * CTAS writes; the end of the statement tells which it is */
+	if (ddl_cur_punct(p, ',') || ddl_cur_punct(p, ')')) {
+		if (!p->untyped) {
+			p->untyped = c.name;
+			p->untyped_off = c.off;
+		}
+		return 0;
+	}
 	if (ddl_cur_kw(p, "AS")) {
 		c.kind = DDL_COL_COMPUTED;
 		if ((rc = ddl_advance(p)) ||
@@ -548,14 +557,19 @@ static int like_option(struct ddl_parser *p)
 				    "GENERATED, METADATA, OPTIONS, PARTITIONS "
 				    "or WATERMARKS");
 	/* a table has one key, one partitioning, one distribution:
-	 * there is nothing to overwrite entry by entry (as in Flink) */
+	 * there is nothing to overwrite entry by entry; and ALL would
+	 * overwrite them too, so Flink's grammar has no OVERWRITING ALL */
 	if (s == DDL_OVERWRITING &&
 	    (f == DDL_F_CONSTRAINTS || f == DDL_F_PARTITIONS ||
-	     f == DDL_F_DISTRIBUTION))
+	     f == DDL_F_DISTRIBUTION || f == DDL_F_ALL))
 		return ddl_error_at(p, off, -EINVAL,
-				    "OVERWRITING %s is not allowed: a table "
-				    "has only one; use INCLUDING or EXCLUDING",
-				    feature_names[f]);
+				    "OVERWRITING %s is not allowed: %s; use "
+				    "INCLUDING or EXCLUDING",
+				    feature_names[f],
+				    f == DDL_F_ALL
+					    ? "only INCLUDING ALL and "
+					      "EXCLUDING ALL exist"
+					    : "a table has only one");
 	/* each feature once (Flink: "can be declared only once"); this
 	 * also bounds nlike_opts by DDL_F_COUNT, the array's size */
 	for (i = 0; i < t->nlike_opts; i++)
@@ -694,6 +708,12 @@ static int statement_body(struct ddl_parser *p)
 				    "CREATE TABLE ... AS SELECT (CTAS) is not "
 				    "supported in the environment catalog: "
 				    "declare the columns and use INSERT INTO");
+	if (p->untyped)
+		return ddl_error_at(p, p->untyped_off, -EINVAL,
+				    "column `%s` has no type: give each "
+				    "column its type (a list of bare names "
+				    "belongs to CREATE TABLE ... AS SELECT)",
+				    p->untyped);
 	/* one ';' may end the statement; only comments may follow it */
 	if (ddl_cur_punct(p, ';')) {
 		if ((rc = ddl_advance(p)))
@@ -891,12 +911,24 @@ int ddl_check_refs(const struct ddl_table *t, struct ddl_parser *p,
 				"TIMESTAMP_LTZ(p) with p <= 3",
 				t->wm_col, c->type);
 	}
-	for (i = 0; i < t->parts.n; i++)
-		if (!ddl_find_column(t, t->parts.v[i]))
+	for (i = 0; i < t->parts.n; i++) {
+		c = ddl_find_column(t, t->parts.v[i]);
+		if (!c)
 			return refs_fail(p, t->part_off, err,
 					 "partition column `%s` is not a "
 					 "column of the table",
 					 t->parts.v[i]);
+		/* Flink partitions by what the connector stores */
+		if (c->kind != DDL_COL_PHYSICAL)
+			return refs_fail(p, t->part_off, err,
+					 "partition column `%s` is a %s "
+					 "column: partition keys must be "
+					 "physical columns",
+					 t->parts.v[i],
+					 c->kind == DDL_COL_COMPUTED
+						 ? "computed"
+						 : "metadata");
+	}
 	for (i = 0; i < t->dist_cols.n; i++)
 		if (!ddl_find_column(t, t->dist_cols.v[i]))
 			return refs_fail(p, t->dist_off, err,

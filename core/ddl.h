@@ -29,10 +29,16 @@
  * Limits: more than 1 MiB of text, more than 1024 options or 4096 columns
  * -> -EFBIG; types or expressions nested deeper than 64 -> -EINVAL.
  *
- * Lenient where Flink is strict and it does not matter here: unquoted
- * reserved words are accepted as names (`default`.t needs no quotes), and
- * LIKE options may be separated by commas (as Flink's documentation
- * writes them) as well as by blanks (as its parser wants).
+ * Names follow Flink's lexical rules: an unquoted name is made of
+ * Calcite's letters and digits ('$' is a letter; an emoji or '€' needs
+ * back-quotes), is not a reserved word (`default`.t, `user`: back-quoted)
+ * and has at most 256 characters; fields of a ROW are unique; a partition
+ * key is a physical column; OVERWRITING ALL does not exist; a column list
+ * of bare names is a CTAS.
+ *
+ * Lenient where Flink is strict and it does not matter here: LIKE options
+ * may be separated by commas (as Flink's documentation writes them) as
+ * well as by blanks (as its parser wants).
  *
  * Threads: a table is a plain value; distinct tables may be used from
  * distinct threads, one table from one thread at a time.
@@ -103,9 +109,8 @@ void ddl_column(const struct ddl_table *t, size_t i, const char **name,
  * Merge the LIKE source `src` into `t` as Flink does.  Like options:
  * { INCLUDING | EXCLUDING } { ALL | CONSTRAINTS | DISTRIBUTION |
  * PARTITIONS } and { INCLUDING | EXCLUDING | OVERWRITING } { GENERATED |
- * METADATA | OPTIONS | WATERMARKS } (OVERWRITING ALL also, which makes the
- * derived table's key, partitions and bucketing replace the source's);
- * default INCLUDING ALL OVERWRITING OPTIONS.
+ * METADATA | OPTIONS | WATERMARKS } (no OVERWRITING ALL, as in Flink's
+ * grammar); default INCLUDING ALL OVERWRITING OPTIONS.
  *
  * Physical columns of `src` always come first and may not be redefined;
  * computed and metadata columns may be replaced only under OVERWRITING

@@ -171,7 +171,9 @@ static int type_rec(struct ddl_parser *p, struct buf *out);
 /* Fields of ROW<...> or ROW(...), up to the closing `close`. */
 static int row_fields(struct ddl_parser *p, struct buf *b, char close)
 {
+	struct ddl_strv names = {0};
 	char *name, *comment;
+	size_t off;
 	int rc;
 
 	if (ddl_cur_punct(p, close))
@@ -180,8 +182,17 @@ static int row_fields(struct ddl_parser *p, struct buf *b, char close)
 	for (;;) {
 		if (p->cur.kind != TK_IDENT && p->cur.kind != TK_QIDENT)
 			return ddl_expected(p, "a ROW field name");
-		if ((rc = ddl_ident_value(p, &p->cur, &name)) ||
+		off = p->cur.off;
+		if ((rc = ddl_name_value(p, &p->cur, &name)) ||
 		    (rc = ddl_advance(p)))
+			return rc;
+		/* Flink's RowType: "Field names must be unique" (exactly) */
+		if (ddl_strv_find(&names, name) >= 0)
+			return ddl_error_at(p, off, -EINVAL,
+					    "field `%s` appears twice in the "
+					    "ROW: field names must be unique",
+					    name);
+		if ((rc = ddl_strv_push(&p->t->arena, &names, name)))
 			return rc;
 		if ((rc = ddl_put_ident(b, name, 0)) ||
 		    (rc = buf_addc(b, ' ')) || (rc = type_rec(p, b)))

@@ -23,6 +23,7 @@
 #define DDL_MAX_OPTIONS 1024		/* WITH options, also after a merge */
 #define DDL_MAX_COLUMNS 4096		/* columns, also after a merge */
 #define DDL_MAX_TEXT (16 * 1024 * 1024) /* one canonical type or dump */
+#define DDL_MAX_IDENT 256		/* Java chars in a name, as Flink */
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -184,6 +185,8 @@ struct ddl_parser {
 	int depth;	     /* recursion depth in types and expressions */
 	struct ddl_table *t; /* the tree being built (owns the arena) */
 	struct cmfs_err *err;
+	const char *untyped; /* first column written without a type */
+	size_t untyped_off;
 };
 
 int ddl_utf8_check(struct ddl_parser *p);
@@ -220,6 +223,11 @@ void ddl_tok_describe(const struct ddl_parser *p, const struct ddl_tok *t,
 
 /* Token values, copied into the table's arena. */
 int ddl_ident_value(struct ddl_parser *p, const struct ddl_tok *t, char **out);
+/* The same for a name being declared or listed: -EINVAL for a reserved
+ * word unquoted or a name longer than DDL_MAX_IDENT. */
+int ddl_name_value(struct ddl_parser *p, const struct ddl_tok *t, char **out);
+/* 1 if the word s[0..n) is reserved in Flink SQL (any case). */
+int ddl_reserved(const char *s, size_t n);
 int ddl_string_value(struct ddl_parser *p, const struct ddl_tok *t, char **out);
 /* Source text from `from` to `to` with blanks and comments made single
  * spaces: the stable text kept for expressions. */

@@ -235,7 +235,8 @@ static int merge_pk(struct ddl_arena *a, struct ddl_table *m,
 	const struct ddl_table *k = NULL;
 	int rc;
 
-	/* OVERWRITING only comes from OVERWRITING ALL: t's key wins */
+	/* OVERWRITING cannot come here (the parser refuses OVERWRITING
+	 * CONSTRAINTS and OVERWRITING ALL); were it to, t's key wins */
 	if (how != DDL_EXCLUDING && src->has_pk)
 		k = src;
 	if (t->has_pk) {

@@ -604,7 +604,6 @@ static void test_check_name(void)
 	} cases[] = {
 		{"CREATE TABLE orders (a INT)", "orders", 0, NULL},
 		{"CREATE TABLE `default`.orders (a INT)", "orders", 0, NULL},
-		{"CREATE TABLE default.orders (a INT)", "orders", 0, NULL},
 		{"CREATE TABLE `_env_prod`.`default`.`orders` (a INT)",
 		 "orders", 0, NULL},
 		{"CREATE TABLE _env_prod.`default`.orders (a INT)", "orders", 0,
