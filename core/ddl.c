@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -850,40 +851,152 @@ static int refs_fail(struct ddl_parser *p, size_t off, struct cmfs_err *err,
 	return cmfs_err_set(err, -EINVAL, "%s", msg);
 }
 
-/* TIMESTAMP(p) / TIMESTAMP_LTZ(p) with p <= 3, as Flink wants a rowtime. */
-static int rowtime_type_ok(const char *type)
+/*
+ * A rowtime's type: 'T' for TIMESTAMP(p), 'L' for TIMESTAMP_LTZ(p), with
+ * p <= 3 as Flink wants; 0 for anything else (a bare TIMESTAMP is
+ * TIMESTAMP(6)).
+ */
+static int rowtime_kind(const char *type)
 {
 	const char *s;
+	int kind;
 
 	/* canonical text makes this a string test: TIMESTAMP(3) NOT NULL */
-	if (!strncmp(type, "TIMESTAMP_LTZ(", 14))
+	if (!strncmp(type, "TIMESTAMP_LTZ(", 14)) {
 		s = type + 14;
-	else if (!strncmp(type, "TIMESTAMP(", 10))
+		kind = 'L';
+	} else if (!strncmp(type, "TIMESTAMP(", 10)) {
 		s = type + 10;
-	else
+		kind = 'T';
+	} else {
 		return 0;
+	}
 	return s[0] >= '0' && s[0] <= '3' && s[1] == ')' &&
-	       (s[2] == '\0' || !strcmp(s + 2, " NOT NULL"));
+			       (s[2] == '\0' || !strcmp(s + 2, " NOT NULL"))
+		       ? kind
+		       : 0;
+}
+
+/* What to say about a type that cannot be a rowtime's: the fix. */
+static const char *rowtime_fix(const char *type)
+{
+	if (!strcmp(type, "TIMESTAMP") || !strcmp(type, "TIMESTAMP NOT NULL"))
+		return " (TIMESTAMP alone means TIMESTAMP(6): write "
+		       "TIMESTAMP(3))";
+	if (!strcmp(type, "TIMESTAMP_LTZ") ||
+	    !strcmp(type, "TIMESTAMP_LTZ NOT NULL"))
+		return " (TIMESTAMP_LTZ alone means TIMESTAMP_LTZ(6): write "
+		       "TIMESTAMP_LTZ(3))";
+	return "";
+}
+
+/* Flink compares names exactly: say so when only the case differs. */
+const char *ddl_case_hint(const struct ddl_table *t, const char *name,
+			  char *out, size_t size)
+{
+	size_t i;
+
+	out[0] = '\0';
+	for (i = 0; i < t->ncols; i++)
+		if (!strcasecmp(t->cols[i].name, name)) {
+			snprintf(out, size,
+				 " (names are case-sensitive: `%.60s` exists)",
+				 t->cols[i].name);
+			break;
+		}
+	return out;
 }
 
 /*
- * In Flink's order: the primary key (on physical columns only), the
- * watermark (its column, and that column's type when it has one), then
- * partition and bucket keys.  The first problem found is reported.
+ * The watermark, as Flink's schema resolver checks it: its column exists
+ * and is an event-time column (TIMESTAMP(p) or TIMESTAMP_LTZ(p), p <= 3,
+ * not PROCTIME()); its expression names existing columns and built-in
+ * functions, and gives the rowtime's kind of timestamp.
+ */
+static int check_watermark(const struct ddl_table *t, struct ddl_parser *p,
+			   struct cmfs_err *err)
+{
+	struct cmfs_err why = CMFS_ERR_INIT;
+	const struct ddl_column *c = ddl_find_column(t, t->wm_col);
+	char hint[128], rt[128], et[128];
+	int kind = 0;
+
+	if (!c)
+		return refs_fail(p, t->wm_off, err,
+				 "watermark column `%s` is not a column of "
+				 "the table%s",
+				 t->wm_col,
+				 ddl_case_hint(t, t->wm_col, hint, sizeof(hint)));
+	/* a computed rowtime has its expression's type, when it can be
+	 * told (its expression was checked with the columns) */
+	snprintf(rt, sizeof(rt), "%s", c->type ? c->type : "");
+	if (!c->type &&
+	    ddl_expr_check(t, c->expr, 1, rt, sizeof(rt), &why))
+		rt[0] = '\0';
+	if (!strcmp(rt, "PROCTIME"))
+		return refs_fail(p, t->wm_off, err,
+				 "watermark column `%s` is PROCTIME(), a "
+				 "processing-time attribute: a watermark "
+				 "needs an event-time column",
+				 t->wm_col);
+	if (rt[0] && !(kind = rowtime_kind(rt)))
+		return refs_fail(p, t->wm_off, err,
+				 "watermark column `%s` is %s: a rowtime "
+				 "column must be TIMESTAMP(p) or "
+				 "TIMESTAMP_LTZ(p) with p <= 3%s",
+				 t->wm_col, rt, rowtime_fix(rt));
+	if (ddl_expr_check(t, t->wm_expr, 0, et, sizeof(et), &why))
+		return refs_fail(p, t->wm_off, err, "watermark on `%s`: %s",
+				 t->wm_col, cmfs_err_msg(&why));
+	if (!et[0])
+		return 0; /* a type only Flink can tell */
+	if (!rowtime_kind(et) || (kind && rowtime_kind(et) != kind))
+		return refs_fail(p, t->wm_off, err,
+				 "the watermark expression on `%s` is %s: it "
+				 "must be %s(p) with p <= 3, as its "
+				 "column%s",
+				 t->wm_col, !strcmp(et, "PROCTIME") ? "PROCTIME()" : et,
+				 kind == 'L' ? "TIMESTAMP_LTZ" : "TIMESTAMP",
+				 rowtime_fix(et));
+	return 0;
+}
+
+/*
+ * In Flink's order: the columns (computed ones over physical and
+ * metadata columns and built-in functions), the primary key (on physical
+ * columns only), the watermark, then partition and bucket keys.  The
+ * first problem found is reported.
  */
 int ddl_check_refs(const struct ddl_table *t, struct ddl_parser *p,
 		   struct cmfs_err *err)
 {
+	struct cmfs_err why = CMFS_ERR_INIT;
 	const struct ddl_column *c;
+	char hint[128], ty[8];
 	size_t i;
+	int rc;
 
+	for (i = 0; i < t->ncols; i++) {
+		c = &t->cols[i];
+		if (c->kind != DDL_COL_COMPUTED)
+			continue;
+		rc = ddl_expr_check(t, c->expr, 1, ty, sizeof(ty), &why);
+		if (rc == -ENOMEM)
+			return cmfs_err_set(err, rc, "out of memory");
+		if (rc)
+			return refs_fail(p, c->off, err,
+					 "computed column `%s`: %s", c->name,
+					 cmfs_err_msg(&why));
+	}
 	for (i = 0; i < t->pk.n; i++) {
 		c = ddl_find_column(t, t->pk.v[i]);
 		if (!c)
 			return refs_fail(p, t->pk_off, err,
 					 "primary key column `%s` is not a "
-					 "column of the table",
-					 t->pk.v[i]);
+					 "column of the table%s",
+					 t->pk.v[i],
+					 ddl_case_hint(t, t->pk.v[i], hint,
+						   sizeof(hint)));
 		if (c->kind != DDL_COL_PHYSICAL)
 			return refs_fail(p, t->pk_off, err,
 					 "primary key column `%s` is a %s "
@@ -894,30 +1007,17 @@ int ddl_check_refs(const struct ddl_table *t, struct ddl_parser *p,
 						 ? "computed"
 						 : "metadata");
 	}
-	if (t->wm_col) {
-		c = ddl_find_column(t, t->wm_col);
-		if (!c)
-			return refs_fail(
-				p, t->wm_off, err,
-				"watermark column `%s` is not a column "
-				"of the table",
-				t->wm_col);
-		/* a computed rowtime's type is only known to Flink */
-		if (c->type && !rowtime_type_ok(c->type))
-			return refs_fail(
-				p, t->wm_off, err,
-				"watermark column `%s` is %s: a rowtime "
-				"column must be TIMESTAMP(p) or "
-				"TIMESTAMP_LTZ(p) with p <= 3",
-				t->wm_col, c->type);
-	}
+	if (t->wm_col && (rc = check_watermark(t, p, err)))
+		return rc;
 	for (i = 0; i < t->parts.n; i++) {
 		c = ddl_find_column(t, t->parts.v[i]);
 		if (!c)
 			return refs_fail(p, t->part_off, err,
 					 "partition column `%s` is not a "
-					 "column of the table",
-					 t->parts.v[i]);
+					 "column of the table%s",
+					 t->parts.v[i],
+					 ddl_case_hint(t, t->parts.v[i], hint,
+						   sizeof(hint)));
 		/* Flink partitions by what the connector stores */
 		if (c->kind != DDL_COL_PHYSICAL)
 			return refs_fail(p, t->part_off, err,
@@ -933,8 +1033,10 @@ int ddl_check_refs(const struct ddl_table *t, struct ddl_parser *p,
 		if (!ddl_find_column(t, t->dist_cols.v[i]))
 			return refs_fail(p, t->dist_off, err,
 					 "bucket key column `%s` is not a "
-					 "column of the table",
-					 t->dist_cols.v[i]);
+					 "column of the table%s",
+					 t->dist_cols.v[i],
+					 ddl_case_hint(t, t->dist_cols.v[i], hint,
+						   sizeof(hint)));
 	return 0;
 }
 

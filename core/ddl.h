@@ -23,6 +23,13 @@
  * anything that is not CREATE TABLE; also a watermark on a column that is
  * not TIMESTAMP(p)/TIMESTAMP_LTZ(p) with p <= 3, out-of-range precisions,
  * UNIQUE constraints, and text that is not UTF-8 or holds a NUL byte.
+ * Expressions are checked as Flink's schema resolver checks them: the
+ * columns they name exist (a computed column may use physical and
+ * metadata columns only), the functions they call are Flink's built-in
+ * ones, a computed rowtime is an event-time timestamp (not PROCTIME())
+ * and a watermark expression is of its rowtime's kind of timestamp
+ * (TIMESTAMP(p) or TIMESTAMP_LTZ(p), p <= 3) when its type can be told.
+ * A name that differs from a column's only in case is pointed out.
  * Syntax errors read "line:col: expected X, found Y" (1-based; columns
  * count characters).
  *

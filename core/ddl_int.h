@@ -187,6 +187,13 @@ struct ddl_parser {
 	struct cmfs_err *err;
 	const char *untyped; /* first column written without a type */
 	size_t untyped_off;
+
+	/* analysis of a kept expression (ddl_expr_check); scope NULL while
+	 * parsing a statement, when columns are not all known yet */
+	const struct ddl_table *scope; /* the columns names refer to */
+	int in_computed; /* a computed column: physical/metadata refs only */
+	int nopos;	 /* messages without line:col (not the user's text) */
+	const char *ety; /* type of the operand just parsed, NULL unknown */
 };
 
 int ddl_utf8_check(struct ddl_parser *p);
@@ -248,5 +255,26 @@ int ddl_put_text(struct buf *b, const char *s, int escape);
 int ddl_parse_type(struct ddl_parser *p, char **out);
 /* Parse an expression; [*from, *to) is its source span. */
 int ddl_parse_expr(struct ddl_parser *p, size_t *from, size_t *to);
+
+/*
+ * Check the kept text of an expression against the columns of `scope`,
+ * as Flink's schema resolver does: every column it names exists (and, in
+ * a computed column, `computed` set, is physical or metadata), every
+ * function it calls is built in.  Its type, as far as it can be told
+ * (canonical text, "PROCTIME" for PROCTIME(), "" when unknown), goes to
+ * type[0..tsize).  0, or -EINVAL with the reason (no position) in err.
+ */
+int ddl_expr_check(const struct ddl_table *scope, const char *text,
+		   int computed, char *type, size_t tsize,
+		   struct cmfs_err *err);
+
+/* Flink's built-in function `s[0..n)` (any case): 1 with its return
+ * type in *type (NULL when it depends on the arguments), else 0. */
+int ddl_function(const char *s, size_t n, const char **type);
+
+/* " (names are case-sensitive: `ID` exists)" into out when a column
+ * is called `name` in another case, else "": the hint of a message. */
+const char *ddl_case_hint(const struct ddl_table *t, const char *name,
+			  char *out, size_t size);
 
 #endif

@@ -235,6 +235,8 @@ int ddl_error_at(struct ddl_parser *p, size_t off, int code, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (p->nopos)
+		return cmfs_err_set(p->err, code, "%s", msg);
 	ddl_linecol(p->src, p->len, off, &line, &col);
 	return cmfs_err_set(p->err, code, "%d:%d: %s", line, col, msg);
 }
