@@ -595,8 +595,10 @@ static int like(struct ddl_parser *p)
 	int rc;
 
 	t->has_like = 1;
-	if ((rc = ddl_advance(p)) ||
-	    (rc = compound_name(p, t->like_name, &t->like_nparts,
+	if ((rc = ddl_advance(p)))
+		return rc;
+	ddl_linecol(p->src, p->len, p->cur.off, &t->like_at[0], &t->like_at[1]);
+	if ((rc = compound_name(p, t->like_name, &t->like_nparts,
 				"the LIKE source table name")))
 		return rc;
 	if (!ddl_cur_punct(p, '('))
@@ -810,6 +812,7 @@ static int statement(struct ddl_parser *p)
 			return rc;
 		t->if_not_exists = 1;
 	}
+	ddl_linecol(p->src, p->len, p->cur.off, &t->name_at[0], &t->name_at[1]);
 	if ((rc = compound_name(p, t->name, &t->nparts, "a table name")) ||
 	    (rc = statement_body(p)))
 		return rc;
@@ -1093,9 +1096,10 @@ void ddl_table_free(struct ddl_table *t)
 	free(t);
 }
 
-/* The qualifier rule of the environment catalog, for `what`. */
-static int check_qualifier(char *const *parts, int n, const char *env,
-			   const char *what, struct cmfs_err *err)
+/* The qualifier rule of the environment catalog, for `what` at `at`. */
+static int check_qualifier(char *const *parts, int n, const int *at,
+			   const char *env, const char *what,
+			   struct cmfs_err *err)
 {
 	struct buf b = BUF_INIT(4096);
 	char cat[128];
@@ -1111,9 +1115,9 @@ static int check_qualifier(char *const *parts, int n, const char *env,
 		if ((i && buf_addc(&b, '.')) || ddl_put_ident(&b, parts[i], 1))
 			break;
 	rc = cmfs_err_set(err, -EINVAL,
-			  "%squalified name %.120s: only the environment "
-			  "catalog `%s`.`default` is allowed",
-			  what, buf_str(&b), cat);
+			  "%d:%d: %squalified name %.120s: only the "
+			  "environment catalog `%s`.`default` is allowed",
+			  at[0], at[1], what, buf_str(&b), cat);
 	buf_release(&b);
 	return rc;
 }
@@ -1125,18 +1129,19 @@ int ddl_check_name(const struct ddl_table *t, const char *env,
 	int rc;
 
 	/* the qualifiers first: a wrong catalog matters more than a name */
-	rc = check_qualifier(t->name, t->nparts, env, "", err);
+	rc = check_qualifier(t->name, t->nparts, t->name_at, env, "", err);
 	if (!rc && t->has_like)
-		rc = check_qualifier(t->like_name, t->like_nparts, env,
-				     "LIKE source: ", err);
+		rc = check_qualifier(t->like_name, t->like_nparts, t->like_at,
+				     env, "LIKE source: ", err);
 	if (rc)
 		return rc;
 	/* case-sensitive, as Flink's names are: Orders.sql holds Orders */
 	if (strcmp(name, file_name))
 		return cmfs_err_set(err, -EINVAL,
-				    "table name `%.100s` does not match the "
-				    "file name `%.100s.sql`",
-				    name, file_name);
+				    "%d:%d: table name `%.100s` does not match "
+				    "the file name `%.100s.sql`",
+				    t->name_at[0], t->name_at[1], name,
+				    file_name);
 	return 0;
 }
 

@@ -102,6 +102,7 @@ struct ddl_table {
 	struct ddl_arena arena; /* owns every pointer below */
 	char *name[3];		/* catalog, database, table: last nparts used */
 	int nparts;
+	int name_at[2];		/* line, col of the name: for later checks */
 	int if_not_exists;
 
 	struct ddl_column *cols;
@@ -136,6 +137,7 @@ struct ddl_table {
 	int has_like;
 	char *like_name[3];
 	int like_nparts;
+	int like_at[2]; /* line, col of the LIKE source's name */
 	struct ddl_like_opt like_opts[DDL_F_COUNT * 3];
 	int nlike_opts;
 	int merged; /* ddl_merge_like() has run */

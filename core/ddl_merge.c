@@ -431,7 +431,16 @@ int ddl_merge_like(struct ddl_table *t, const struct ddl_table *src,
 	t->arena = keep;
 	t->merged = 1;
 out:
-	if (rc == -ENOMEM)
+	if (rc == -ENOMEM) {
 		cmfs_err_set(err, rc, "out of memory");
+	} else if (rc && err) {
+		/* the refusal is about the LIKE clause: say where it is */
+		char msg[CMFS_ERR_MSG];
+
+		snprintf(msg, sizeof(msg), "%s", cmfs_err_msg(err));
+		cmfs_err_clear(err);
+		cmfs_err_set(err, rc, "%d:%d: %s", t->like_at[0],
+			     t->like_at[1], msg);
+	}
 	return rc;
 }
