@@ -2647,6 +2647,9 @@ static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 	}
 	if (n->kind == N_ART)
 		return repo_computed(c->repo, n->env, n->obj, 0, attr, b, err);
+	if (n->kind == N_TABLE && !strcmp(attr, "error"))
+		/* Why its last write was refused; empty since a good one. */
+		return repo_table_error(c->repo, n->env, n->obj, b);
 	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
 	    !strcmp(attr, "error")) {
 		/* Empty when the table resolves; else why not. */
