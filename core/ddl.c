@@ -964,6 +964,37 @@ static int check_watermark(const struct ddl_table *t, struct ddl_parser *p,
 	return 0;
 }
 
+/* The columns `keys` names (a `what` at `off`) exist and are physical,
+ * else the refusal says `rule`. */
+static int physical_keys(const struct ddl_table *t, struct ddl_parser *p,
+			 struct cmfs_err *err, const struct ddl_strv *keys,
+			 size_t off, const char *what, const char *rule)
+{
+	const struct ddl_column *c;
+	char hint[128];
+	size_t i;
+
+	for (i = 0; i < keys->n; i++) {
+		c = ddl_find_column(t, keys->v[i]);
+		if (!c)
+			return refs_fail(p, off, err,
+					 "%s `%s` is not a column of the "
+					 "table%s",
+					 what, keys->v[i],
+					 ddl_case_hint(t, keys->v[i], hint,
+						       sizeof(hint)));
+		if (c->kind != DDL_COL_PHYSICAL)
+			return refs_fail(p, off, err,
+					 "%s `%s` is a %s column: %s", what,
+					 keys->v[i],
+					 c->kind == DDL_COL_COMPUTED
+						 ? "computed"
+						 : "metadata",
+					 rule);
+	}
+	return 0;
+}
+
 /*
  * In Flink's order: the columns (computed ones over physical and
  * metadata columns and built-in functions), the primary key (on physical
@@ -991,47 +1022,17 @@ int ddl_check_refs(const struct ddl_table *t, struct ddl_parser *p,
 					 "computed column `%s`: %s", c->name,
 					 cmfs_err_msg(&why));
 	}
-	for (i = 0; i < t->pk.n; i++) {
-		c = ddl_find_column(t, t->pk.v[i]);
-		if (!c)
-			return refs_fail(p, t->pk_off, err,
-					 "primary key column `%s` is not a "
-					 "column of the table%s",
-					 t->pk.v[i],
-					 ddl_case_hint(t, t->pk.v[i], hint,
-						   sizeof(hint)));
-		if (c->kind != DDL_COL_PHYSICAL)
-			return refs_fail(p, t->pk_off, err,
-					 "primary key column `%s` is a %s "
-					 "column: a primary key must be on "
-					 "physical columns",
-					 t->pk.v[i],
-					 c->kind == DDL_COL_COMPUTED
-						 ? "computed"
-						 : "metadata");
-	}
+	if ((rc = physical_keys(t, p, err, &t->pk, t->pk_off,
+				"primary key column",
+				"a primary key must be on physical columns")))
+		return rc;
 	if (t->wm_col && (rc = check_watermark(t, p, err)))
 		return rc;
-	for (i = 0; i < t->parts.n; i++) {
-		c = ddl_find_column(t, t->parts.v[i]);
-		if (!c)
-			return refs_fail(p, t->part_off, err,
-					 "partition column `%s` is not a "
-					 "column of the table%s",
-					 t->parts.v[i],
-					 ddl_case_hint(t, t->parts.v[i], hint,
-						   sizeof(hint)));
-		/* Flink partitions by what the connector stores */
-		if (c->kind != DDL_COL_PHYSICAL)
-			return refs_fail(p, t->part_off, err,
-					 "partition column `%s` is a %s "
-					 "column: partition keys must be "
-					 "physical columns",
-					 t->parts.v[i],
-					 c->kind == DDL_COL_COMPUTED
-						 ? "computed"
-						 : "metadata");
-	}
+	/* Flink partitions by what the connector stores */
+	if ((rc = physical_keys(t, p, err, &t->parts, t->part_off,
+				"partition column",
+				"partition keys must be physical columns")))
+		return rc;
 	for (i = 0; i < t->dist_cols.n; i++)
 		if (!ddl_find_column(t, t->dist_cols.v[i]))
 			return refs_fail(p, t->dist_off, err,

@@ -577,6 +577,18 @@ int ddl_parse_type(struct ddl_parser *p, char **out)
 static int expr_or(struct ddl_parser *p);  /* the whole ladder */
 static int expr_add(struct ddl_parser *p); /* operands of predicates */
 
+/* Is `t` one of the n keywords `words`? */
+static int kw_in(const struct ddl_parser *p, const struct ddl_tok *t,
+		 const char *const *words, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ddl_is_kw(p, t, words[i]))
+			return 1;
+	return 0;
+}
+
 /*
  * Words that cannot begin an operand: seeing one where an operand belongs
  * means the expression is garbage (or empty), not a column reference.
@@ -590,12 +602,8 @@ static int stop_word(struct ddl_parser *p)
 		"ON",	   "PLACING",	"UNION", "ORDER",  "GROUP",   "HAVING",
 		"JOIN",	   "RETURNING",
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (ddl_cur_kw(p, words[i]))
-			return 1;
-	return 0;
+	return kw_in(p, &p->cur, words, sizeof(words) / sizeof(words[0]));
 }
 
 /* SELECT, VALUES or WITH: the start of a query. */
@@ -617,7 +625,7 @@ static int subquery(struct ddl_parser *p, size_t off)
 }
 
 /* Units of interval literals (plural forms too, as Calcite reads them). */
-static int literal_unit(struct ddl_parser *p)
+static int literal_unit(const struct ddl_parser *p, const struct ddl_tok *t)
 {
 	static const char *const units[] = {
 		"YEAR",	       "YEARS",	       "QUARTER",     "QUARTERS",
@@ -627,12 +635,8 @@ static int literal_unit(struct ddl_parser *p)
 		"MILLISECOND", "MILLISECONDS", "MICROSECOND", "MICROSECONDS",
 		"NANOSECOND",  "NANOSECONDS",
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (ddl_cur_kw(p, units[i]))
-			return 1;
-	return 0;
+	return kw_in(p, t, units, sizeof(units) / sizeof(units[0]));
 }
 
 /* unit [(p)] after an interval literal or its TO */
@@ -641,7 +645,7 @@ static int literal_unit_prec(struct ddl_parser *p)
 	long n;
 	int rc;
 
-	if (!literal_unit(p))
+	if (!literal_unit(p, &p->cur))
 		return ddl_expected(p, "an interval unit (SECOND, MINUTE, "
 				       "HOUR, DAY, ...)");
 	if ((rc = ddl_advance(p)))
@@ -886,24 +890,18 @@ static int call_args(struct ddl_parser *p, const struct ddl_tok *fn)
 }
 
 /* The words that name a time unit inside a call (EXTRACT(DOW FROM x),
- * CEIL(ts TO WEEK), TIMESTAMPDIFF(QUARTER, a, b)): not columns. */
-static int time_unit_word(const struct ddl_parser *p, const struct ddl_tok *t)
+ * CEIL(ts TO WEEK), TIMESTAMPDIFF(QUARTER, a, b)): not columns.  The
+ * interval units, and those only EXTRACT and FLOOR/CEIL know. */
+static int time_unit_word(const struct ddl_parser *p,
+			  const struct ddl_tok *t)
 {
 	static const char *const words[] = {
-		"MILLENNIUM", "CENTURY",     "DECADE",	    "YEAR",
-		"QUARTER",    "MONTH",	     "WEEK",	    "DOY",
-		"DOW",	      "DAY",	     "HOUR",	    "MINUTE",
-		"SECOND",     "EPOCH",	     "MILLISECOND", "MICROSECOND",
-		"NANOSECOND", "ISODOW",	     "ISOYEAR",	    "YEARS",
-		"QUARTERS",   "MONTHS",	     "WEEKS",	    "DAYS",
-		"HOURS",      "MINUTES",     "SECONDS",	    "FRAC_SECOND",
+		"MILLENNIUM", "CENTURY", "DECADE",  "DOY",	   "DOW",
+		"EPOCH",      "ISODOW",	 "ISOYEAR", "FRAC_SECOND",
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (ddl_is_kw(p, t, words[i]))
-			return 1;
-	return 0;
+	return literal_unit(p, t) ||
+	       kw_in(p, t, words, sizeof(words) / sizeof(words[0]));
 }
 
 /* The niladic functions Calcite reserves, written without (): their type. */
