@@ -11,6 +11,7 @@
  *     [DISTRIBUTED BY [HASH | RANGE] (col, ...) [INTO n BUCKETS]
  *      | DISTRIBUTED INTO n BUCKETS]
  *     [PARTITIONED BY (col, ...)]
+ *     [USING CONNECTION [cat.][db.]connection]
  *     [WITH ('key' = 'value', ...)]
  *     [LIKE [cat.][db.]source [(like option, ...)]]
  *
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---- small helpers ---------------------------------------------------- */
 
@@ -133,7 +135,7 @@ static int ident(struct ddl_parser *p, char **out, const char *what)
 
 	if (p->cur.kind != TK_IDENT && p->cur.kind != TK_QIDENT)
 		return ddl_expected(p, what);
-	if ((rc = ddl_ident_value(p, &p->cur, out)))
+	if ((rc = ddl_name_value(p, &p->cur, out)))
 		return rc;
 	return ddl_advance(p);
 }
@@ -346,6 +348,15 @@ static int column(struct ddl_parser *p)
 	if ((rc = ident(p, &c.name,
 			"a column, WATERMARK or PRIMARY KEY definition")))
 		return rc;
+	/* `(col1, col2) ... AS SELECT`: names without types, which only a
+	 * CTAS writes; the end of the statement tells which it is */
+	if (ddl_cur_punct(p, ',') || ddl_cur_punct(p, ')')) {
+		if (!p->untyped) {
+			p->untyped = c.name;
+			p->untyped_off = c.off;
+		}
+		return 0;
+	}
 	if (ddl_cur_kw(p, "AS")) {
 		c.kind = DDL_COL_COMPUTED;
 		if ((rc = ddl_advance(p)) ||
@@ -481,15 +492,15 @@ static int distributed(struct ddl_parser *p)
 
 /*
  * WITH ( 'key' = 'value' [, ...] ): both sides string literals, as Flink
- * requires; () is allowed.  A key given twice is refused (Flink would
- * silently keep the last one, which hides typos in long option lists).
+ * requires; () is allowed.  A key given twice is kept twice, as written:
+ * Flink takes the last value (with a warning in its log), and so does
+ * every reader here (ddl_option_get()).
  */
 static int with(struct ddl_parser *p)
 {
 	struct ddl_table *t = p->t;
 	struct ddl_option o;
-	size_t i;
-	int rc, line, col;
+	int rc;
 
 	t->has_with = 1;
 	if ((rc = ddl_advance(p)) || (rc = ddl_expect_punct(p, '(')))
@@ -504,18 +515,6 @@ static int with(struct ddl_parser *p)
 		    (rc = ddl_expect_punct(p, '=')) ||
 		    (rc = string(p, &o.value, "an option value in quotes")))
 			return rc;
-		/* keys compare exactly: Flink's option keys are
-		 * case-sensitive ('Connector' is not 'connector') */
-		for (i = 0; i < t->nopts; i++) {
-			if (strcmp(t->opts[i].key, o.key))
-				continue;
-			ddl_linecol(p->src, p->len, t->opts[i].off, &line,
-				    &col);
-			return ddl_error_at(p, o.off, -EINVAL,
-					    "option '%s' is set twice (first "
-					    "at %d:%d)",
-					    o.key, line, col);
-		}
 		if (t->nopts >= DDL_MAX_OPTIONS)
 			return ddl_error_at(p, o.off, -EFBIG,
 					    "more than %d options",
@@ -559,14 +558,19 @@ static int like_option(struct ddl_parser *p)
 				    "GENERATED, METADATA, OPTIONS, PARTITIONS "
 				    "or WATERMARKS");
 	/* a table has one key, one partitioning, one distribution:
-	 * there is nothing to overwrite entry by entry (as in Flink) */
+	 * there is nothing to overwrite entry by entry; and ALL would
+	 * overwrite them too, so Flink's grammar has no OVERWRITING ALL */
 	if (s == DDL_OVERWRITING &&
 	    (f == DDL_F_CONSTRAINTS || f == DDL_F_PARTITIONS ||
-	     f == DDL_F_DISTRIBUTION))
+	     f == DDL_F_DISTRIBUTION || f == DDL_F_ALL))
 		return ddl_error_at(p, off, -EINVAL,
-				    "OVERWRITING %s is not allowed: a table "
-				    "has only one; use INCLUDING or EXCLUDING",
-				    feature_names[f]);
+				    "OVERWRITING %s is not allowed: %s; use "
+				    "INCLUDING or EXCLUDING",
+				    feature_names[f],
+				    f == DDL_F_ALL
+					    ? "only INCLUDING ALL and "
+					      "EXCLUDING ALL exist"
+					    : "a table has only one");
 	/* each feature once (Flink: "can be declared only once"); this
 	 * also bounds nlike_opts by DDL_F_COUNT, the array's size */
 	for (i = 0; i < t->nlike_opts; i++)
@@ -591,8 +595,10 @@ static int like(struct ddl_parser *p)
 	int rc;
 
 	t->has_like = 1;
-	if ((rc = ddl_advance(p)) ||
-	    (rc = compound_name(p, t->like_name, &t->like_nparts,
+	if ((rc = ddl_advance(p)))
+		return rc;
+	ddl_linecol(p->src, p->len, p->cur.off, &t->like_at[0], &t->like_at[1]);
+	if ((rc = compound_name(p, t->like_name, &t->like_nparts,
 				"the LIKE source table name")))
 		return rc;
 	if (!ddl_cur_punct(p, '('))
@@ -615,10 +621,11 @@ static int like(struct ddl_parser *p)
 
 /* The clauses after the column list, in the only order Flink takes. */
 static const char *const clause_kw[] = {"COMMENT", "DISTRIBUTED", "PARTITIONED",
-					"WITH", "LIKE"};
-static const char *const clause_name[] = {"COMMENT", "DISTRIBUTED BY",
-					  "PARTITIONED BY", "WITH", "LIKE"};
-#define NCLAUSES 5
+					"USING",   "WITH",	  "LIKE"};
+static const char *const clause_name[] = {
+	"COMMENT", "DISTRIBUTED BY", "PARTITIONED BY",
+	"USING CONNECTION", "WITH", "LIKE"};
+#define NCLAUSES 6
 
 /* Parse clause k of clause_kw[], at its keyword. */
 static int clause(struct ddl_parser *p, int k)
@@ -639,6 +646,14 @@ static int clause(struct ddl_parser *p, int k)
 			return rc;
 		return ident_list(p, &t->parts, "PARTITIONED BY");
 	case 3:
+		/* Flink 2.x (FLIP-529): the connection is only named here;
+		 * the WITH options are read as usual */
+		if ((rc = ddl_advance(p)) ||
+		    (rc = ddl_expect_kw(p, "CONNECTION")))
+			return rc;
+		return compound_name(p, t->conn_name, &t->conn_nparts,
+				     "the connection name");
+	case 4:
 		return with(p);
 	default:
 		return like(p);
@@ -683,8 +698,8 @@ static int statement_body(struct ddl_parser *p)
 					    "%s is out of place: the clauses "
 					    "after the columns are COMMENT, "
 					    "DISTRIBUTED BY, PARTITIONED BY, "
-					    "WITH, LIKE, each once and in "
-					    "this order",
+					    "USING CONNECTION, WITH, LIKE, "
+					    "each once and in this order",
 					    clause_name[k]);
 		if ((rc = clause(p, k)))
 			return rc;
@@ -696,6 +711,12 @@ static int statement_body(struct ddl_parser *p)
 				    "CREATE TABLE ... AS SELECT (CTAS) is not "
 				    "supported in the environment catalog: "
 				    "declare the columns and use INSERT INTO");
+	if (p->untyped)
+		return ddl_error_at(p, p->untyped_off, -EINVAL,
+				    "column `%s` has no type: give each "
+				    "column its type (a list of bare names "
+				    "belongs to CREATE TABLE ... AS SELECT)",
+				    p->untyped);
 	/* one ';' may end the statement; only comments may follow it */
 	if (ddl_cur_punct(p, ';')) {
 		if ((rc = ddl_advance(p)))
@@ -791,15 +812,12 @@ static int statement(struct ddl_parser *p)
 			return rc;
 		t->if_not_exists = 1;
 	}
+	ddl_linecol(p->src, p->len, p->cur.off, &t->name_at[0], &t->name_at[1]);
 	if ((rc = compound_name(p, t->name, &t->nparts, "a table name")) ||
 	    (rc = statement_body(p)))
 		return rc;
-	/* CREATE TABLE t WITH (...) alone would have an empty schema */
-	if (!t->has_like && !t->ncols)
-		return ddl_error_at(p, p->len, -EINVAL,
-				    "table `%s` has no columns: declare them "
-				    "or use LIKE",
-				    t->name[t->nparts - 1]);
+	/* CREATE TABLE t WITH (...) has no column list at all: Flink
+	 * takes it (a catalog or format may supply the schema) */
 	/*
 	 * With LIKE, the key, watermark, partitions and buckets may name
 	 * the source's columns: they are checked after the merge.
@@ -836,79 +854,193 @@ static int refs_fail(struct ddl_parser *p, size_t off, struct cmfs_err *err,
 	return cmfs_err_set(err, -EINVAL, "%s", msg);
 }
 
-/* TIMESTAMP(p) / TIMESTAMP_LTZ(p) with p <= 3, as Flink wants a rowtime. */
-static int rowtime_type_ok(const char *type)
+/*
+ * A rowtime's type: 'T' for TIMESTAMP(p), 'L' for TIMESTAMP_LTZ(p), with
+ * p <= 3 as Flink wants; 0 for anything else (a bare TIMESTAMP is
+ * TIMESTAMP(6)).
+ */
+static int rowtime_kind(const char *type)
 {
 	const char *s;
+	int kind;
 
 	/* canonical text makes this a string test: TIMESTAMP(3) NOT NULL */
-	if (!strncmp(type, "TIMESTAMP_LTZ(", 14))
+	if (!strncmp(type, "TIMESTAMP_LTZ(", 14)) {
 		s = type + 14;
-	else if (!strncmp(type, "TIMESTAMP(", 10))
+		kind = 'L';
+	} else if (!strncmp(type, "TIMESTAMP(", 10)) {
 		s = type + 10;
-	else
+		kind = 'T';
+	} else {
 		return 0;
+	}
 	return s[0] >= '0' && s[0] <= '3' && s[1] == ')' &&
-	       (s[2] == '\0' || !strcmp(s + 2, " NOT NULL"));
+			       (s[2] == '\0' || !strcmp(s + 2, " NOT NULL"))
+		       ? kind
+		       : 0;
+}
+
+/* What to say about a type that cannot be a rowtime's: the fix. */
+static const char *rowtime_fix(const char *type)
+{
+	if (!strcmp(type, "TIMESTAMP") || !strcmp(type, "TIMESTAMP NOT NULL"))
+		return " (TIMESTAMP alone means TIMESTAMP(6): write "
+		       "TIMESTAMP(3))";
+	if (!strcmp(type, "TIMESTAMP_LTZ") ||
+	    !strcmp(type, "TIMESTAMP_LTZ NOT NULL"))
+		return " (TIMESTAMP_LTZ alone means TIMESTAMP_LTZ(6): write "
+		       "TIMESTAMP_LTZ(3))";
+	return "";
+}
+
+/* Flink compares names exactly: say so when only the case differs. */
+const char *ddl_case_hint(const struct ddl_table *t, const char *name,
+			  char *out, size_t size)
+{
+	size_t i;
+
+	out[0] = '\0';
+	for (i = 0; i < t->ncols; i++)
+		if (!strcasecmp(t->cols[i].name, name)) {
+			snprintf(out, size,
+				 " (names are case-sensitive: `%.60s` exists)",
+				 t->cols[i].name);
+			break;
+		}
+	return out;
 }
 
 /*
- * In Flink's order: the primary key (on physical columns only), the
- * watermark (its column, and that column's type when it has one), then
- * partition and bucket keys.  The first problem found is reported.
+ * The watermark, as Flink's schema resolver checks it: its column exists
+ * and is an event-time column (TIMESTAMP(p) or TIMESTAMP_LTZ(p), p <= 3,
+ * not PROCTIME()); its expression names existing columns and built-in
+ * functions, and gives the rowtime's kind of timestamp.
+ */
+static int check_watermark(const struct ddl_table *t, struct ddl_parser *p,
+			   struct cmfs_err *err)
+{
+	struct cmfs_err why = CMFS_ERR_INIT;
+	const struct ddl_column *c = ddl_find_column(t, t->wm_col);
+	char hint[128], rt[128], et[128];
+	int kind = 0;
+
+	if (!c)
+		return refs_fail(p, t->wm_off, err,
+				 "watermark column `%s` is not a column of "
+				 "the table%s",
+				 t->wm_col,
+				 ddl_case_hint(t, t->wm_col, hint, sizeof(hint)));
+	/* a computed rowtime has its expression's type, when it can be
+	 * told (its expression was checked with the columns) */
+	snprintf(rt, sizeof(rt), "%s", c->type ? c->type : "");
+	if (!c->type &&
+	    ddl_expr_check(t, c->expr, 1, rt, sizeof(rt), &why))
+		rt[0] = '\0';
+	if (!strcmp(rt, "PROCTIME"))
+		return refs_fail(p, t->wm_off, err,
+				 "watermark column `%s` is PROCTIME(), a "
+				 "processing-time attribute: a watermark "
+				 "needs an event-time column",
+				 t->wm_col);
+	if (rt[0] && !(kind = rowtime_kind(rt)))
+		return refs_fail(p, t->wm_off, err,
+				 "watermark column `%s` is %s: a rowtime "
+				 "column must be TIMESTAMP(p) or "
+				 "TIMESTAMP_LTZ(p) with p <= 3%s",
+				 t->wm_col, rt, rowtime_fix(rt));
+	if (ddl_expr_check(t, t->wm_expr, 0, et, sizeof(et), &why))
+		return refs_fail(p, t->wm_off, err, "watermark on `%s`: %s",
+				 t->wm_col, cmfs_err_msg(&why));
+	if (!et[0])
+		return 0; /* a type only Flink can tell */
+	if (!rowtime_kind(et) || (kind && rowtime_kind(et) != kind))
+		return refs_fail(p, t->wm_off, err,
+				 "the watermark expression on `%s` is %s: it "
+				 "must be %s(p) with p <= 3, as its "
+				 "column%s",
+				 t->wm_col, !strcmp(et, "PROCTIME") ? "PROCTIME()" : et,
+				 kind == 'L' ? "TIMESTAMP_LTZ" : "TIMESTAMP",
+				 rowtime_fix(et));
+	return 0;
+}
+
+/* The columns `keys` names (a `what` at `off`) exist and are physical,
+ * else the refusal says `rule`. */
+static int physical_keys(const struct ddl_table *t, struct ddl_parser *p,
+			 struct cmfs_err *err, const struct ddl_strv *keys,
+			 size_t off, const char *what, const char *rule)
+{
+	const struct ddl_column *c;
+	char hint[128];
+	size_t i;
+
+	for (i = 0; i < keys->n; i++) {
+		c = ddl_find_column(t, keys->v[i]);
+		if (!c)
+			return refs_fail(p, off, err,
+					 "%s `%s` is not a column of the "
+					 "table%s",
+					 what, keys->v[i],
+					 ddl_case_hint(t, keys->v[i], hint,
+						       sizeof(hint)));
+		if (c->kind != DDL_COL_PHYSICAL)
+			return refs_fail(p, off, err,
+					 "%s `%s` is a %s column: %s", what,
+					 keys->v[i],
+					 c->kind == DDL_COL_COMPUTED
+						 ? "computed"
+						 : "metadata",
+					 rule);
+	}
+	return 0;
+}
+
+/*
+ * In Flink's order: the columns (computed ones over physical and
+ * metadata columns and built-in functions), the primary key (on physical
+ * columns only), the watermark, then partition and bucket keys.  The
+ * first problem found is reported.
  */
 int ddl_check_refs(const struct ddl_table *t, struct ddl_parser *p,
 		   struct cmfs_err *err)
 {
+	struct cmfs_err why = CMFS_ERR_INIT;
 	const struct ddl_column *c;
+	char hint[128], ty[8];
 	size_t i;
+	int rc;
 
-	for (i = 0; i < t->pk.n; i++) {
-		c = ddl_find_column(t, t->pk.v[i]);
-		if (!c)
-			return refs_fail(p, t->pk_off, err,
-					 "primary key column `%s` is not a "
-					 "column of the table",
-					 t->pk.v[i]);
-		if (c->kind != DDL_COL_PHYSICAL)
-			return refs_fail(p, t->pk_off, err,
-					 "primary key column `%s` is a %s "
-					 "column: a primary key must be on "
-					 "physical columns",
-					 t->pk.v[i],
-					 c->kind == DDL_COL_COMPUTED
-						 ? "computed"
-						 : "metadata");
+	for (i = 0; i < t->ncols; i++) {
+		c = &t->cols[i];
+		if (c->kind != DDL_COL_COMPUTED)
+			continue;
+		rc = ddl_expr_check(t, c->expr, 1, ty, sizeof(ty), &why);
+		if (rc == -ENOMEM)
+			return cmfs_err_set(err, rc, "out of memory");
+		if (rc)
+			return refs_fail(p, c->off, err,
+					 "computed column `%s`: %s", c->name,
+					 cmfs_err_msg(&why));
 	}
-	if (t->wm_col) {
-		c = ddl_find_column(t, t->wm_col);
-		if (!c)
-			return refs_fail(
-				p, t->wm_off, err,
-				"watermark column `%s` is not a column "
-				"of the table",
-				t->wm_col);
-		/* a computed rowtime's type is only known to Flink */
-		if (c->type && !rowtime_type_ok(c->type))
-			return refs_fail(
-				p, t->wm_off, err,
-				"watermark column `%s` is %s: a rowtime "
-				"column must be TIMESTAMP(p) or "
-				"TIMESTAMP_LTZ(p) with p <= 3",
-				t->wm_col, c->type);
-	}
-	for (i = 0; i < t->parts.n; i++)
-		if (!ddl_find_column(t, t->parts.v[i]))
-			return refs_fail(p, t->part_off, err,
-					 "partition column `%s` is not a "
-					 "column of the table",
-					 t->parts.v[i]);
+	if ((rc = physical_keys(t, p, err, &t->pk, t->pk_off,
+				"primary key column",
+				"a primary key must be on physical columns")))
+		return rc;
+	if (t->wm_col && (rc = check_watermark(t, p, err)))
+		return rc;
+	/* Flink partitions by what the connector stores */
+	if ((rc = physical_keys(t, p, err, &t->parts, t->part_off,
+				"partition column",
+				"partition keys must be physical columns")))
+		return rc;
 	for (i = 0; i < t->dist_cols.n; i++)
 		if (!ddl_find_column(t, t->dist_cols.v[i]))
 			return refs_fail(p, t->dist_off, err,
 					 "bucket key column `%s` is not a "
-					 "column of the table",
-					 t->dist_cols.v[i]);
+					 "column of the table%s",
+					 t->dist_cols.v[i],
+					 ddl_case_hint(t, t->dist_cols.v[i], hint,
+						   sizeof(hint)));
 	return 0;
 }
 
@@ -965,9 +1097,10 @@ void ddl_table_free(struct ddl_table *t)
 	free(t);
 }
 
-/* The qualifier rule of the environment catalog, for `what`. */
-static int check_qualifier(char *const *parts, int n, const char *env,
-			   const char *what, struct cmfs_err *err)
+/* The qualifier rule of the environment catalog, for `what` at `at`. */
+static int check_qualifier(char *const *parts, int n, const int *at,
+			   const char *env, const char *what,
+			   struct cmfs_err *err)
 {
 	struct buf b = BUF_INIT(4096);
 	char cat[128];
@@ -983,9 +1116,9 @@ static int check_qualifier(char *const *parts, int n, const char *env,
 		if ((i && buf_addc(&b, '.')) || ddl_put_ident(&b, parts[i], 1))
 			break;
 	rc = cmfs_err_set(err, -EINVAL,
-			  "%squalified name %.120s: only the environment "
-			  "catalog `%s`.`default` is allowed",
-			  what, buf_str(&b), cat);
+			  "%d:%d: %squalified name %.120s: only the "
+			  "environment catalog `%s`.`default` is allowed",
+			  at[0], at[1], what, buf_str(&b), cat);
 	buf_release(&b);
 	return rc;
 }
@@ -997,18 +1130,19 @@ int ddl_check_name(const struct ddl_table *t, const char *env,
 	int rc;
 
 	/* the qualifiers first: a wrong catalog matters more than a name */
-	rc = check_qualifier(t->name, t->nparts, env, "", err);
+	rc = check_qualifier(t->name, t->nparts, t->name_at, env, "", err);
 	if (!rc && t->has_like)
-		rc = check_qualifier(t->like_name, t->like_nparts, env,
-				     "LIKE source: ", err);
+		rc = check_qualifier(t->like_name, t->like_nparts, t->like_at,
+				     env, "LIKE source: ", err);
 	if (rc)
 		return rc;
 	/* case-sensitive, as Flink's names are: Orders.sql holds Orders */
 	if (strcmp(name, file_name))
 		return cmfs_err_set(err, -EINVAL,
-				    "table name `%.100s` does not match the "
-				    "file name `%.100s.sql`",
-				    name, file_name);
+				    "%d:%d: table name `%.100s` does not match "
+				    "the file name `%.100s.sql`",
+				    t->name_at[0], t->name_at[1], name,
+				    file_name);
 	return 0;
 }
 
@@ -1036,14 +1170,14 @@ void ddl_option(const struct ddl_table *t, size_t i, const char **key,
 	*value = i < t->nopts ? t->opts[i].value : NULL;
 }
 
-/* Keys are unique (checked when parsed and merged): the first hit. */
+/* A key written twice has the last value, as in Flink. */
 const char *ddl_option_get(const struct ddl_table *t, const char *key)
 {
 	size_t i;
 
-	for (i = 0; i < t->nopts; i++)
-		if (!strcmp(t->opts[i].key, key))
-			return t->opts[i].value;
+	for (i = t->nopts; i > 0; i--)
+		if (!strcmp(t->opts[i - 1].key, key))
+			return t->opts[i - 1].value;
 	return NULL;
 }
 
@@ -1209,6 +1343,11 @@ int ddl_dump(struct buf *b, const struct ddl_table *t)
 	    ((rc = buf_adds(b, "partitioned-by: ")) ||
 	     (rc = put_list(b, &t->parts, 1)) || (rc = buf_addc(b, '\n'))))
 		return rc;
+	if (t->conn_nparts &&
+	    ((rc = buf_adds(b, "connection: ")) ||
+	     (rc = put_name(b, t->conn_name, t->conn_nparts, 1)) ||
+	     (rc = buf_addc(b, '\n'))))
+		return rc;
 	for (i = 0; i < t->nopts; i++)
 		if ((rc = buf_adds(b, "option: ")) ||
 		    (rc = ddl_put_string(b, t->opts[i].key, 1)) ||
@@ -1306,6 +1445,10 @@ int ddl_format(struct buf *b, const struct ddl_table *t)
 	if (t->parts.n &&
 	    ((rc = buf_adds(b, "\nPARTITIONED BY (")) ||
 	     (rc = put_list(b, &t->parts, 0)) || (rc = buf_addc(b, ')'))))
+		return rc;
+	if (t->conn_nparts &&
+	    ((rc = buf_adds(b, "\nUSING CONNECTION ")) ||
+	     (rc = put_name(b, t->conn_name, t->conn_nparts, 0))))
 		return rc;
 	if (t->has_with || t->nopts) {
 		if ((rc = buf_adds(b, "\nWITH (")))

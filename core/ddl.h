@@ -5,8 +5,11 @@
  * statement.  ddl_parse() reads it with a hand-written lexer and
  * recursive-descent parser into a tree that keeps the name, the columns
  * (physical, computed, metadata), the primary key, the watermark, the
- * table comment, PARTITIONED BY, DISTRIBUTED BY/INTO, the WITH options in
- * order and the LIKE clause.  Expressions are checked for syntax and kept
+ * table comment, PARTITIONED BY, DISTRIBUTED BY/INTO, USING CONNECTION
+ * (Flink 2.x), the WITH options in order (a key written twice kept
+ * twice: the last value is the one Flink takes) and the LIKE clause.  The
+ * column list may be left out (CREATE TABLE t WITH (...)), as Flink
+ * allows.  Expressions are checked for syntax and kept
  * as their source text; types are kept as canonical text (keywords upper
  * case, synonyms folded: INTEGER -> INT, ROW(...) -> ROW<...>,
  * TIMESTAMP(3) WITH LOCAL TIME ZONE -> TIMESTAMP_LTZ(3), identifiers
@@ -16,20 +19,33 @@
  * RTAS (-EOPNOTSUPP, "not supported in the environment catalog"), a
  * PRIMARY KEY without NOT ENFORCED, two primary keys or watermarks,
  * duplicate columns, key/watermark/partition/bucket columns that do not
- * exist, duplicate option keys, TEMPORARY tables, a second statement, and
+ * exist, TEMPORARY tables, a second statement, and
  * anything that is not CREATE TABLE; also a watermark on a column that is
  * not TIMESTAMP(p)/TIMESTAMP_LTZ(p) with p <= 3, out-of-range precisions,
  * UNIQUE constraints, and text that is not UTF-8 or holds a NUL byte.
+ * Expressions are checked as Flink's schema resolver checks them: the
+ * columns they name exist (a computed column may use physical and
+ * metadata columns only), the functions they call are Flink's built-in
+ * ones, a computed rowtime is an event-time timestamp (not PROCTIME())
+ * and a watermark expression is of its rowtime's kind of timestamp
+ * (TIMESTAMP(p) or TIMESTAMP_LTZ(p), p <= 3) when its type can be told.
+ * A name that differs from a column's only in case is pointed out.
  * Syntax errors read "line:col: expected X, found Y" (1-based; columns
  * count characters).
  *
  * Limits: more than 1 MiB of text, more than 1024 options or 4096 columns
  * -> -EFBIG; types or expressions nested deeper than 64 -> -EINVAL.
  *
- * Lenient where Flink is strict and it does not matter here: unquoted
- * reserved words are accepted as names (`default`.t needs no quotes), and
- * LIKE options may be separated by commas (as Flink's documentation
- * writes them) as well as by blanks (as its parser wants).
+ * Names follow Flink's lexical rules: an unquoted name is made of
+ * Calcite's letters and digits ('$' is a letter; an emoji or '€' needs
+ * back-quotes), is not a reserved word (`default`.t, `user`: back-quoted)
+ * and has at most 256 characters; fields of a ROW are unique; a partition
+ * key is a physical column; OVERWRITING ALL does not exist; a column list
+ * of bare names is a CTAS.
+ *
+ * Lenient where Flink is strict and it does not matter here: LIKE options
+ * may be separated by commas (as Flink's documentation writes them) as
+ * well as by blanks (as its parser wants).
  *
  * Threads: a table is a plain value; distinct tables may be used from
  * distinct threads, one table from one thread at a time.
@@ -85,7 +101,8 @@ const char *ddl_like_source(const struct ddl_table *t);
 size_t ddl_option_count(const struct ddl_table *t);
 void ddl_option(const struct ddl_table *t, size_t i, const char **key,
 		const char **value);
-/* The value of option `key` (exact, case-sensitive match), or NULL. */
+/* The value of option `key` (exact, case-sensitive match; the last one
+ * when written twice), or NULL. */
 const char *ddl_option_get(const struct ddl_table *t, const char *key);
 
 /* Column access, for callers that need the schema. */
@@ -99,9 +116,8 @@ void ddl_column(const struct ddl_table *t, size_t i, const char **name,
  * Merge the LIKE source `src` into `t` as Flink does.  Like options:
  * { INCLUDING | EXCLUDING } { ALL | CONSTRAINTS | DISTRIBUTION |
  * PARTITIONS } and { INCLUDING | EXCLUDING | OVERWRITING } { GENERATED |
- * METADATA | OPTIONS | WATERMARKS } (OVERWRITING ALL also, which makes the
- * derived table's key, partitions and bucketing replace the source's);
- * default INCLUDING ALL OVERWRITING OPTIONS.
+ * METADATA | OPTIONS | WATERMARKS } (no OVERWRITING ALL, as in Flink's
+ * grammar); default INCLUDING ALL OVERWRITING OPTIONS.
  *
  * Physical columns of `src` always come first and may not be redefined;
  * computed and metadata columns may be replaced only under OVERWRITING

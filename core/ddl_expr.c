@@ -171,7 +171,9 @@ static int type_rec(struct ddl_parser *p, struct buf *out);
 /* Fields of ROW<...> or ROW(...), up to the closing `close`. */
 static int row_fields(struct ddl_parser *p, struct buf *b, char close)
 {
+	struct ddl_strv names = {0};
 	char *name, *comment;
+	size_t off;
 	int rc;
 
 	if (ddl_cur_punct(p, close))
@@ -180,8 +182,17 @@ static int row_fields(struct ddl_parser *p, struct buf *b, char close)
 	for (;;) {
 		if (p->cur.kind != TK_IDENT && p->cur.kind != TK_QIDENT)
 			return ddl_expected(p, "a ROW field name");
-		if ((rc = ddl_ident_value(p, &p->cur, &name)) ||
+		off = p->cur.off;
+		if ((rc = ddl_name_value(p, &p->cur, &name)) ||
 		    (rc = ddl_advance(p)))
+			return rc;
+		/* Flink's RowType: "Field names must be unique" (exactly) */
+		if (ddl_strv_find(&names, name) >= 0)
+			return ddl_error_at(p, off, -EINVAL,
+					    "field `%s` appears twice in the "
+					    "ROW: field names must be unique",
+					    name);
+		if ((rc = ddl_strv_push(&p->t->arena, &names, name)))
 			return rc;
 		if ((rc = ddl_put_ident(b, name, 0)) ||
 		    (rc = buf_addc(b, ' ')) || (rc = type_rec(p, b)))
@@ -566,6 +577,18 @@ int ddl_parse_type(struct ddl_parser *p, char **out)
 static int expr_or(struct ddl_parser *p);  /* the whole ladder */
 static int expr_add(struct ddl_parser *p); /* operands of predicates */
 
+/* Is `t` one of the n keywords `words`? */
+static int kw_in(const struct ddl_parser *p, const struct ddl_tok *t,
+		 const char *const *words, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ddl_is_kw(p, t, words[i]))
+			return 1;
+	return 0;
+}
+
 /*
  * Words that cannot begin an operand: seeing one where an operand belongs
  * means the expression is garbage (or empty), not a column reference.
@@ -579,12 +602,8 @@ static int stop_word(struct ddl_parser *p)
 		"ON",	   "PLACING",	"UNION", "ORDER",  "GROUP",   "HAVING",
 		"JOIN",	   "RETURNING",
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (ddl_cur_kw(p, words[i]))
-			return 1;
-	return 0;
+	return kw_in(p, &p->cur, words, sizeof(words) / sizeof(words[0]));
 }
 
 /* SELECT, VALUES or WITH: the start of a query. */
@@ -606,7 +625,7 @@ static int subquery(struct ddl_parser *p, size_t off)
 }
 
 /* Units of interval literals (plural forms too, as Calcite reads them). */
-static int literal_unit(struct ddl_parser *p)
+static int literal_unit(const struct ddl_parser *p, const struct ddl_tok *t)
 {
 	static const char *const units[] = {
 		"YEAR",	       "YEARS",	       "QUARTER",     "QUARTERS",
@@ -616,12 +635,8 @@ static int literal_unit(struct ddl_parser *p)
 		"MILLISECOND", "MILLISECONDS", "MICROSECOND", "MICROSECONDS",
 		"NANOSECOND",  "NANOSECONDS",
 	};
-	size_t i;
 
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-		if (ddl_cur_kw(p, units[i]))
-			return 1;
-	return 0;
+	return kw_in(p, t, units, sizeof(units) / sizeof(units[0]));
 }
 
 /* unit [(p)] after an interval literal or its TO */
@@ -630,7 +645,7 @@ static int literal_unit_prec(struct ddl_parser *p)
 	long n;
 	int rc;
 
-	if (!literal_unit(p))
+	if (!literal_unit(p, &p->cur))
 		return ddl_expected(p, "an interval unit (SECOND, MINUTE, "
 				       "HOUR, DAY, ...)");
 	if ((rc = ddl_advance(p)))
@@ -669,6 +684,8 @@ static int cast_call(struct ddl_parser *p)
 	if ((rc = ddl_expect_punct(p, '(')) || (rc = expr_or(p)) ||
 	    (rc = ddl_expect_kw(p, "AS")) || (rc = ddl_parse_type(p, &type)))
 		return rc;
+	/* the type is the cast's, nullable or not */
+	p->ety = type;
 	return ddl_expect_punct(p, ')');
 }
 
@@ -699,21 +716,26 @@ static int case_expr(struct ddl_parser *p)
 	return ddl_expect_kw(p, "END");
 }
 
-/* expr {, expr} up to `close` (which is consumed); empty allowed. */
+/* expr {, expr} up to `close` (which is consumed); empty allowed.  One
+ * expression keeps its type, as (a) is a; several make a row. */
 static int expr_list(struct ddl_parser *p, char close)
 {
-	int rc;
+	int rc, n = 0;
 
+	p->ety = NULL;
 	if (ddl_cur_punct(p, close))
 		return ddl_advance(p);
 	for (;;) {
 		if ((rc = expr_or(p)))
 			return rc;
+		n++;
 		if (!ddl_cur_punct(p, ','))
 			break;
 		if ((rc = ddl_advance(p)))
 			return rc;
 	}
+	if (n > 1)
+		p->ety = "ROW";
 	return ddl_expect_punct(p, close);
 }
 
@@ -867,6 +889,113 @@ static int call_args(struct ddl_parser *p, const struct ddl_tok *fn)
 	}
 }
 
+/* The words that name a time unit inside a call (EXTRACT(DOW FROM x),
+ * CEIL(ts TO WEEK), TIMESTAMPDIFF(QUARTER, a, b)): not columns.  The
+ * interval units, and those only EXTRACT and FLOOR/CEIL know. */
+static int time_unit_word(const struct ddl_parser *p,
+			  const struct ddl_tok *t)
+{
+	static const char *const words[] = {
+		"MILLENNIUM", "CENTURY", "DECADE",  "DOY",	   "DOW",
+		"EPOCH",      "ISODOW",	 "ISOYEAR", "FRAC_SECOND",
+	};
+
+	return literal_unit(p, t) ||
+	       kw_in(p, t, words, sizeof(words) / sizeof(words[0]));
+}
+
+/* The niladic functions Calcite reserves, written without (): their type. */
+static const char *niladic_type(const struct ddl_parser *p,
+				const struct ddl_tok *t)
+{
+	if (ddl_is_kw(p, t, "CURRENT_TIMESTAMP"))
+		return "TIMESTAMP_LTZ(3)";
+	if (ddl_is_kw(p, t, "LOCALTIMESTAMP"))
+		return "TIMESTAMP(3)";
+	if (ddl_is_kw(p, t, "CURRENT_DATE"))
+		return "DATE";
+	if (ddl_is_kw(p, t, "CURRENT_TIME") || ddl_is_kw(p, t, "LOCALTIME"))
+		return "TIME(0)";
+	return NULL;
+}
+
+/*
+ * A name that is not called: a column, when the expression is analysed
+ * (p->scope).  Reserved words here are niladic functions or keywords
+ * (CURRENT_TIMESTAMP, DAY in EXTRACT); a name followed by '.' that is no
+ * column may be a qualified function (cat.db.f()): neither is checked.
+ */
+static int column_ref(struct ddl_parser *p, const struct ddl_tok *t)
+{
+	const struct ddl_column *c;
+	char *name, hint[128];
+	int rc;
+
+	p->ety = NULL;
+	if (!p->scope)
+		return 0;
+	if (t->kind == TK_IDENT && ddl_reserved(p->src + t->off, t->len)) {
+		p->ety = niladic_type(p, t);
+		return 0;
+	}
+	if ((rc = ddl_ident_value(p, t, &name)))
+		return rc;
+	c = ddl_find_column(p->scope, name);
+	if (!c) {
+		if (ddl_cur_punct(p, '.') ||
+		    (t->kind == TK_IDENT && time_unit_word(p, t)))
+			return 0;
+		return ddl_error_at(p, t->off, -EINVAL,
+				    "`%.60s` is not a column of the table%s",
+				    name,
+				    ddl_case_hint(p->scope, name, hint,
+						  sizeof(hint)));
+	}
+	/* Flink resolves computed columns over the physical and metadata
+	 * ones only */
+	if (p->in_computed && c->kind == DDL_COL_COMPUTED)
+		return ddl_error_at(p, t->off, -EINVAL,
+				    "`%.60s` is a computed column: a computed "
+				    "column may only use physical and "
+				    "metadata columns",
+				    name);
+	if (c->type) {
+		p->ety = c->type;
+		return 0;
+	}
+	/* a computed rowtime in a watermark: its own expression's type */
+	{
+		char ty[64];
+		struct cmfs_err why = CMFS_ERR_INIT;
+
+		if (!ddl_expr_check(p->scope, c->expr, 1, ty, sizeof(ty),
+				    &why) &&
+		    ty[0])
+			p->ety = ddl_arena_strdup(&p->t->arena, ty);
+	}
+	return 0;
+}
+
+/* A call of `fn`, its arguments parsed: a built-in function, when the
+ * expression is analysed.  The call's type is the function's. */
+static int function_ref(struct ddl_parser *p, const struct ddl_tok *fn)
+{
+	char *name;
+	int rc;
+
+	p->ety = NULL;
+	if (!p->scope)
+		return 0;
+	if ((rc = ddl_ident_value(p, fn, &name)))
+		return rc;
+	if (ddl_function(name, strlen(name), &p->ety))
+		return 0;
+	return ddl_error_at(p, fn->off, -EINVAL,
+			    "unknown function %.60s(): not one of Flink's "
+			    "built-in functions",
+			    name);
+}
+
 /* A primary operand: literal, special form, name, call, parentheses. */
 static int primary(struct ddl_parser *p)
 {
@@ -874,11 +1003,23 @@ static int primary(struct ddl_parser *p)
 	struct ddl_tok fn;
 	int rc;
 
+	p->ety = NULL;
 	switch (p->cur.kind) {
 	case TK_NUMBER:
+		/* 12 is an INT, 1.5 and 1e3 something else numeric */
+		p->ety = memchr(p->src + p->cur.off, '.', p->cur.len) ||
+				 memchr(p->src + p->cur.off, 'e',
+					p->cur.len) ||
+				 memchr(p->src + p->cur.off, 'E', p->cur.len)
+			 ? "DECIMAL"
+			 : "INT";
+		return ddl_advance(p);
 	case TK_STRING:
+		p->ety = "STRING";
+		return ddl_advance(p); /* 'text' */
 	case TK_BINSTR:
-		return ddl_advance(p); /* 1.5, 'text', X'00ff' */
+		p->ety = "BYTES";
+		return ddl_advance(p); /* X'00ff' */
 	case TK_QIDENT:
 		break;
 	case TK_PUNCT:
@@ -900,17 +1041,25 @@ static int primary(struct ddl_parser *p)
 		if ((rc = ddl_peek(p, &n)))
 			return rc;
 		if (ddl_cur_kw(p, "TRUE") || ddl_cur_kw(p, "FALSE") ||
+		    ddl_cur_kw(p, "UNKNOWN"))
+			p->ety = "BOOLEAN";
+		if (ddl_cur_kw(p, "TRUE") || ddl_cur_kw(p, "FALSE") ||
 		    ddl_cur_kw(p, "NULL") || ddl_cur_kw(p, "UNKNOWN"))
 			return ddl_advance(p);
 		if (ddl_cur_kw(p, "INTERVAL")) {
 			if ((rc = ddl_advance(p)))
 				return rc;
+			p->ety = "INTERVAL";
 			return interval_literal(p);
 		}
 		/* typed literals; DATE alone may still be a column */
 		if ((ddl_cur_kw(p, "DATE") || ddl_cur_kw(p, "TIME") ||
 		     ddl_cur_kw(p, "TIMESTAMP")) &&
 		    n->kind == TK_STRING) {
+			/* a TIMESTAMP literal's precision is its digits' */
+			p->ety = ddl_cur_kw(p, "DATE")	 ? "DATE"
+				 : ddl_cur_kw(p, "TIME") ? "TIME"
+							 : NULL;
 			if ((rc = ddl_advance(p)))
 				return rc;
 			return ddl_advance(p); /* DATE '2024-01-01' */
@@ -922,16 +1071,21 @@ static int primary(struct ddl_parser *p)
 			return cast_call(p);
 		}
 		if (ddl_cur_kw(p, "CASE")) {
-			if ((rc = ddl_advance(p)))
+			if ((rc = ddl_advance(p)) || (rc = case_expr(p)))
 				return rc;
-			return case_expr(p);
+			p->ety = NULL; /* the branches' common type */
+			return 0;
 		}
 		/* constructors: ARRAY[1, 2], MAP['k', v]; ROW(...) is a call */
 		if ((ddl_cur_kw(p, "ARRAY") || ddl_cur_kw(p, "MAP")) &&
 		    ddl_is_punct(p, n, '[')) {
-			if ((rc = ddl_advance(p)) || (rc = ddl_advance(p)))
+			const char *ty = ddl_cur_kw(p, "MAP") ? "MAP" : "ARRAY";
+
+			if ((rc = ddl_advance(p)) || (rc = ddl_advance(p)) ||
+			    (rc = expr_list(p, ']')))
 				return rc;
-			return expr_list(p, ']');
+			p->ety = ty;
+			return 0;
 		}
 		if (is_subquery_word(p, &p->cur))
 			return subquery(p, p->cur.off);
@@ -945,10 +1099,10 @@ static int primary(struct ddl_parser *p)
 	if ((rc = ddl_advance(p)))
 		return rc;
 	if (!ddl_cur_punct(p, '('))
-		return 0;
-	if ((rc = ddl_advance(p)))
+		return column_ref(p, &fn);
+	if ((rc = ddl_advance(p)) || (rc = call_args(p, &fn)))
 		return rc;
-	return call_args(p, &fn);
+	return function_ref(p, &fn);
 }
 
 /* primary, then [index], .field and .method(args) */
@@ -959,8 +1113,11 @@ static int postfix(struct ddl_parser *p)
 
 	if ((rc = primary(p)))
 		return rc;
-	/* a[1].b['k'].c(): applied left to right, as often as written */
+	/* a[1].b['k'].c(): applied left to right, as often as written;
+	 * the type of an element or field is not followed */
 	for (;;) {
+		if (ddl_cur_punct(p, '[') || ddl_cur_punct(p, '.'))
+			p->ety = NULL;
 		if (ddl_cur_punct(p, '[')) {
 			if ((rc = ddl_advance(p)) || (rc = expr_or(p)) ||
 			    (rc = ddl_expect_punct(p, ']')))
@@ -1006,31 +1163,51 @@ static int expr_mul(struct ddl_parser *p)
 	if ((rc = expr_unary(p)))
 		return rc;
 	while (ddl_cur_punct(p, '*') || ddl_cur_punct(p, '/') ||
-	       ddl_cur_punct(p, '%'))
+	       ddl_cur_punct(p, '%')) {
 		if ((rc = ddl_advance(p)) || (rc = expr_unary(p)))
 			return rc;
+		p->ety = NULL; /* numeric, of a type not followed */
+	}
 	return 0;
+}
+
+/* A point in time (DATE, TIME, TIMESTAMP...) or PROCTIME(): what stays
+ * itself when an INTERVAL is added or subtracted. */
+static int temporal(const char *ty)
+{
+	return ty && (!strncmp(ty, "TIMESTAMP", 9) || !strncmp(ty, "DATE", 4) ||
+		      !strncmp(ty, "TIME", 4) || !strcmp(ty, "PROCTIME"));
 }
 
 /* mul {+ - || mul}; || is two adjacent '|' tokens. */
 static int expr_add(struct ddl_parser *p)
 {
-	int rc = 0;
+	const char *ty;
+	int rc = 0, concat;
 
 	if ((rc = expr_mul(p)))
 		return rc;
+	ty = p->ety;
 	for (;;) {
+		concat = 0;
 		if (ddl_cur_punct(p, '+') || ddl_cur_punct(p, '-')) {
 			if ((rc = ddl_advance(p)))
 				return rc;
 		} else if (punct2(p, '|', '|', &rc)) {
 			if ((rc = ddl_advance(p)) || (rc = ddl_advance(p)))
 				return rc;
+			concat = 1;
 		} else {
+			p->ety = rc ? NULL : ty;
 			return rc;
 		}
 		if ((rc = expr_mul(p)))
 			return rc;
+		/* ts - INTERVAL '5' SECOND is still ts's type */
+		if (concat)
+			ty = "STRING";
+		else if (!(temporal(ty) && p->ety && !strcmp(p->ety, "INTERVAL")))
+			ty = NULL;
 	}
 }
 
@@ -1050,12 +1227,27 @@ static int cmp_op(struct ddl_parser *p, int *rc)
 }
 
 /* The predicates after an operand: comparisons, IS, BETWEEN, LIKE, IN. */
+static int predicates(struct ddl_parser *p);
+
 static int expr_pred(struct ddl_parser *p)
 {
-	int rc = 0, k;
+	size_t start;
+	int rc;
 
 	if ((rc = expr_add(p)))
 		return rc;
+	start = p->cur.off;
+	rc = predicates(p);
+	if (!rc && p->cur.off != start)
+		p->ety = "BOOLEAN";
+	return rc;
+}
+
+/* The predicates after an operand, if any. */
+static int predicates(struct ddl_parser *p)
+{
+	int rc = 0, k;
+
 	/* a loop: Calcite chains them (a = b = c), so do we */
 	for (;;) {
 		k = cmp_op(p, &rc);
@@ -1156,6 +1348,7 @@ static int expr_not(struct ddl_parser *p)
 		return rc;
 	rc = expr_not(p);
 	p->depth--;
+	p->ety = "BOOLEAN";
 	return rc;
 }
 
@@ -1166,9 +1359,11 @@ static int expr_and(struct ddl_parser *p)
 
 	if ((rc = expr_not(p)))
 		return rc;
-	while (ddl_cur_kw(p, "AND"))
+	while (ddl_cur_kw(p, "AND")) {
 		if ((rc = ddl_advance(p)) || (rc = expr_not(p)))
 			return rc;
+		p->ety = "BOOLEAN";
+	}
 	return 0;
 }
 
@@ -1181,9 +1376,11 @@ static int expr_or(struct ddl_parser *p)
 		return rc;
 	if ((rc = expr_and(p)))
 		goto out;
-	while (ddl_cur_kw(p, "OR"))
+	while (ddl_cur_kw(p, "OR")) {
 		if ((rc = ddl_advance(p)) || (rc = expr_and(p)))
 			goto out;
+		p->ety = "BOOLEAN";
+	}
 out:
 	p->depth--;
 	return rc;
@@ -1204,4 +1401,34 @@ int ddl_parse_expr(struct ddl_parser *p, size_t *from, size_t *to)
 		return rc;
 	*to = p->prev_end;
 	return 0;
+}
+
+/*
+ * The analysis runs the parser again over the kept text, with the table's
+ * columns in scope and a scratch table for what the parser allocates
+ * (types of CASTs): the table checked may be one being merged, whose
+ * arena must not grow behind its back.
+ */
+int ddl_expr_check(const struct ddl_table *scope, const char *text,
+		   int computed, char *type, size_t tsize,
+		   struct cmfs_err *err)
+{
+	struct ddl_table *tmp = calloc(1, sizeof(*tmp));
+	struct ddl_parser q;
+	size_t from, to;
+	int rc;
+
+	type[0] = '\0';
+	if (!tmp)
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	rc = ddl_lex_init(&q, text, strlen(text), tmp, err);
+	q.scope = scope;
+	q.in_computed = computed;
+	q.nopos = 1;
+	if (!rc)
+		rc = ddl_parse_expr(&q, &from, &to);
+	if (!rc && q.ety)
+		snprintf(type, tsize, "%s", q.ety);
+	ddl_table_free(tmp);
+	return rc;
 }

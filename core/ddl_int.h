@@ -23,6 +23,7 @@
 #define DDL_MAX_OPTIONS 1024		/* WITH options, also after a merge */
 #define DDL_MAX_COLUMNS 4096		/* columns, also after a merge */
 #define DDL_MAX_TEXT (16 * 1024 * 1024) /* one canonical type or dump */
+#define DDL_MAX_IDENT 256		/* Java chars in a name, as Flink */
 
 /* ---- arena ------------------------------------------------------------ */
 
@@ -101,6 +102,7 @@ struct ddl_table {
 	struct ddl_arena arena; /* owns every pointer below */
 	char *name[3];		/* catalog, database, table: last nparts used */
 	int nparts;
+	int name_at[2];		/* line, col of the name: for later checks */
 	int if_not_exists;
 
 	struct ddl_column *cols;
@@ -125,13 +127,17 @@ struct ddl_table {
 	long buckets; /* INTO n BUCKETS, 0 when absent */
 	size_t dist_off;
 
+	char *conn_name[3]; /* USING CONNECTION: last conn_nparts used */
+	int conn_nparts;
+
 	int has_with;
-	struct ddl_option *opts;
+	struct ddl_option *opts; /* as written: a key may come twice */
 	size_t nopts, aopts;
 
 	int has_like;
 	char *like_name[3];
 	int like_nparts;
+	int like_at[2]; /* line, col of the LIKE source's name */
 	struct ddl_like_opt like_opts[DDL_F_COUNT * 3];
 	int nlike_opts;
 	int merged; /* ddl_merge_like() has run */
@@ -181,6 +187,15 @@ struct ddl_parser {
 	int depth;	     /* recursion depth in types and expressions */
 	struct ddl_table *t; /* the tree being built (owns the arena) */
 	struct cmfs_err *err;
+	const char *untyped; /* first column written without a type */
+	size_t untyped_off;
+
+	/* analysis of a kept expression (ddl_expr_check); scope NULL while
+	 * parsing a statement, when columns are not all known yet */
+	const struct ddl_table *scope; /* the columns names refer to */
+	int in_computed; /* a computed column: physical/metadata refs only */
+	int nopos;	 /* messages without line:col (not the user's text) */
+	const char *ety; /* type of the operand just parsed, NULL unknown */
 };
 
 int ddl_utf8_check(struct ddl_parser *p);
@@ -217,6 +232,11 @@ void ddl_tok_describe(const struct ddl_parser *p, const struct ddl_tok *t,
 
 /* Token values, copied into the table's arena. */
 int ddl_ident_value(struct ddl_parser *p, const struct ddl_tok *t, char **out);
+/* The same for a name being declared or listed: -EINVAL for a reserved
+ * word unquoted or a name longer than DDL_MAX_IDENT. */
+int ddl_name_value(struct ddl_parser *p, const struct ddl_tok *t, char **out);
+/* 1 if the word s[0..n) is reserved in Flink SQL (any case). */
+int ddl_reserved(const char *s, size_t n);
 int ddl_string_value(struct ddl_parser *p, const struct ddl_tok *t, char **out);
 /* Source text from `from` to `to` with blanks and comments made single
  * spaces: the stable text kept for expressions. */
@@ -237,5 +257,26 @@ int ddl_put_text(struct buf *b, const char *s, int escape);
 int ddl_parse_type(struct ddl_parser *p, char **out);
 /* Parse an expression; [*from, *to) is its source span. */
 int ddl_parse_expr(struct ddl_parser *p, size_t *from, size_t *to);
+
+/*
+ * Check the kept text of an expression against the columns of `scope`,
+ * as Flink's schema resolver does: every column it names exists (and, in
+ * a computed column, `computed` set, is physical or metadata), every
+ * function it calls is built in.  Its type, as far as it can be told
+ * (canonical text, "PROCTIME" for PROCTIME(), "" when unknown), goes to
+ * type[0..tsize).  0, or -EINVAL with the reason (no position) in err.
+ */
+int ddl_expr_check(const struct ddl_table *scope, const char *text,
+		   int computed, char *type, size_t tsize,
+		   struct cmfs_err *err);
+
+/* Flink's built-in function `s[0..n)` (any case): 1 with its return
+ * type in *type (NULL when it depends on the arguments), else 0. */
+int ddl_function(const char *s, size_t n, const char **type);
+
+/* " (names are case-sensitive: `ID` exists)" into out when a column
+ * is called `name` in another case, else "": the hint of a message. */
+const char *ddl_case_hint(const struct ddl_table *t, const char *name,
+			  char *out, size_t size);
 
 #endif

@@ -11,7 +11,8 @@
  * comments) separate tokens and are otherwise dropped; each token records
  * how many bytes of them came before it, which is how the parser tells
  * `a<=b` (one operator) from `a < = b` (garbage) and how expression text
- * is normalised.
+ * is normalised.  A line comment starts with -- or with //, as in
+ * Calcite's lexer (Flink CDC's documentation writes `_id STRING, // ...`).
  */
 #include "ddl_int.h"
 
@@ -234,6 +235,8 @@ int ddl_error_at(struct ddl_parser *p, size_t off, int code, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (p->nopos)
+		return cmfs_err_set(p->err, code, "%s", msg);
 	ddl_linecol(p->src, p->len, off, &line, &col);
 	return cmfs_err_set(p->err, code, "%d:%d: %s", line, col, msg);
 }
@@ -288,22 +291,84 @@ int ddl_expected(struct ddl_parser *p, const char *what)
 /* ---- the tokenizer ---------------------------------------------------- */
 
 /*
- * Identifiers start with a letter, '_' or any non-ASCII character (UTF-8
- * was checked before), and go on with digits and '$' as well, as in
- * Calcite.  Keywords are identifiers that the parser compares without
- * regard to case; back-quoted identifiers never are keywords.
+ * Identifiers start with a letter and go on with letters and digits, as
+ * Calcite's lexer defines them (its <LETTER> and <DIGIT>, the character
+ * classes of JavaCC's Java grammar): '$', '_', ASCII letters, Latin-1 and
+ * most alphabets up to U+1FFF, kana, CJK and compatibility ideographs, and
+ * the decimal digits of some scripts.  Anything else (an emoji, the euro
+ * sign, a non-breaking space) needs back-quotes.  Keywords are identifiers
+ * that the parser compares without regard to case; back-quoted
+ * identifiers never are keywords.
  */
 
-static int is_ident_start(unsigned char c)
+/* The code point of the UTF-8 sequence at s (checked valid); *len its
+ * length in bytes. */
+static uint32_t code_point(const unsigned char *s, size_t *len)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-	       c >= 0x80;
+	uint32_t cp;
+	size_t k, i;
+
+	if (s[0] < 0x80) {
+		*len = 1;
+		return s[0];
+	}
+	k = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+	cp = s[0] & (0x7f >> k);
+	for (i = 1; i < k; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	*len = k;
+	return cp;
 }
 
-/* A character that may continue an unquoted identifier. */
-static int is_ident_char(unsigned char c)
+static int in_ranges(uint32_t cp, const uint32_t (*r)[2], size_t n)
 {
-	return is_ident_start(c) || (c >= '0' && c <= '9') || c == '$';
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (cp >= r[i][0] && cp <= r[i][1])
+			return 1;
+	return 0;
+}
+
+static int calcite_letter(uint32_t cp)
+{
+	static const uint32_t r[][2] = {
+		{0x24, 0x24},	  {0x41, 0x5a},	    {0x5f, 0x5f},
+		{0x61, 0x7a},	  {0xc0, 0xd6},	    {0xd8, 0xf6},
+		{0xf8, 0xff},	  {0x100, 0x1fff},  {0x3040, 0x318f},
+		{0x3300, 0x337f}, {0x3400, 0x3d2d}, {0x4e00, 0x9fff},
+		{0xf900, 0xfaff},
+	};
+
+	return in_ranges(cp, r, sizeof(r) / sizeof(r[0]));
+}
+
+static int calcite_digit(uint32_t cp)
+{
+	static const uint32_t r[][2] = {
+		{0x30, 0x39},	  {0x660, 0x669}, {0x6f0, 0x6f9},
+		{0x966, 0x96f},	  {0x9e6, 0x9ef}, {0xa66, 0xa6f},
+		{0xae6, 0xaef},	  {0xb66, 0xb6f}, {0xbe7, 0xbef},
+		{0xc66, 0xc6f},	  {0xce6, 0xcef}, {0xd66, 0xd6f},
+		{0xe50, 0xe59},	  {0xed0, 0xed9}, {0x1040, 0x1049},
+	};
+
+	return in_ranges(cp, r, sizeof(r) / sizeof(r[0]));
+}
+
+/* The length of the identifier at s[0..n) (0 if none starts there). */
+static size_t ident_len(const unsigned char *s, size_t n)
+{
+	size_t i = 0, k;
+	uint32_t cp;
+
+	while (i < n) {
+		cp = code_point(s + i, &k);
+		if (!calcite_letter(cp) && (!i || !calcite_digit(cp)))
+			break;
+		i += k;
+	}
+	return i;
 }
 
 /* ASCII digits only: isdigit() would depend on the locale. */
@@ -327,8 +392,9 @@ static size_t skip_blank(struct ddl_parser *p, size_t pos)
 		if (c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
 		    c == '\f' || c == '\v') {
 			pos++;
-		} else if (c == '-' && pos + 1 < p->len && s[pos + 1] == '-') {
-			/* -- runs to the end of the line (or of the input) */
+		} else if ((c == '-' || c == '/') && pos + 1 < p->len &&
+			   s[pos + 1] == (char)c) {
+			/* -- and // run to the end of the line (or input) */
 			while (pos < p->len && s[pos] != '\n')
 				pos++;
 		} else if (c == '/' && pos + 1 < p->len && s[pos + 1] == '*') {
@@ -411,9 +477,10 @@ static int lex_one(struct ddl_parser *p, size_t pos, struct ddl_tok *t,
 		if (rc)
 			return rc;
 		t->kind = TK_BINSTR;
-	} else if (is_ident_start(c)) {
-		while (i < p->len && is_ident_char((unsigned char)s[i]))
-			i++;
+	} else if ((i += ident_len((const unsigned char *)s + pos,
+				    p->len - pos)) > pos) {
+		/* a character that cannot go on a name ends it: a word glued
+		 * to an emoji is refused at the emoji, below, next time */
 		t->kind = TK_IDENT;
 	} else if (c == '`') {
 		i++;
@@ -462,6 +529,16 @@ static int lex_one(struct ddl_parser *p, size_t pos, struct ddl_tok *t,
 	} else if (c >= 0x20 && c < 0x7f) {
 		return ddl_error_at(p, pos, -EINVAL,
 				    "unexpected character '%c'", c);
+	} else if (c >= 0x80) {
+		size_t k;
+		uint32_t cp = code_point((const unsigned char *)s + pos, &k);
+
+		return ddl_error_at(p, pos, -EINVAL,
+				    "character '%.*s' (U+%04X) is not a letter "
+				    "of Flink SQL: outside quotes it cannot be "
+				    "part of a name; back-quote the name "
+				    "(`...`)",
+				    (int)k, s + pos, (unsigned)cp);
 	} else {
 		return ddl_error_at(p, pos, -EINVAL,
 				    "unexpected control character 0x%02x", c);
@@ -637,6 +714,45 @@ int ddl_ident_value(struct ddl_parser *p, const struct ddl_tok *t, char **out)
 		return undouble(p, s + 1, t->len - 2, '`', out);
 	*out = ddl_arena_strndup(&p->t->arena, s, t->len);
 	return *out ? 0 : -ENOMEM;
+}
+
+/* UTF-16 code units of UTF-8 text: how Java, and so Flink, counts. */
+static size_t utf16_len(const char *s)
+{
+	const unsigned char *c;
+	size_t n = 0;
+
+	for (c = (const unsigned char *)s; *c; c++)
+		if ((*c & 0xc0) != 0x80)
+			n += *c >= 0xf0 ? 2 : 1; /* beyond the BMP: a pair */
+	return n;
+}
+
+/*
+ * A name as a declaration writes it: not a reserved word unless
+ * back-quoted, and no longer than Flink's parser takes (its planner sets
+ * Calcite's identifierMaxLength to 256, counted in Java chars, quoted or
+ * not).
+ */
+int ddl_name_value(struct ddl_parser *p, const struct ddl_tok *t, char **out)
+{
+	int rc;
+
+	if (t->kind == TK_IDENT && ddl_reserved(p->src + t->off, t->len))
+		return ddl_error_at(p, t->off, -EINVAL,
+				    "%.*s is a reserved word of Flink SQL: "
+				    "to use it as a name, back-quote it: "
+				    "`%.*s`",
+				    (int)t->len, p->src + t->off, (int)t->len,
+				    p->src + t->off);
+	if ((rc = ddl_ident_value(p, t, out)))
+		return rc;
+	if (utf16_len(*out) > DDL_MAX_IDENT)
+		return ddl_error_at(p, t->off, -EINVAL,
+				    "a name of %zu characters: Flink takes at "
+				    "most %d",
+				    utf16_len(*out), DDL_MAX_IDENT);
+	return 0;
 }
 
 /* The text of a 'string' token, its doubled quotes undone. */

@@ -235,7 +235,8 @@ static int merge_pk(struct ddl_arena *a, struct ddl_table *m,
 	const struct ddl_table *k = NULL;
 	int rc;
 
-	/* OVERWRITING only comes from OVERWRITING ALL: t's key wins */
+	/* OVERWRITING cannot come here (the parser refuses OVERWRITING
+	 * CONSTRAINTS and OVERWRITING ALL); were it to, t's key wins */
 	if (how != DDL_EXCLUDING && src->has_pk)
 		k = src;
 	if (t->has_pk) {
@@ -342,7 +343,7 @@ static int merge_options(struct ddl_arena *a, struct ddl_table *m,
 			 enum ddl_strategy how, const char *from,
 			 struct cmfs_err *err)
 {
-	size_t i, j;
+	size_t i, j, nsrc, hits;
 	int rc;
 
 	/* Flink keeps options in a hash map; the source's order first
@@ -353,25 +354,28 @@ static int merge_options(struct ddl_arena *a, struct ddl_table *m,
 		for (i = 0; i < src->nopts; i++)
 			if ((rc = push_option(a, m, &src->opts[i], err)))
 				return rc;
+	/* a key t itself writes twice is kept twice (the last wins):
+	 * only the source's keys are conflicts */
+	nsrc = m->nopts;
 	for (i = 0; i < t->nopts; i++) {
-		for (j = 0; j < m->nopts; j++)
-			if (!strcmp(m->opts[j].key, t->opts[i].key))
-				break;
-		if (j == m->nopts) {
-			if ((rc = push_option(a, m, &t->opts[i], err)))
+		/* a key in both: only OVERWRITING lets t's value win, over
+		 * every copy of the key the source wrote */
+		for (j = 0, hits = 0; j < nsrc; j++) {
+			if (strcmp(m->opts[j].key, t->opts[i].key))
+				continue;
+			if (how != DDL_OVERWRITING)
+				return cmfs_err_set(
+					err, -EINVAL,
+					"LIKE %s: option '%.60s' is also set "
+					"in the source table (to '%.60s'): "
+					"specify OVERWRITING OPTIONS or "
+					"EXCLUDING OPTIONS",
+					from, t->opts[i].key, m->opts[j].value);
+			if ((rc = dup(a, &m->opts[j].value, t->opts[i].value)))
 				return rc;
-			continue;
+			hits++;
 		}
-		/* a key in both: only OVERWRITING lets t's value win */
-		if (how != DDL_OVERWRITING)
-			return cmfs_err_set(err, -EINVAL,
-					    "LIKE %s: option '%.60s' is also "
-					    "set in the source table (to "
-					    "'%.60s'): specify OVERWRITING "
-					    "OPTIONS or EXCLUDING OPTIONS",
-					    from, t->opts[i].key,
-					    m->opts[j].value);
-		if ((rc = dup(a, &m->opts[j].value, t->opts[i].value)))
+		if (!hits && (rc = push_option(a, m, &t->opts[i], err)))
 			return rc;
 	}
 	m->has_with = t->has_with || m->nopts;
@@ -418,13 +422,6 @@ int ddl_merge_like(struct ddl_table *t, const struct ddl_table *src,
 				     err)) ||
 	    (rc = merge_options(a, &m, t, src, s[DDL_F_OPTIONS], from, err)))
 		goto out;
-	/* LIKE a table that itself had no columns (an unmerged LIKE) */
-	if (!m.ncols) {
-		rc = cmfs_err_set(err, -EINVAL,
-				  "LIKE %s: the merged table has no columns",
-				  from);
-		goto out;
-	}
 	if ((rc = ddl_check_refs(&m, NULL, err)))
 		goto out;
 	/* commit: m's arrays live in t's arena, which t keeps; the old
@@ -434,7 +431,16 @@ int ddl_merge_like(struct ddl_table *t, const struct ddl_table *src,
 	t->arena = keep;
 	t->merged = 1;
 out:
-	if (rc == -ENOMEM)
+	if (rc == -ENOMEM) {
 		cmfs_err_set(err, rc, "out of memory");
+	} else if (rc && err) {
+		/* the refusal is about the LIKE clause: say where it is */
+		char msg[CMFS_ERR_MSG];
+
+		snprintf(msg, sizeof(msg), "%s", cmfs_err_msg(err));
+		cmfs_err_clear(err);
+		cmfs_err_set(err, rc, "%d:%d: %s", t->like_at[0],
+			     t->like_at[1], msg);
+	}
 	return rc;
 }

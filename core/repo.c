@@ -101,6 +101,7 @@
  * its rates are [events]' (config.h). */
 #define GATE_WHOS 1024
 #define SEEN_SLOTS 4096 /* resolutions whose last result is remembered */
+#define REFUSALS_MAX 1024 /* tables whose last write's refusal is kept */
 #define TRIM_EVERY 1000 /* lines between two retention passes, at most */
 #define TRIM_MS (3600 * 1000) /* and an hour */
 /* Retired blobs wait for an export this long between looks. */
@@ -191,6 +192,16 @@ struct repo {
 	unsigned added;	/* lines since the last retention (atomic) */
 	pthread_mutex_t seen_lock; /* guards seen */
 	struct seen *seen; /* SEEN_SLOTS of them, or NULL */
+	pthread_mutex_t refusals_lock; /* guards refusals, nrefusals */
+	struct refusal *refusals; /* newest first */
+	size_t nrefusals;
+};
+
+/* Why the last write of a table was refused (repo_table_error()). */
+struct refusal {
+	struct refusal *next;
+	char *key; /* env/table */
+	char *msg;
 };
 
 /* The last result of a resolution whose line was written (repo_resolve). */
@@ -1044,12 +1055,109 @@ out:
 	vec_release(&envs);
 }
 
+/* "env/name", malloc'd into *out; -ENOMEM. */
+static int refusal_key(char **out, const char *env, const char *name)
+{
+	size_t n = strlen(env) + strlen(name) + 2;
+
+	*out = malloc(n);
+	if (!*out)
+		return -ENOMEM;
+	snprintf(*out, n, "%s/%s", env, name);
+	return 0;
+}
+
+/* Free a list of refusals. */
+static void refusals_free(struct refusal *f)
+{
+	struct refusal *next;
+
+	for (; f; f = next) {
+		next = f->next;
+		free(f->key);
+		free(f->msg);
+		free(f);
+	}
+}
+
+/*
+ * Remember why the last write of table `name` was refused (`msg`), or
+ * forget it (NULL): what user.cmfs.error of tables/<name>.sql says, from
+ * a refused write until the next good one.  Kept in memory, for at most
+ * REFUSALS_MAX tables (the oldest refusal goes first); a restart forgets,
+ * and events keeps every refusal anyway.
+ */
+static void table_refusal(struct repo *r, const char *env, const char *name,
+			  const char *msg)
+{
+	struct refusal **pp, *f = NULL;
+	char *key = NULL;
+	size_t n;
+
+	if (refusal_key(&key, env, name))
+		return;
+	pthread_mutex_lock(&r->refusals_lock);
+	for (pp = &r->refusals; *pp; pp = &(*pp)->next)
+		if (!strcmp((*pp)->key, key)) {
+			f = *pp;
+			*pp = f->next;
+			f->next = NULL;
+			r->nrefusals--;
+			refusals_free(f);
+			break;
+		}
+	/* newest first; out of memory, the reason is only not kept */
+	f = msg ? calloc(1, sizeof(*f)) : NULL;
+	if (f && (f->msg = strdup(msg))) {
+		f->key = key;
+		key = NULL;
+		f->next = r->refusals;
+		r->refusals = f;
+		r->nrefusals++;
+	} else {
+		free(f);
+	}
+	if (r->nrefusals > REFUSALS_MAX) {
+		for (pp = &r->refusals, n = 0; n < REFUSALS_MAX; n++)
+			pp = &(*pp)->next;
+		refusals_free(*pp);
+		*pp = NULL;
+		r->nrefusals = REFUSALS_MAX;
+	}
+	pthread_mutex_unlock(&r->refusals_lock);
+	free(key);
+}
+
+int repo_table_error(struct repo *r, const char *env, const char *name,
+		     struct buf *out)
+{
+	const struct refusal *f;
+	char *key = NULL;
+	int rc = 0;
+
+	if (refusal_key(&key, env, name))
+		return -ENOMEM;
+	pthread_mutex_lock(&r->refusals_lock);
+	for (f = r->refusals; f; f = f->next)
+		if (!strcmp(f->key, key)) {
+			rc = buf_adds(out, f->msg);
+			break;
+		}
+	pthread_mutex_unlock(&r->refusals_lock);
+	free(key);
+	return rc;
+}
+
 void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
 		  const char *action, const char *object, int rc,
 		  const char *reason)
 {
 	struct event e;
 	struct cmfs_err err = CMFS_ERR_INIT;
+
+	/* a table write refused before its text could be read */
+	if (object && !strcmp(action, "table-write"))
+		table_refusal(r, env, object, reason ? reason : "");
 
 	cmfs_err_set(&err, rc, "%s", reason ? reason : "");
 	event_init(&e, repo_now(), who->uid, env, action);
@@ -1261,6 +1369,7 @@ int repo_open(struct repo **out, const struct config *cfg,
 	pthread_mutex_init(&r->scratch_lock, NULL);
 	budget_init(&r->insp, INSPECT_BUDGET);
 	pthread_mutex_init(&r->seen_lock, NULL);
+	pthread_mutex_init(&r->refusals_lock, NULL);
 	if ((mountpoint && !(r->mountpoint = strdup(mountpoint))) ||
 	    !(r->resolved = resolve_cache_new()) ||
 	    !(r->gate = events_gate_new(&gc)) ||
@@ -1349,6 +1458,8 @@ void repo_close(struct repo *r)
 	}
 	events_gate_free(r->gate);
 	free(r->seen);
+	refusals_free(r->refusals);
+	pthread_mutex_destroy(&r->refusals_lock);
 	pthread_mutex_destroy(&r->gc_lock);
 	pthread_mutex_destroy(&r->scratch_lock);
 	budget_release(&r->insp);
@@ -3084,7 +3195,11 @@ static int table_tree(struct repo *r, const struct catalog_table *t,
 	return 0;
 }
 
-/* Fill `d` with the options of `t`: the merged WITH clause. */
+/*
+ * Fill `d` with the options of `t`: the merged WITH clause, each key once
+ * with the value Flink takes, the last one written (the text keeps them
+ * all).  Resolution and export read these.
+ */
 static int def_options(struct catalog_table_def *d, const struct ddl_table *t)
 {
 	size_t i, n = ddl_option_count(t);
@@ -3097,10 +3212,12 @@ static int def_options(struct catalog_table_def *d, const struct ddl_table *t)
 		const char *k, *v;
 
 		ddl_option(t, i, &k, &v);
-		d->keys[i] = strdup(k);
-		d->values[i] = strdup(v);
+		if (ddl_option_get(t, k) != v)
+			continue; /* written again further on */
+		d->keys[d->nopts] = strdup(k);
+		d->values[d->nopts] = strdup(v);
 		d->nopts++;
-		if (!d->keys[i] || !d->values[i])
+		if (!d->keys[d->nopts - 1] || !d->values[d->nopts - 1])
 			return -ENOMEM;
 	}
 	return 0;
@@ -3194,8 +3311,14 @@ static int table_put(struct repo *r, const struct repo_who *who,
 	}
 	rc = end(r, rc, err);
 refused:
-	if (rc)
+	if (rc) {
 		record(r, &ev, rc == -ENOENT ? NULL : env, rc, err);
+		table_refusal(r, env, name, cmfs_err_msg(err));
+	} else {
+		table_refusal(r, env, name, NULL);
+		if (from)
+			table_refusal(r, env, from, NULL);
+	}
 	catalog_table_def_release(&d);
 	ddl_table_free(t);
 	ddl_table_free(src);
@@ -3240,6 +3363,8 @@ int repo_table_remove(struct repo *r, const struct repo_who *who,
 	if (!rc)
 		record(r, &ev, env, 0, NULL);
 	rc = end(r, rc, err);
+	if (!rc)
+		table_refusal(r, env, name, NULL);
 out:
 	if (rc && rc != -ENOENT)
 		record(r, &ev, env, rc, err);

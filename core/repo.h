@@ -223,6 +223,14 @@ int repo_table_rename(struct repo *r, const struct repo_who *who,
 		      const char *text, size_t len, struct cmfs_err *err);
 int repo_table_remove(struct repo *r, const struct repo_who *who,
 		      const char *env, const char *name, struct cmfs_err *err);
+/*
+ * Why the last write of table `name` (file, rename or restore) was
+ * refused, appended to `out`; nothing once a write succeeded or the table
+ * was removed.  Kept in memory for the last 1024 refused tables: a
+ * restart forgets (events keeps every refusal).  0 or -ENOMEM.
+ */
+int repo_table_error(struct repo *r, const char *env, const char *name,
+		     struct buf *out);
 /* Append the text of table `name` as written; -ENOENT. */
 int repo_table_text(struct repo *r, const char *env, const char *name,
 		    struct buf *out, struct cmfs_err *err);

@@ -2688,6 +2688,9 @@ static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 			return -ESTALE;
 		return repo_computed(c->repo, n->env, n->obj, 0, attr, b, err);
 	}
+	if (n->kind == N_TABLE && !strcmp(attr, "error"))
+		/* Why its last write was refused; empty since a good one. */
+		return repo_table_error(c->repo, n->env, n->obj, b);
 	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
 	    !strcmp(attr, "refused-classes")) {
 		rc = repo_refused_classes(c->repo, n->env, n->obj, b, err);

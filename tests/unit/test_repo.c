@@ -1679,6 +1679,51 @@ static void table_opts(struct fixture *x, const char *env, const char *name,
 	catalog_table_def_release(&d);
 }
 
+/*
+ * The reason of a table's last refused write: kept until the next good
+ * write or the drop, for the last 1024 tables; the rest are forgotten,
+ * the oldest first.  Keys written twice keep the last value in the
+ * catalog's options (what resolution reads).
+ */
+static void test_table_refusals(void)
+{
+	struct fixture x;
+	struct buf b = BUF_INIT(1 << 20);
+	const char *good = "CREATE TABLE t (a INT) WITH ('connector' = 'x', "
+			   "'connector' = 'y')";
+	char name[32], sql[128];
+	struct opts o;
+	char like[64];
+	int i;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "t", good), 0);
+	table_opts(&x, "dev", "t", &o, like, sizeof(like));
+	T_STREQ(o.s, "connector=y;");
+	T_INTEQ(repo_table_error(x.r, "dev", "t", &b), 0);
+	T_INTEQ((long long)b.len, 0);
+	T_ERRNO(table_write(&x, "dev", "t", "CREATE TABLE t (a INT"), EINVAL);
+	T_INTEQ(repo_table_error(x.r, "dev", "t", &b), 0);
+	T_CONTAINS(buf_str(&b), "1:22: expected");
+	buf_reset(&b);
+	T_INTEQ(table_write(&x, "dev", "t", good), 0);
+	T_INTEQ(repo_table_error(x.r, "dev", "t", &b), 0);
+	T_INTEQ((long long)b.len, 0);
+	/* 1025 refused tables: the first one's reason is gone */
+	for (i = 0; i <= 1024; i++) {
+		snprintf(name, sizeof(name), "n%d", i);
+		snprintf(sql, sizeof(sql), "CREATE TABLE n%d (a", i);
+		T_ERRNO(table_write(&x, "dev", name, sql), EINVAL);
+	}
+	T_INTEQ(repo_table_error(x.r, "dev", "n0", &b), 0);
+	T_INTEQ((long long)b.len, 0);
+	T_INTEQ(repo_table_error(x.r, "dev", "n1", &b), 0);
+	T_CONTAINS(buf_str(&b), "1:19: expected");
+	buf_release(&b);
+	fixture_close(&x);
+}
+
 static void test_tables(void)
 {
 	struct fixture x;
@@ -2846,6 +2891,7 @@ int main(void)
 	T_RUN(test_resolution_once);
 	T_RUN(test_retention);
 	T_RUN(test_table_rename);
+	T_RUN(test_table_refusals);
 	T_RUN(test_tables);
 	T_RUN(test_reopen);
 	T_RUN(test_power_loss);

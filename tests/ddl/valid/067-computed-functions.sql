@@ -19,5 +19,5 @@ CREATE TABLE fns (
   d14 AS UPPER(LOWER(REGEXP_REPLACE(s, '[0-9]+', '#'))),
   d15 AS my_catalog.my_db.my_udf(a, b),
   d16 AS SPLIT_INDEX(s, ',', 0),
-  d17 AS ML_PREDICT(input => s, model => 'm')
+  d17 AS my_catalog.my_db.my_udf2(input => s, model => 'm')
 ) WITH ('connector' = 'datagen');

@@ -2,7 +2,7 @@
 CREATE TABLE 订单 (
   编号 BIGINT COMMENT '主键',
   `名称` STRING,
-  prix€ DOUBLE,
+  `prix€` DOUBLE,
   emoji AS '🚀' || 编号,
   PRIMARY KEY (编号) NOT ENFORCED
 ) COMMENT 'Bestellungen – Übersicht' WITH (

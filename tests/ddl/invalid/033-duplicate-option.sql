@@ -1,5 +1,0 @@
-CREATE TABLE t (a INT) WITH (
-  'connector' = 'kafka',
-  'topic' = 'a',
-  'topic' = 'b'
-)

@@ -1,0 +1,5 @@
+-- USER is reserved in Calcite (SQL reference, Keywords: **USER**)
+CREATE TABLE t (
+  user STRING,
+  id BIGINT
+) WITH ('connector' = 'datagen')

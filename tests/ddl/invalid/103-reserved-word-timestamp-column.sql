@@ -1,0 +1,3 @@
+CREATE TABLE t (
+  timestamp TIMESTAMP(3) METADATA
+) WITH ('connector' = 'kafka')

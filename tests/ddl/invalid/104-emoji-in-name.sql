@@ -1,0 +1,3 @@
+CREATE TABLE t (
+  rocket🚀 INT
+) WITH ('connector' = 'datagen')

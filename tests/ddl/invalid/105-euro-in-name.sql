@@ -1,0 +1,3 @@
+CREATE TABLE t (
+  price€ DOUBLE
+) WITH ('connector' = 'datagen')

@@ -1,0 +1,3 @@
+CREATE TABLE t (
+  r ROW<a INT, b STRING, a BIGINT>
+) WITH ('connector' = 'datagen')

@@ -1,0 +1,4 @@
+CREATE TABLE t (
+  s STRING,
+  x AS TO_TIMESTAMPS(s)
+) WITH ('connector' = 'datagen')

@@ -1,0 +1,4 @@
+CREATE TABLE t (
+  ts TIMESTAMP,
+  WATERMARK FOR ts AS ts
+) WITH ('connector' = 'datagen')
