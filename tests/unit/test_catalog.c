@@ -9,6 +9,9 @@
 #define _GNU_SOURCE
 #include "t.h"
 
+/* A factory's options, none: an initializer of struct options_set. */
+#define NO_OPTIONS { NULL, 0, 0, NULL }
+
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -356,8 +359,9 @@ static void test_open(void)
 	 * brought into their rows, in order, values intact. */
 	{
 		struct jar_factory f[2] = {
-			{ (char *)"com.x.A", JAR_KIND_CONNECTOR, (char *)"a" },
-			{ (char *)"com.x.B", JAR_KIND_FORMAT, NULL },
+			{ (char *)"com.x.A", JAR_KIND_CONNECTOR, (char *)"a",
+			  NO_OPTIONS },
+			{ (char *)"com.x.B", JAR_KIND_FORMAT, NULL, NO_OPTIONS },
 		};
 		char *keys[3] = { (char *)"connector", (char *)"b",
 				  (char *)"a" };
@@ -415,7 +419,7 @@ static void test_open(void)
 	 * its own that the versions of its blob name, rows intact. */
 	{
 		struct jar_factory f = { (char *)"com.x.K", JAR_KIND_CONNECTOR,
-					 (char *)"k" };
+					 (char *)"k", NO_OPTIONS };
 		const char *ext[1] = { "org/ext/E" };
 		struct jar_report in, *out = NULL;
 		struct catalog_artifact a;
@@ -1338,12 +1342,12 @@ static void test_inspections(void)
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct jar_factory f[3] = {
 		{ (char *)"com.example.mongodb.MongoFactory",
-		  JAR_KIND_CONNECTOR, (char *)"mongodb" },
+		  JAR_KIND_CONNECTOR, (char *)"mongodb", NO_OPTIONS },
 		{ (char *)"com.example.fmt.BsonFormatFactory", JAR_KIND_FORMAT,
-		  NULL },
+		  NULL, NO_OPTIONS },
 		/* Stored as JSON: quotes, escapes, controls, non-ASCII. */
 		{ (char *)"com.example.cat.Catalog$Factory", JAR_KIND_OTHER,
-		  (char *)"m\"c\\a\tt\n\xe2\x82\xac" },
+		  (char *)"m\"c\\a\tt\n\xe2\x82\xac", NO_OPTIONS },
 	};
 	char *ext[3] = { (char *)"java.lang.String",
 			 (char *)"org.apache.flink.table.factories.Factory",
