@@ -1354,6 +1354,12 @@ static int cmp_opt(const void *a, const void *b)
 		      ((const struct options_option *)b)->key);
 }
 
+void options_set_sort(struct options_set *s)
+{
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), cmp_opt);
+}
+
 const struct options_option *options_find(const struct options_set *s,
 					  const char *key)
 {
@@ -1486,8 +1492,7 @@ int options_read(struct options_set *out, const char *factory,
 		return cmfs_err_set(err, rc, "%s: options: %s", factory,
 				    strerror(-rc));
 	}
-	if (out->n)
-		qsort(out->v, out->n, sizeof(*out->v), cmp_opt);
+	options_set_sort(out);
 	return 0;
 }
 

@@ -86,6 +86,9 @@ int options_set_copy(struct options_set *dst, const struct options_set *src);
 /* Append option o (copied) to s, unsorted: 0 or -ENOMEM. */
 int options_set_add(struct options_set *s, const struct options_option *o);
 
+/* Sort s by key, as options_find needs (options_set_add does not). */
+void options_set_sort(struct options_set *s);
+
 /* The option with this key in s (sorted), or NULL. */
 const struct options_option *options_find(const struct options_set *s,
 					  const char *key);

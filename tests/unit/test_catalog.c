@@ -35,6 +35,7 @@
 #define SHA_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 #define SHA_ONE                                                                \
 	"1111111111111111111111111111111111111111111111111111111111111111"
+#define SHA_D "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
 #define SHA_C "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -202,6 +203,11 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 
 /* A version-7 catalog made as version 6 had it: events in a rowid table
  * with an index on (env, off), lines and all. */
+/* A version-11 catalog made as version 9 had it: no options rows. */
+#define V11_TO_V9                                                              \
+	"DROP TABLE factory_options;"                                          \
+	"ALTER TABLE inspections DROP COLUMN options_read;"                    \
+	"PRAGMA user_version = 9;"
 #define V9_TO_V8                                                               \
 	"DROP TRIGGER loose_free; DROP TRIGGER loose_taken;"                   \
 	"DROP TABLE loose; PRAGMA user_version = 8;"
@@ -260,7 +266,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 9);
+	T_INTEQ(pragma_int("user_version"), 11);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -275,7 +281,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 9);
+	T_INTEQ(pragma_int("user_version"), 11);
 	{
 		char mode[16];
 
@@ -311,8 +317,8 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
-				 V4_TO_V3),
+		T_INTEQ(exec_sql(V11_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
+					 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
 				 "DROP TRIGGER tab_add; DROP TRIGGER tab_del;"
@@ -321,7 +327,7 @@ static void test_open(void)
 				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(pragma_int("user_version"), 11);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -342,14 +348,14 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
-				 V4_TO_V3),
+		T_INTEQ(exec_sql(V11_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
+					 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(pragma_int("user_version"), 11);
 		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
 		T_INTEQ(mark, 0);
 		catalog_close(c);
@@ -386,13 +392,13 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
-				 V4_TO_V3),
+		T_INTEQ(exec_sql(V11_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
+					 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(pragma_int("user_version"), 11);
 		T_INTEQ(exec_sql("SELECT * FROM factories"), 1);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
@@ -401,6 +407,12 @@ static void test_open(void)
 			T_STREQ(out->factories[0].identifier, "a");
 			T_INTEQ(out->factories[1].kind, JAR_KIND_FORMAT);
 			T_CHECK(out->factories[1].identifier == NULL);
+			/* Inspected before options were kept: none known,
+			 * nothing to check them by. */
+			T_INTEQ(out->factories[0].options.unknown,
+				OPTIONS_UNKNOWN_REQUIRED |
+					OPTIONS_UNKNOWN_OPTIONAL |
+					OPTIONS_UNKNOWN_PREFIXES);
 		}
 		jar_report_free(out);
 		memset(&got, 0, sizeof(got));
@@ -436,13 +448,13 @@ static void test_open(void)
 		k = c ? art(c, e.id, "k.jar", SHA_B, 3) : 0;
 		u = c ? art(c, e.id, "u.txt", SHA_C, 3) : 0;
 		catalog_close(c);
-		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
+		T_INTEQ(exec_sql(V11_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
 				 V5_TO_V4),
 			0);
 		T_INTEQ(pragma_int("user_version"), 4);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(pragma_int("user_version"), 11);
 		/* Every version of an inspected blob names its row. */
 		T_INTEQ(query_int("SELECT count(*) FROM versions v"
 				  " WHERE v.insp IS NOT (SELECT id FROM"
@@ -483,13 +495,13 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_add(c, "prod", "two\n", &err) : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
+		T_INTEQ(exec_sql(V11_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE name = 'events_env_off'"),
 			1);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(pragma_int("user_version"), 11);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE tbl_name = 'events'"),
 			1);
@@ -521,10 +533,10 @@ static void test_open(void)
 		T_INTEQ(catalog_art_add(c, e.id, "m.jar", &id, &err), 0);
 		T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7), 0);
+		T_INTEQ(exec_sql(V11_TO_V9 V9_TO_V8 V8_TO_V7), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(pragma_int("user_version"), 11);
 		T_INTEQ(c ? catalog_art_del(c, id, &err) : -1, 0);
 		T_INTEQ(c ? catalog_art_add(c, e.id, "m.jar", &id, &err) : -1,
 			0);
@@ -536,7 +548,7 @@ static void test_open(void)
 	}
 
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 10"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 12"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
@@ -1394,6 +1406,74 @@ static void test_inspections(void)
 	}
 	jar_report_free(out);
 	out = NULL;
+
+	/* The options, rows of their own: read back sorted, each field;
+	 * put again, replaced. */
+	{
+		struct options_option o[3];
+		struct options_set *got;
+
+		memset(o, 0, sizeof(o));
+		o[0].key = (char *)"url";
+		o[0].type = (char *)"string";
+		o[0].required = 1;
+		o[1].key = (char *)"mode";
+		o[1].type = (char *)"enum";
+		o[1].values = (char *)"a-b,c";
+		o[1].defval = (char *)"a-b";
+		o[1].deprecated = (char *)"old-mode";
+		o[1].fallback = (char *)"m";
+		o[1].forward = 1;
+		o[2].key = (char *)"tags";
+		o[2].type = (char *)"string";
+		o[2].list = 1;
+		f[0].options.v = o;
+		f[0].options.n = 3;
+		f[0].options.prefixes = (char *)"properties.,extra.";
+		f[1].options.unknown = OPTIONS_UNKNOWN_OPTIONAL;
+		memset(&in, 0, sizeof(in));
+		in.nfactories = 3;
+		in.factories = f;
+		T_INTEQ(catalog_insp_put(c, SHA_D, &in, &err), 0);
+		T_INTEQ(catalog_insp_get(c, SHA_D, &out, &err), 0);
+		got = out && out->nfactories == 3 ? &out->factories[0].options
+						  : NULL;
+		T_CHECK(got && got->n == 3 && !got->unknown);
+		if (got && got->n == 3) {
+			T_STREQ(got->v[0].key, "mode");
+			T_STREQ(got->v[0].type, "enum");
+			T_STREQ(got->v[0].values, "a-b,c");
+			T_STREQ(got->v[0].defval, "a-b");
+			T_STREQ(got->v[0].deprecated, "old-mode");
+			T_STREQ(got->v[0].fallback, "m");
+			T_CHECK(got->v[0].forward && !got->v[0].required);
+			T_STREQ(got->v[1].key, "tags");
+			T_CHECK(got->v[1].list && !got->v[1].defval);
+			T_STREQ(got->v[2].key, "url");
+			T_CHECK(got->v[2].required);
+			T_CHECK(options_find(got, "url") == &got->v[2]);
+			T_STREQ(got->prefixes, "extra.,properties.");
+		}
+		if (out && out->nfactories == 3) {
+			T_INTEQ(out->factories[1].options.unknown,
+				OPTIONS_UNKNOWN_OPTIONAL);
+			T_INTEQ(out->factories[2].options.n, 0);
+		}
+		jar_report_free(out);
+		out = NULL;
+		f[0].options.n = 1;
+		f[0].options.prefixes = NULL;
+		f[1].options.unknown = 0;
+		T_INTEQ(catalog_insp_put(c, SHA_D, &in, &err), 0);
+		T_INTEQ(catalog_insp_get(c, SHA_D, &out, &err), 0);
+		T_CHECK(out && out->factories[0].options.n == 1 &&
+			!out->factories[0].options.prefixes &&
+			!out->factories[1].options.unknown);
+		jar_report_free(out);
+		out = NULL;
+		memset(&f[0].options, 0, sizeof(f[0].options));
+		memset(&f[1].options, 0, sizeof(f[1].options));
+	}
 
 	/* An error report: no factories, no externals. */
 	memset(&in, 0, sizeof(in));
