@@ -110,6 +110,38 @@ int options_type_text(char **out, const struct options_option *o);
  */
 int options_value_ok(const struct options_option *o, const char *value);
 
+/* A format a table names, for options_check. */
+struct options_format {
+	const char *option; /* "format", "key.format" or "value.format" */
+	const char *id;	    /* its value: the format's identifier */
+	const struct options_set *set; /* NULL: not known (built in) */
+};
+
+/*
+ * The prefix of format `id`'s options when option `option` names it, as
+ * Flink's FactoryUtil makes it: "format" -> "<id>.", "value.format" ->
+ * "value.<id>.", "key.format" -> "key.<id>.".  Into out[cap], truncated.
+ */
+void options_format_prefix(char *out, size_t cap, const char *option,
+			   const char *id);
+
+/*
+ * Check table `table`'s options (n keys and values) as Flink's
+ * FactoryUtil would when the job is submitted: each required option of
+ * the connector (`conn`, identifier `connector`) and of the formats
+ * (`fmts`, their options under their prefixes) is set; each value parses
+ * as its option's type (options_value_ok); each key is an option of the
+ * connector, of a format under its prefix, or under a prefix the
+ * connector lets through.  Unknown sets refuse nothing; `conn` NULL (a
+ * built-in connector) checks nothing.  0, or -EINVAL with the key, what
+ * is expected and the nearest known key ("did you mean '...'?") in err.
+ */
+int options_check(const char *table, const char *connector,
+		  const struct options_set *conn,
+		  const struct options_format *fmts, size_t nfmts,
+		  char *const *keys, char *const *values, size_t n,
+		  struct cmfs_err *err);
+
 /*
  * One line per option of factory `factory` (its identifier) appended to b,
  * tab-separated: identifier, "required" or "optional", key, type (as

@@ -19,7 +19,7 @@ contains "FactoryUtil.FORMAT" "$(printf 'opts\toptional\tformat\tstring\t-')" "$
 contains "the format's own" "$(printf 'opts-fmt\toptional\tfail-on-missing-field\tboolean\tfalse')" "$OUT"
 contains "a set built at run time, said so" \
 	"# opts-runtime: optionalOptions() is computed at run time: not checked" "$OUT"
-eq "one line per option and per unknown set" 14 "$(printf '%s\n' "$OUT" | wc -l)"
+eq "one line per option and per unknown set" 15 "$(printf '%s\n' "$OUT" | wc -l)"
 
 # Kept across a remount: read from the catalog, not inspected again.
 remount_cmfs
@@ -32,6 +32,77 @@ OUT=$("$CMFS" inspect --json "$FIX/options.jar")
 contains "and in JSON" '{"key":"hostname","required":true,"forward":true,"type":"string"' "$OUT"
 contains "with the prefixes validateExcept lets through" '"prefixes":"extra."' "$OUT"
 
+# Checked at resolution, as Flink's FactoryUtil checks at submission.
+TB=$M/envs/o/tables
+R=$TB/resolved
+TYPE=user.cmf.confluent.io/sql-artifact-type
+IDENT=user.cmf.confluent.io/sql-artifact-identifier
+setfattr -n $TYPE -v connector "$A/opts.jar"
+setfattr -n $IDENT -v opts "$A/opts.jar"
+error_of() { getfattr --only-values -n user.cmfs.error "$1" 2>/dev/null; }
+JAR=$M/envs/o/versions/opts.jar/1.jar
+# table NAME OPTIONS: write tables/NAME.sql with these WITH options.
+table() {
+	printf "CREATE TABLE %s (a INT) WITH ('connector' = 'opts', %s)" "$1" "$2" >"$TB/$1.sql"
+}
+table good "'hostname' = 'db', 'port' = '5433', 'scan.startup.mode' = 'LATEST-offset', 'connect.timeout' = '5 min', 'ssl' = 'false', 'user' = 'u', 'extra.anything' = 'x', 'value.format' = 'opts-fmt', 'value.opts-fmt.charset' = 'latin1'"
+eq "options that are right resolve" "$JAR" "$(cat "$R/good.jars")"
+eq "no error" "" "$(error_of "$R/good.jars")"
+
+table typo "'hostname' = 'db', 'scan.startup.mod' = 'earliest-offset'"
+errno_is "a typo: EINVAL" EINVAL read "$R/typo.jars"
+eq "the key and the nearest known key" \
+	"table typo: option 'scan.startup.mod' is not one that connector 'opts' declares: did you mean 'scan.startup.mode'?" \
+	"$(error_of "$R/typo.jars")"
+contains "in events too" "did you mean 'scan.startup.mode'?" "$(last_event o typo)"
+
+table missing "'port' = '1'"
+errno_is "a missing required option: EINVAL" EINVAL read "$R/missing.jars"
+eq "which one, and its type" \
+	"table missing: connector 'opts' requires option 'hostname' (string), which the table does not set" \
+	"$(error_of "$R/missing.jars")"
+
+table badenum "'hostname' = 'db', 'scan.startup.mode' = 'earliest'"
+errno_is "a bad enum value: EINVAL" EINVAL read "$R/badenum.jars"
+eq "the values it takes" \
+	"table badenum: option 'scan.startup.mode' = 'earliest' is not a valid enum(earliest-offset|latest-offset): did you mean 'earliest-offset'?" \
+	"$(error_of "$R/badenum.jars")"
+
+table fmt "'hostname' = 'db', 'value.format' = 'opts-fmt', 'value.opts-fmt.fail-on-missing-field' = 'true'"
+eq "a format option under value.: resolves" "$JAR" "$(cat "$R/fmt.jars")"
+table nopre "'hostname' = 'db', 'value.format' = 'opts-fmt', 'opts-fmt.fail-on-missing-field' = 'true'"
+errno_is "without value.: EINVAL" EINVAL read "$R/nopre.jars"
+eq "naming the key it meant" \
+	"table nopre: option 'opts-fmt.fail-on-missing-field' is not one that connector 'opts' declares: did you mean 'value.opts-fmt.fail-on-missing-field'?" \
+	"$(error_of "$R/nopre.jars")"
+table fmtval "'hostname' = 'db', 'value.format' = 'opts-fmt', 'value.opts-fmt.fail-on-missing-field' = 'maybe'"
+errno_is "a format option's value checked too" EINVAL read "$R/fmtval.jars"
+contains "as a boolean" "is not a valid boolean" "$(error_of "$R/fmtval.jars")"
+
+# [sql] check_options = off: Flink finds it at submission instead.
+INI_EXTRA=$(printf '[sql]\ncheck_options = off')
+remount_cmfs
+eq "check_options = off: the typo resolves" "$JAR" "$(cat "$R/typo.jars")"
+INI_EXTRA=
+remount_cmfs
+errno_is "on again: refused" EINVAL read "$R/typo.jars"
+
+if [ -f "$REAL/flink-connector-jdbc_2.11-1.11.2.jar" ]; then
+	cp "$REAL/flink-connector-jdbc_2.11-1.11.2.jar" "$A/jdbc.jar"
+	setfattr -n $TYPE -v connector "$A/jdbc.jar"
+	setfattr -n $IDENT -v jdbc "$A/jdbc.jar"
+	printf "CREATE TABLE users (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db/shop', 'table-name' = 'users', 'lookup.cache.ttl' = '10 s', 'sink.buffer-flush.max-rows' = '500')" >"$TB/users.sql"
+	eq "JDBC: a right table resolves" "$M/envs/o/versions/jdbc.jar/1.jar" "$(cat "$R/users.jars")"
+	printf "CREATE TABLE users2 (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db/shop', 'table' = 'users')" >"$TB/users2.sql"
+	errno_is "JDBC: table-name missing" EINVAL read "$R/users2.jars"
+	contains "said so" "requires option 'table-name'" "$(error_of "$R/users2.jars")"
+	printf "CREATE TABLE users3 (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db/shop', 'table-name' = 'users', 'sink.max-retry' = '3')" >"$TB/users3.sql"
+	errno_is "JDBC: a typo" EINVAL read "$R/users3.jars"
+	contains "with the key meant" "did you mean 'sink.max-retries'?" "$(error_of "$R/users3.jars")"
+	printf "CREATE TABLE users4 (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db/shop', 'table-name' = 'users', 'lookup.cache.ttl' = '10 parsecs')" >"$TB/users4.sql"
+	errno_is "JDBC: a duration that is not one" EINVAL read "$R/users4.jars"
+fi
+
 if [ -f "$REAL/flink-connector-kafka-3.4.0-1.20.jar" ]; then
 	cp "$REAL/flink-connector-kafka-3.4.0-1.20.jar" "$A/kafka.jar"
 	OUT=$(getfattr --only-values -n user.cmfs.options "$A/kafka.jar")
@@ -39,6 +110,28 @@ if [ -f "$REAL/flink-connector-kafka-3.4.0-1.20.jar" ]; then
 		"$(printf 'kafka\trequired\tproperties.bootstrap.servers\tstring\t-')" "$OUT"
 	contains "Kafka: the startup mode's values" \
 		"$(printf 'kafka\toptional\tscan.startup.mode\tenum(earliest-offset|latest-offset|group-offsets|timestamp|specific-offsets)\tgroup-offsets')" "$OUT"
+	# The thin JAR reaches kafka-clients: let it through, to check its
+	# options (the fat SQL JAR shades them in).
+	INI_EXTRA=$(printf '[sql]\nclass_allowlist = java.*, javax.*, org.apache.flink.*, org.apache.kafka.*, org.slf4j.*')
+	remount_cmfs
+	A=$M/envs/o/artifacts
+	setfattr -n $TYPE -v connector "$A/kafka.jar"
+	setfattr -n $IDENT -v kafka "$A/kafka.jar"
+	K=$M/envs/o/versions/kafka.jar/1.jar
+	printf "CREATE TABLE k1 (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'k:9092', 'properties.group.id' = 'g', 'properties.max.poll.records' = '10', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json', 'json.fail-on-missing-field' = 'false', 'sink.delivery-guarantee' = 'at-least-once')" >"$TB/k1.sql"
+	eq "Kafka: a right table resolves (properties.*, json.*)" "$K" "$(cat "$R/k1.jars")"
+	eq "no error" "" "$(error_of "$R/k1.jars")"
+	printf "CREATE TABLE k2 (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'k:9092', 'scan.startup.mod' = 'earliest-offset', 'format' = 'json')" >"$TB/k2.sql"
+	errno_is "Kafka: the typo of the issue" EINVAL read "$R/k2.jars"
+	contains "with its fix" "did you mean 'scan.startup.mode'?" "$(error_of "$R/k2.jars")"
+	printf "CREATE TABLE k3 (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'format' = 'json')" >"$TB/k3.sql"
+	errno_is "Kafka: no bootstrap servers" EINVAL read "$R/k3.jars"
+	contains "said so" "requires option 'properties.bootstrap.servers'" "$(error_of "$R/k3.jars")"
+	printf "CREATE TABLE k4 (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'k:9092', 'scan.startup.mode' = 'earliest', 'format' = 'json')" >"$TB/k4.sql"
+	errno_is "Kafka: a startup mode it does not know" EINVAL read "$R/k4.jars"
+	contains "its values" "enum(earliest-offset|latest-offset|group-offsets|timestamp|specific-offsets): did you mean 'earliest-offset'?" "$(error_of "$R/k4.jars")"
+	printf "CREATE TABLE k5 (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'k:9092', 'value.format' = 'json', 'value.json.ignore-parse-errors' = 'true', 'scan.topic-partition-discovery.interval' = '1 min')" >"$TB/k5.sql"
+	eq "Kafka: value.format with a built-in format's options" "$K" "$(cat "$R/k5.jars")"
 else
 	skip "$REAL is absent: the published JARs are not tried"
 fi

@@ -8,6 +8,7 @@
  * against their documented options, and Flink's rules for values.
  * Run from tests/.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,7 @@ static void test_shapes(void)
 	if (!f)
 		goto out;
 	T_INTEQ(f->options.unknown, 0);
-	T_INTEQ(f->options.n, 10);
+	T_INTEQ(f->options.n, 11);
 	T_STREQ(f->options.prefixes, "extra.");
 	/* Inherited from the base factory, required there. */
 	o = options_find(&f->options, "hostname");
@@ -303,6 +304,99 @@ static void test_values(void)
 	T_CHECK(options_value_ok(&o, "anything at all"));
 }
 
+/* check TABLE's n options against the fixture's opts connector and
+ * opts-fmt under `fmt_option` (NULL: no format); the error in err. */
+static int check(const struct jar_report *r, const char *fmt_option,
+		 const char *const *kv, size_t n, struct cmfs_err *err)
+{
+	char *keys[16], *values[16];
+	struct options_format f;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		keys[i] = (char *)kv[2 * i];
+		values[i] = (char *)kv[2 * i + 1];
+	}
+	f.option = fmt_option;
+	f.id = "opts-fmt";
+	f.set = &factory(r, "opts-fmt")->options;
+	cmfs_err_clear(err);
+	return options_check("t", "opts", &factory(r, "opts")->options, &f,
+			     fmt_option ? 1 : 0, keys, values, n, err);
+}
+
+/* Tables against the fixture's declarations, as Flink would take them. */
+static void test_check(void)
+{
+	struct jar_report *r = inspect("fixtures/jars/options.jar");
+	struct cmfs_err err = CMFS_ERR_INIT;
+	static const char *const good[] = {
+		"connector", "opts", "hostname", "h", "port", "5432",
+		"scan.startup.mode", "LATEST-OFFSET", "connect.timeout",
+		"10 s", "ssl", "false", "user", "u", "extra.anything", "x",
+		"tags", "a;b", "value.format", "opts-fmt",
+		"value.opts-fmt.charset", "latin1"};
+	static const char *const typo[] = {
+		"connector", "opts", "hostname", "h", "scan.startup.mod",
+		"earliest-offset"};
+	static const char *const missing[] = {"connector", "opts", "port",
+					      "1"};
+	static const char *const badenum[] = {"connector", "opts", "hostname",
+					      "h", "scan.startup.mode",
+					      "earliest"};
+	static const char *const badint[] = {"connector", "opts", "hostname",
+					     "h", "port", "54x"};
+	static const char *const noprefix[] = {
+		"connector", "opts", "hostname", "h", "value.format",
+		"opts-fmt", "opts-fmt.charset", "latin1"};
+	static const char *const fmtbool[] = {
+		"connector", "opts", "hostname", "h", "format", "opts-fmt",
+		"opts-fmt.fail-on-missing-field", "yes"};
+
+	if (!r)
+		return;
+	T_INTEQ(check(r, "value.format", good, 11, &err), 0);
+	T_ERRNO(check(r, NULL, typo, 3, &err), EINVAL);
+	T_STREQ(err.msg, "table t: option 'scan.startup.mod' is not one that "
+			 "connector 'opts' declares: did you mean "
+			 "'scan.startup.mode'?");
+	T_ERRNO(check(r, NULL, missing, 2, &err), EINVAL);
+	T_STREQ(err.msg, "table t: connector 'opts' requires option "
+			 "'hostname' (string), which the table does not set");
+	T_ERRNO(check(r, NULL, badenum, 3, &err), EINVAL);
+	T_STREQ(err.msg, "table t: option 'scan.startup.mode' = 'earliest' is "
+			 "not a valid enum(earliest-offset|latest-offset): did you "
+			 "mean 'earliest-offset'?");
+	T_ERRNO(check(r, NULL, badint, 3, &err), EINVAL);
+	T_CONTAINS(err.msg, "'port' = '54x' is not a valid int");
+	T_ERRNO(check(r, "value.format", noprefix, 4, &err), EINVAL);
+	T_STREQ(err.msg, "table t: option 'opts-fmt.charset' is not one that "
+			 "connector 'opts' declares: did you mean "
+			 "'value.opts-fmt.charset'?");
+	T_ERRNO(check(r, "format", fmtbool, 4, &err), EINVAL);
+	T_CONTAINS(err.msg, "'opts-fmt.fail-on-missing-field' = 'yes' is not "
+			    "a valid boolean");
+	/* A set computed at run time refuses no key. */
+	{
+		char *k[3] = {(char *)"connector", (char *)"hostname",
+			      (char *)"whatever"};
+		char *v[3] = {(char *)"opts-runtime", (char *)"h",
+			      (char *)"x"};
+
+		T_INTEQ(options_check("t", "opts-runtime",
+				      &factory(r, "opts-runtime")->options,
+				      NULL, 0, k, v, 3, &err),
+			0);
+		cmfs_err_clear(&err);
+		T_ERRNO(options_check("t", "opts-runtime",
+				      &factory(r, "opts-runtime")->options,
+				      NULL, 0, k, v, 1, &err),
+			EINVAL);
+		T_CONTAINS(err.msg, "requires option 'hostname'");
+	}
+	jar_report_free(r);
+}
+
 int main(void)
 {
 	T_RUN(test_shapes);
@@ -310,5 +404,6 @@ int main(void)
 	T_RUN(test_jvm);
 	T_RUN(test_realjars);
 	T_RUN(test_values);
+	T_RUN(test_check);
 	return T_DONE();
 }
