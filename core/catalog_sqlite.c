@@ -245,7 +245,8 @@ static const char *const schema_v9[] = {
  * child table of the inspection: role 'required' or 'optional' with the
  * option's key, type, ...; 'prefix' with a prefix validateExcept lets
  * through; 'unknown' with the set ('required', 'optional', 'prefixes')
- * the bytecode does not show whole.  `factory` is the factory's place in
+ * the bytecode does not show whole, or 'validation' for a connector
+ * that calls none of FactoryUtil's checks.  `factory` is the factory's place in
  * the inspection's factories.  An inspection made before (options_read
  * 0) knows no options: resolution checks none for it until the JAR is
  * inspected again.  (Version 10 belongs to the inspector's version.)
@@ -1666,7 +1667,7 @@ static int put_options(struct sq *q, int64_t insp, const struct jar_report *r,
 		       int fresh, struct cmfs_err *err)
 {
 	static const char *const unk[] = {"required", "optional",
-					  "prefixes"};
+					  "prefixes", "validation"};
 	sqlite3_stmt *s;
 	size_t i, j;
 	int rc = 0;
@@ -1684,7 +1685,7 @@ static int put_options(struct sq *q, int64_t insp, const struct jar_report *r,
 					o->v[j].required ? "required"
 							 : "optional",
 					o->v[j].key, &o->v[j], err);
-		for (j = 0; !rc && j < 3; j++)
+		for (j = 0; !rc && j < 4; j++)
 			if (o->unknown & (1u << j))
 				rc = put_option(q, insp, i, "unknown", unk[j],
 						NULL, err);
@@ -1893,6 +1894,8 @@ static int read_options(struct sq *q, int64_t insp, int read,
 					      ? OPTIONS_UNKNOWN_REQUIRED
 				      : !strcmp(key, "optional")
 					      ? OPTIONS_UNKNOWN_OPTIONAL
+				      : !strcmp(key, "validation")
+					      ? OPTIONS_UNVALIDATED
 					      : OPTIONS_UNKNOWN_PREFIXES;
 		} else if (!strcmp(role, "prefix")) {
 			rc = list_add(&o->prefixes, key);

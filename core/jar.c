@@ -385,7 +385,7 @@ static int json_str(struct buf *b, const char *s)
 static int options_json(struct buf *b, const struct options_set *s)
 {
 	static const char *const unk[] = {"required", "optional",
-					  "prefixes"};
+					  "prefixes", "validation"};
 	size_t i;
 	int rc = buf_adds(b, ",\"options\":[");
 
@@ -424,7 +424,7 @@ static int options_json(struct buf *b, const struct options_set *s)
 	}
 	if (!rc)
 		rc = buf_adds(b, "],\"options_unknown\":[");
-	for (i = 0; i < 3 && !rc; i++)
+	for (i = 0; i < 4 && !rc; i++)
 		if (s->unknown & (1u << i))
 			rc = buf_printf(b, "%s\"%s\"",
 					(s->unknown & ((1u << i) - 1)) ? ","

@@ -529,6 +529,11 @@ int jar_read_options(struct insp *in)
 			return -ENOMEM;
 		rc = options_read(&f->options, iname, compile_lookup, in, &e);
 		free(iname);
+		/* A format's options are checked by the connector's helper
+		 * that discovers it: its own calls do not matter. */
+		if (f->kind != JAR_KIND_CONNECTOR)
+			f->options.unknown &= ~(unsigned)(OPTIONS_UNVALIDATED |
+							  OPTIONS_UNKNOWN_PREFIXES);
 		/* A class that cannot be read was reported by the reach. */
 		if (rc == STOP)
 			rc = 0;

@@ -173,6 +173,10 @@ struct ctx {
 	const char **prefixes; /* validateExcept's strings */
 	size_t nprefixes, aprefixes;
 	int prefixes_unknown;
+	/* What the factory's methods call of FactoryUtil's checks: helper
+	 * validate()/validateExcept() (all), validateFactoryOptions()
+	 * (required options and types only). */
+	int validates, validates_options;
 	int depth;
 };
 
@@ -778,6 +782,12 @@ static void invoke(struct frame *f, int op, unsigned idx)
 			}
 		return;
 	}
+	if (f->mode == M_SCAN && !strcmp(cls, FACTORY_UTIL "$TableFactoryHelper") &&
+	    (!strcmp(name, "validate") || !strcmp(name, "validateExcept")))
+		c->validates = 1;
+	if (f->mode == M_SCAN && !strcmp(cls, FACTORY_UTIL) &&
+	    !strcmp(name, "validateFactoryOptions"))
+		c->validates_options = 1;
 	if (f->mode == M_SCAN && !strcmp(name, "validateExcept") &&
 	    !strcmp(cls, FACTORY_UTIL "$TableFactoryHelper")) {
 		struct arr *a = nargs == 1 && args[0].k == V_ARR
@@ -1461,6 +1471,11 @@ int options_read(struct options_set *out, const char *factory,
 		out->unknown |= OPTIONS_UNKNOWN_OPTIONAL;
 	if (!rc && c.prefixes_unknown)
 		out->unknown |= OPTIONS_UNKNOWN_PREFIXES;
+	/* Without the helper's validate(), Flink consumes every key;
+	 * without any check, it refuses nothing. */
+	if (!rc && !c.validates)
+		out->unknown |= c.validates_options ? OPTIONS_UNKNOWN_PREFIXES
+						    : OPTIONS_UNVALIDATED;
 	/* An option whose key the bytecode does not show: unknown. */
 	for (i = 0; !rc && req >= 0 && i < c.sets[req].n; i++)
 		if (!c.pool[c.sets[req].v[i]].key)
@@ -1705,6 +1720,7 @@ int options_format(struct buf *b, const char *factory,
 		{OPTIONS_UNKNOWN_OPTIONAL, "optionalOptions()"},
 		{OPTIONS_UNKNOWN_PREFIXES, "validateExcept()"},
 	};
+	int unvalidated = (s->unknown & OPTIONS_UNVALIDATED) != 0;
 	size_t i;
 	int rc = 0;
 
@@ -1719,8 +1735,13 @@ int options_format(struct buf *b, const char *factory,
 					o->key, t, o->defval ? o->defval : "-");
 		free(t);
 	}
+	if (unvalidated && !rc)
+		rc = buf_printf(b, "# %s: calls none of FactoryUtil's checks: "
+				   "its options are not checked\n",
+				factory);
 	for (i = 0; i < sizeof(unk) / sizeof(unk[0]) && !rc; i++)
-		if (s->unknown & unk[i].bit)
+		if ((s->unknown & unk[i].bit) &&
+		    !(unvalidated && unk[i].bit == OPTIONS_UNKNOWN_PREFIXES))
 			rc = buf_printf(b, "# %s: %s is computed at run time: "
 					   "not checked\n",
 					factory, unk[i].what);

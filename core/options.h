@@ -52,7 +52,11 @@ struct options_option {
 enum {
 	OPTIONS_UNKNOWN_REQUIRED = 1,
 	OPTIONS_UNKNOWN_OPTIONAL = 2,
-	OPTIONS_UNKNOWN_PREFIXES = 4 /* validateExcept's argument */
+	OPTIONS_UNKNOWN_PREFIXES = 4, /* validateExcept's argument */
+	/* A connector whose code calls none of FactoryUtil's checks
+	 * (helper.validate(), validateExcept(), validateFactoryOptions()):
+	 * Flink checks none of its options, and neither does cmfs. */
+	OPTIONS_UNVALIDATED = 8
 };
 
 /* The options of one factory. */

@@ -274,7 +274,7 @@ int options_check(const char *table, const char *connector,
 	size_t i, j;
 	int rc;
 
-	if (!conn)
+	if (!conn || (conn->unknown & OPTIONS_UNVALIDATED))
 		return 0;
 	/* 1. Required options, the connector's and its formats'. */
 	rc = check_required(table, "connector", connector, conn, "", keys,

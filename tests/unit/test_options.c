@@ -119,6 +119,23 @@ static void test_shapes(void)
 	T_CHECK(f && f->options.n == 2 && !f->options.unknown);
 out:
 	jar_report_free(r);
+	/* A connector that calls none of FactoryUtil's checks: Flink
+	 * refuses none of its keys, nor does the check. */
+	r = inspect("fixtures/jars/bundle.jar");
+	f = r ? factory(r, "kafka-ish") : NULL;
+	T_CHECK(f && (f->options.unknown & OPTIONS_UNVALIDATED));
+	if (f) {
+		char *k[2] = {(char *)"connector", (char *)"anything"};
+		char *v[2] = {(char *)"kafka-ish", (char *)"x"};
+		struct cmfs_err err = CMFS_ERR_INIT;
+
+		T_INTEQ(options_check("t", "kafka-ish", &f->options, NULL, 0,
+				      k, v, 2, &err),
+			0);
+	}
+	f = r ? factory(r, "avro-ish") : NULL;
+	T_CHECK(f && !(f->options.unknown & OPTIONS_UNVALIDATED));
+	jar_report_free(r);
 }
 
 /* The text of getfattr and cmfs inspect: one line per option. */
