@@ -250,6 +250,13 @@ int catalog_label_list(struct catalog *c, int64_t art_id,
 /* Inspections, cached by blob: what jar_inspect() found. */
 int catalog_insp_put(struct catalog *c, const char *sha256,
 		     const struct jar_report *r, struct cmfs_err *err);
+/*
+ * The blobs, referred to by a version, whose inspection an older inspector
+ * made (below JAR_INSPECTOR): row[0] the sha256, row[1] a version's size.
+ */
+int catalog_insp_stale(struct catalog *c,
+		       int (*fn)(void *arg, const char *const *row),
+		       void *arg, struct cmfs_err *err);
 /* *out freed with jar_report_free(); -ENOENT when not inspected. */
 int catalog_insp_get(struct catalog *c, const char *sha256,
 		     struct jar_report **out, struct cmfs_err *err);
@@ -463,6 +470,9 @@ struct catalog_backend {
 	int (*loose_add)(void *impl, const char *sha256, struct cmfs_err *err);
 	int (*loose_del)(void *impl, const char *sha256, struct cmfs_err *err);
 	int (*loose_list)(void *impl,
+			  int (*fn)(void *arg, const char *const *row),
+			  void *arg, struct cmfs_err *err);
+	int (*insp_stale)(void *impl,
 			  int (*fn)(void *arg, const char *const *row),
 			  void *arg, struct cmfs_err *err);
 	int (*ver_by_sha)(void *impl, const char *sha256,

@@ -87,6 +87,22 @@ INI_EXTRA=
 remount_cmfs
 errno_is "on again: refused" EINVAL read "$R/typo.jars"
 
+# A store from before the options (inspector 2, schema 10): nothing known,
+# nothing refused, until the mount inspects the JAR again.
+umount_cmfs
+sql "DELETE FROM factory_options; UPDATE inspections SET inspector = 2, options_read = 0"
+MOUNT_LOG_MARK=$(wc -l <"$LOG")
+mount_cmfs
+i=0
+until tail -n "+$MOUNT_LOG_MARK" "$LOG" | grep -q "inspected again with inspector 3" || [ $i -ge 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+contains "an older inspection is made again" "inspected again with inspector 3: 1 of 1 blobs" "$(tail -n "+$MOUNT_LOG_MARK" "$LOG")"
+contains "and its options are known" "$(printf 'opts\trequired\thostname\tstring\t-')" \
+	"$(getfattr --only-values -n user.cmfs.options "$A/opts.jar")"
+errno_is "and checked" EINVAL read "$R/typo.jars"
+
 if [ -f "$REAL/flink-connector-jdbc_2.11-1.11.2.jar" ]; then
 	cp "$REAL/flink-connector-jdbc_2.11-1.11.2.jar" "$A/jdbc.jar"
 	setfattr -n $TYPE -v connector "$A/jdbc.jar"

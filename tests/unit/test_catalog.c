@@ -193,6 +193,11 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 
 /* ---- open and migrate ------------------------------------------------------ */
 
+/* A version-10 catalog made as version 9 had it: no inspector stamp. */
+#define V10_TO_V9                                                              \
+	"ALTER TABLE inspections DROP COLUMN inspector;"                       \
+	"PRAGMA user_version = 9;"
+
 /* A version-8 catalog made as version 7 had it: no retired names. */
 #define V8_TO_V7                                                               \
 	"DROP TRIGGER art_retire;"                                             \
@@ -203,11 +208,11 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 
 /* A version-7 catalog made as version 6 had it: events in a rowid table
  * with an index on (env, off), lines and all. */
-/* A version-11 catalog made as version 9 had it: no options rows. */
-#define V11_TO_V9                                                              \
+/* A version-11 catalog made as version 10 had it: no options rows. */
+#define V11_TO_V10                                                             \
 	"DROP TABLE factory_options;"                                          \
 	"ALTER TABLE inspections DROP COLUMN options_read;"                    \
-	"PRAGMA user_version = 9;"
+	"PRAGMA user_version = 10;"
 #define V9_TO_V8                                                               \
 	"DROP TRIGGER loose_free; DROP TRIGGER loose_taken;"                   \
 	"DROP TABLE loose; PRAGMA user_version = 8;"
@@ -317,8 +322,8 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V11_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
-					 V5_TO_V4 V4_TO_V3),
+		T_INTEQ(exec_sql(V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
 				 "DROP TRIGGER tab_add; DROP TRIGGER tab_del;"
@@ -348,8 +353,8 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V11_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
-					 V5_TO_V4 V4_TO_V3),
+		T_INTEQ(exec_sql(V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
@@ -392,8 +397,8 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V11_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
-					 V5_TO_V4 V4_TO_V3),
+		T_INTEQ(exec_sql(V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
@@ -448,7 +453,7 @@ static void test_open(void)
 		k = c ? art(c, e.id, "k.jar", SHA_B, 3) : 0;
 		u = c ? art(c, e.id, "u.txt", SHA_C, 3) : 0;
 		catalog_close(c);
-		T_INTEQ(exec_sql(V11_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
+		T_INTEQ(exec_sql(V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
 				 V5_TO_V4),
 			0);
 		T_INTEQ(pragma_int("user_version"), 4);
@@ -495,7 +500,7 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_add(c, "prod", "two\n", &err) : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V11_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
+		T_INTEQ(exec_sql(V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE name = 'events_env_off'"),
 			1);
@@ -533,7 +538,7 @@ static void test_open(void)
 		T_INTEQ(catalog_art_add(c, e.id, "m.jar", &id, &err), 0);
 		T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V11_TO_V9 V9_TO_V8 V8_TO_V7), 0);
+		T_INTEQ(exec_sql(V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
 		T_INTEQ(pragma_int("user_version"), 11);
@@ -1348,6 +1353,47 @@ static void test_labels(void)
 
 /* ---- inspections ----------------------------------------------------------- */
 
+/* Collector of catalog_insp_stale(): "sha:size," each. */
+static int cat_stale(void *arg, const char *const *row)
+{
+	return buf_printf(arg, "%.4s:%s,", row[0], row[1]);
+}
+
+/* Inspections an older inspector made: listed while a version refers to
+ * their blob, until they are put again (stamped with JAR_INSPECTOR). */
+static void test_stale_inspections(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_env e;
+	struct jar_report in;
+	struct buf b = BUF_INIT(1024);
+
+	memset(&in, 0, sizeof(in));
+	T_INTEQ(catalog_env_add(c, "prod", 0, 1, &e, &err), 0);
+	art(c, e.id, "a.jar", SHA_A, 11);
+	T_INTEQ(catalog_insp_put(c, SHA_A, &in, &err), 0);
+	T_INTEQ(catalog_insp_put(c, SHA_B, &in, &err), 0);
+	T_INTEQ(catalog_insp_stale(c, cat_stale, &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+	catalog_close(c);
+	/* As a mount of the version before it leaves them. */
+	T_INTEQ(exec_sql("UPDATE inspections SET inspector = 1"), 0);
+	c = NULL;
+	T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+	/* SHA_B: no version refers to it, so it is not worth the work. */
+	T_INTEQ(c ? catalog_insp_stale(c, cat_stale, &b, &err) : -1, 0);
+	T_STREQ(buf_str(&b), "aaaa:11,");
+	buf_reset(&b);
+	T_INTEQ(c ? catalog_insp_put(c, SHA_A, &in, &err) : -1, 0);
+	T_INTEQ(c ? catalog_insp_stale(c, cat_stale, &b, &err) : -1, 0);
+	T_STREQ(buf_str(&b), "");
+	T_INTEQ(query_int("SELECT inspector FROM inspections WHERE sha256 = '"
+			  SHA_A "'"), JAR_INSPECTOR);
+	buf_release(&b);
+	catalog_close(c);
+}
+
 static void test_inspections(void)
 {
 	struct catalog *c = setup();
@@ -2034,6 +2080,7 @@ int main(void)
 	T_RUN(test_label_plan);
 	T_RUN(test_labels);
 	T_RUN(test_inspections);
+	T_RUN(test_stale_inspections);
 	T_RUN(test_tables);
 	T_RUN(test_events);
 	T_RUN(test_event_trim);
