@@ -1599,27 +1599,29 @@ static int number(const char *s, const char **end, int integer)
 	return 1;
 }
 
-/* Is `unit` (trimmed of blanks) one of the comma-separated `units`? */
-static int unit_in(const char *unit, const char *units)
+int options_list_has(const char *list, const char *s, size_t n, int nocase)
 {
-	size_t n = strlen(unit);
-	const char *p = units;
+	const char *p = list;
 
-	while (n && unit[n - 1] == ' ')
-		n--;
-	if (!n)
-		return 1;
-	while (*p) {
+	while (p && *p) {
 		const char *e = strchr(p, ',');
 		size_t l = e ? (size_t)(e - p) : strlen(p);
 
-		if (l == n && !strncasecmp(p, unit, n))
+		if (l == n && !(nocase ? strncasecmp(p, s, n) : strncmp(p, s, n)))
 			return 1;
-		if (!e)
-			break;
-		p = e + 1;
+		p = e ? e + 1 : NULL;
 	}
 	return 0;
+}
+
+/* Is `unit` (trimmed of blanks; none is fine) one of `units`? */
+static int unit_in(const char *unit, const char *units)
+{
+	size_t n = strlen(unit);
+
+	while (n && unit[n - 1] == ' ')
+		n--;
+	return !n || options_list_has(units, unit, n, 1);
 }
 
 /* One (non-list) value against type t. */
@@ -1671,22 +1673,8 @@ static int scalar_ok(const struct options_option *o, const char *v)
 		return unit_in(end, "b,bytes,k,kb,kibibytes,m,mb,mebibytes,g,"
 				    "gb,gibibytes,t,tb,tebibytes");
 	}
-	if (!strcmp(t, "enum") && o->values) {
-		const char *p = o->values;
-		size_t n = strlen(v);
-
-		while (*p) {
-			const char *c = strchr(p, ',');
-			size_t l = c ? (size_t)(c - p) : strlen(p);
-
-			if (l == n && !strncasecmp(p, v, n))
-				return 1;
-			if (!c)
-				break;
-			p = c + 1;
-		}
-		return 0;
-	}
+	if (!strcmp(t, "enum") && o->values)
+		return options_list_has(o->values, v, strlen(v), 1);
 	return 1;
 }
 

@@ -90,6 +90,10 @@ int options_set_copy(struct options_set *dst, const struct options_set *src);
 /* Append option o (copied) to s, unsorted: 0 or -ENOMEM. */
 int options_set_add(struct options_set *s, const struct options_option *o);
 
+/* 1 if comma-separated `list` (NULL: empty) holds the n bytes at s,
+ * compared as bytes or (nocase) ASCII case-insensitively; else 0. */
+int options_list_has(const char *list, const char *s, size_t n, int nocase);
+
 /* Sort s by key, as options_find needs (options_set_add does not). */
 void options_set_sort(struct options_set *s);
 

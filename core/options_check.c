@@ -23,21 +23,10 @@
 #include "buf.h"
 #include "options.h"
 
-/* Does comma-separated `list` hold `key`? */
+/* Does comma-separated `list` (may be NULL) hold `key`? */
 static int in_list(const char *list, const char *key)
 {
-	size_t n = strlen(key);
-	const char *p = list;
-
-	while (p && *p) {
-		const char *e = strchr(p, ',');
-		size_t l = e ? (size_t)(e - p) : strlen(p);
-
-		if (l == n && !strncmp(p, key, n))
-			return 1;
-		p = e ? e + 1 : NULL;
-	}
-	return 0;
+	return options_list_has(list, key, strlen(key), 0);
 }
 
 /* Does `key` start with one of comma-separated `prefixes`? */

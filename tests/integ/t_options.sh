@@ -41,9 +41,18 @@ setfattr -n $TYPE -v connector "$A/opts.jar"
 setfattr -n $IDENT -v opts "$A/opts.jar"
 error_of() { getfattr --only-values -n user.cmfs.error "$1" 2>/dev/null; }
 JAR=$M/envs/o/versions/opts.jar/1.jar
-# table NAME OPTIONS: write tables/NAME.sql with these WITH options.
-table() {
-	printf "CREATE TABLE %s (a INT) WITH ('connector' = 'opts', %s)" "$1" "$2" >"$TB/$1.sql"
+# ctable NAME CONNECTOR OPTIONS: tables/NAME.sql, this connector's,
+# with these other WITH options.
+ctable() {
+	printf "CREATE TABLE %s (a INT) WITH ('connector' = '%s', %s)" "$1" "$2" "$3" >"$TB/$1.sql"
+}
+# table NAME OPTIONS: a table of the fixture's connector.
+table() { ctable "$1" opts "$2"; }
+# refused WHAT NAME MESSAGE: resolving NAME is EINVAL, the reason saying
+# MESSAGE.
+refused() {
+	errno_is "$1: EINVAL" EINVAL read "$R/$2.jars"
+	contains "$1: the reason" "$3" "$(error_of "$R/$2.jars")"
 }
 table good "'hostname' = 'db', 'port' = '5433', 'scan.startup.mode' = 'LATEST-offset', 'connect.timeout' = '5 min', 'ssl' = 'false', 'user' = 'u', 'extra.anything' = 'x', 'value.format' = 'opts-fmt', 'value.opts-fmt.charset' = 'latin1'"
 eq "options that are right resolve" "$JAR" "$(cat "$R/good.jars")"
@@ -107,16 +116,15 @@ if [ -f "$REAL/flink-connector-jdbc_2.11-1.11.2.jar" ]; then
 	cp "$REAL/flink-connector-jdbc_2.11-1.11.2.jar" "$A/jdbc.jar"
 	setfattr -n $TYPE -v connector "$A/jdbc.jar"
 	setfattr -n $IDENT -v jdbc "$A/jdbc.jar"
-	printf "CREATE TABLE users (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db/shop', 'table-name' = 'users', 'lookup.cache.ttl' = '10 s', 'sink.buffer-flush.max-rows' = '500')" >"$TB/users.sql"
+	URL="'url' = 'jdbc:mysql://db/shop'"
+	ctable users jdbc "$URL, 'table-name' = 'users', 'lookup.cache.ttl' = '10 s', 'sink.buffer-flush.max-rows' = '500'"
 	eq "JDBC: a right table resolves" "$M/envs/o/versions/jdbc.jar/1.jar" "$(cat "$R/users.jars")"
-	printf "CREATE TABLE users2 (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db/shop', 'table' = 'users')" >"$TB/users2.sql"
-	errno_is "JDBC: table-name missing" EINVAL read "$R/users2.jars"
-	contains "said so" "requires option 'table-name'" "$(error_of "$R/users2.jars")"
-	printf "CREATE TABLE users3 (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db/shop', 'table-name' = 'users', 'sink.max-retry' = '3')" >"$TB/users3.sql"
-	errno_is "JDBC: a typo" EINVAL read "$R/users3.jars"
-	contains "with the key meant" "did you mean 'sink.max-retries'?" "$(error_of "$R/users3.jars")"
-	printf "CREATE TABLE users4 (id BIGINT) WITH ('connector' = 'jdbc', 'url' = 'jdbc:mysql://db/shop', 'table-name' = 'users', 'lookup.cache.ttl' = '10 parsecs')" >"$TB/users4.sql"
-	errno_is "JDBC: a duration that is not one" EINVAL read "$R/users4.jars"
+	ctable users2 jdbc "$URL, 'table' = 'users'"
+	refused "JDBC: table-name missing" users2 "requires option 'table-name'"
+	ctable users3 jdbc "$URL, 'table-name' = 'users', 'sink.max-retry' = '3'"
+	refused "JDBC: a typo" users3 "did you mean 'sink.max-retries'?"
+	ctable users4 jdbc "$URL, 'table-name' = 'users', 'lookup.cache.ttl' = '10 parsecs'"
+	refused "JDBC: a duration that is not one" users4 "'10 parsecs' is not a valid duration"
 fi
 
 if [ -f "$REAL/flink-connector-kafka-3.4.0-1.20.jar" ]; then
@@ -134,19 +142,17 @@ if [ -f "$REAL/flink-connector-kafka-3.4.0-1.20.jar" ]; then
 	setfattr -n $TYPE -v connector "$A/kafka.jar"
 	setfattr -n $IDENT -v kafka "$A/kafka.jar"
 	K=$M/envs/o/versions/kafka.jar/1.jar
-	printf "CREATE TABLE k1 (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'k:9092', 'properties.group.id' = 'g', 'properties.max.poll.records' = '10', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json', 'json.fail-on-missing-field' = 'false', 'sink.delivery-guarantee' = 'at-least-once')" >"$TB/k1.sql"
+	BS="'topic' = 't', 'properties.bootstrap.servers' = 'k:9092'"
+	ctable k1 kafka "$BS, 'properties.group.id' = 'g', 'properties.max.poll.records' = '10', 'scan.startup.mode' = 'earliest-offset', 'format' = 'json', 'json.fail-on-missing-field' = 'false', 'sink.delivery-guarantee' = 'at-least-once'"
 	eq "Kafka: a right table resolves (properties.*, json.*)" "$K" "$(cat "$R/k1.jars")"
 	eq "no error" "" "$(error_of "$R/k1.jars")"
-	printf "CREATE TABLE k2 (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'k:9092', 'scan.startup.mod' = 'earliest-offset', 'format' = 'json')" >"$TB/k2.sql"
-	errno_is "Kafka: the typo of the issue" EINVAL read "$R/k2.jars"
-	contains "with its fix" "did you mean 'scan.startup.mode'?" "$(error_of "$R/k2.jars")"
-	printf "CREATE TABLE k3 (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'format' = 'json')" >"$TB/k3.sql"
-	errno_is "Kafka: no bootstrap servers" EINVAL read "$R/k3.jars"
-	contains "said so" "requires option 'properties.bootstrap.servers'" "$(error_of "$R/k3.jars")"
-	printf "CREATE TABLE k4 (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'k:9092', 'scan.startup.mode' = 'earliest', 'format' = 'json')" >"$TB/k4.sql"
-	errno_is "Kafka: a startup mode it does not know" EINVAL read "$R/k4.jars"
-	contains "its values" "enum(earliest-offset|latest-offset|group-offsets|timestamp|specific-offsets): did you mean 'earliest-offset'?" "$(error_of "$R/k4.jars")"
-	printf "CREATE TABLE k5 (a INT) WITH ('connector' = 'kafka', 'topic' = 't', 'properties.bootstrap.servers' = 'k:9092', 'value.format' = 'json', 'value.json.ignore-parse-errors' = 'true', 'scan.topic-partition-discovery.interval' = '1 min')" >"$TB/k5.sql"
+	ctable k2 kafka "$BS, 'scan.startup.mod' = 'earliest-offset', 'format' = 'json'"
+	refused "Kafka: the typo of the issue" k2 "did you mean 'scan.startup.mode'?"
+	ctable k3 kafka "'topic' = 't', 'format' = 'json'"
+	refused "Kafka: no bootstrap servers" k3 "requires option 'properties.bootstrap.servers'"
+	ctable k4 kafka "$BS, 'scan.startup.mode' = 'earliest', 'format' = 'json'"
+	refused "Kafka: a startup mode it does not know" k4 "enum(earliest-offset|latest-offset|group-offsets|timestamp|specific-offsets): did you mean 'earliest-offset'?"
+	ctable k5 kafka "$BS, 'value.format' = 'json', 'value.json.ignore-parse-errors' = 'true', 'scan.topic-partition-discovery.interval' = '1 min'"
 	eq "Kafka: value.format with a built-in format's options" "$K" "$(cat "$R/k5.jars")"
 else
 	skip "$REAL is absent: the published JARs are not tried"
