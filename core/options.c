@@ -32,7 +32,8 @@
 #define CONFIG_OPTION "Lorg/apache/flink/configuration/ConfigOption;"
 #define CFG "org/apache/flink/configuration/"
 #define FACTORY_UTIL "org/apache/flink/table/factories/FactoryUtil"
-#define LOOKUP_OPTIONS "org/apache/flink/table/connector/source/lookup/LookupOptions"
+#define LOOKUP_OPTIONS                                                         \
+	"org/apache/flink/table/connector/source/lookup/LookupOptions"
 
 /* Caps: the stack and locals modelled, nesting of method reads, arrays. */
 #define MAX_STACK 256
@@ -68,8 +69,7 @@ static const struct known known_options[] = {
 	 "duration", NULL, NULL},
 	{LOOKUP_OPTIONS, "CACHE_TYPE", "lookup.cache", "enum", "NONE",
 	 "NONE,PARTIAL,FULL"},
-	{LOOKUP_OPTIONS, "MAX_RETRIES", "lookup.max-retries", "int", "3",
-	 NULL},
+	{LOOKUP_OPTIONS, "MAX_RETRIES", "lookup.max-retries", "int", "3", NULL},
 	{LOOKUP_OPTIONS, "PARTIAL_CACHE_EXPIRE_AFTER_ACCESS",
 	 "lookup.partial-cache.expire-after-access", "duration", NULL, NULL},
 	{LOOKUP_OPTIONS, "PARTIAL_CACHE_EXPIRE_AFTER_WRITE",
@@ -82,8 +82,7 @@ static const struct known known_options[] = {
 	 "lookup.full-cache.reload-strategy", "enum", "PERIODIC",
 	 "PERIODIC,TIMED"},
 	{LOOKUP_OPTIONS, "FULL_CACHE_PERIODIC_RELOAD_INTERVAL",
-	 "lookup.full-cache.periodic-reload.interval", "duration", NULL,
-	 NULL},
+	 "lookup.full-cache.periodic-reload.interval", "duration", NULL, NULL},
 	{LOOKUP_OPTIONS, "FULL_CACHE_PERIODIC_RELOAD_SCHEDULE_MODE",
 	 "lookup.full-cache.periodic-reload.schedule-mode", "enum",
 	 "FIXED_DELAY", "FIXED_DELAY,FIXED_RATE"},
@@ -307,8 +306,7 @@ static void escape(struct ctx *c, struct val v)
 
 /* ---- constants and descriptors -------------------------------------- */
 
-static const char *utf8(struct ctx *c, const struct classfile *cf,
-			unsigned idx)
+static const char *utf8(struct ctx *c, const struct classfile *cf, unsigned idx)
 {
 	char *s = NULL;
 
@@ -318,9 +316,8 @@ static const char *utf8(struct ctx *c, const struct classfile *cf,
 }
 
 /* A Fieldref's or Methodref's class, name and descriptor. */
-static int member_ref(struct ctx *c, const struct classfile *cf,
-		      unsigned idx, const char **cls, const char **name,
-		      const char **desc)
+static int member_ref(struct ctx *c, const struct classfile *cf, unsigned idx,
+		      const char **cls, const char **name, const char **desc)
 {
 	const struct classfile_const *r = &cf->cp[idx];
 	const struct classfile_const *nt = &cf->cp[r->b];
@@ -471,21 +468,33 @@ static int read_set(struct ctx *c, const char *cls, const char *name,
 static int is_coll(const char *cls)
 {
 	static const char *const v[] = {
-		"java/util/HashSet",	  "java/util/LinkedHashSet",
-		"java/util/TreeSet",	  "java/util/ArrayList",
-		"java/util/LinkedList",	  "java/util/Set",
-		"java/util/List",	  "java/util/Collection",
-		"java/util/AbstractSet",  "java/util/stream/Stream",
-		"java/util/Collections",  "java/util/Arrays",
+		"java/util/HashSet",
+		"java/util/LinkedHashSet",
+		"java/util/TreeSet",
+		"java/util/ArrayList",
+		"java/util/LinkedList",
+		"java/util/Set",
+		"java/util/List",
+		"java/util/Collection",
+		"java/util/AbstractSet",
+		"java/util/stream/Stream",
+		"java/util/Collections",
+		"java/util/Arrays",
 		"java/util/stream/Collectors",
 		"com/google/common/collect/ImmutableSet",
 		"com/google/common/collect/Sets",
-		"org/apache/flink/shaded/guava30/com/google/common/collect/ImmutableSet",
-		"org/apache/flink/shaded/guava31/com/google/common/collect/ImmutableSet",
-		"org/apache/flink/shaded/guava32/com/google/common/collect/ImmutableSet",
-		"org/apache/flink/shaded/guava30/com/google/common/collect/Sets",
-		"org/apache/flink/shaded/guava31/com/google/common/collect/Sets",
-		"org/apache/flink/shaded/guava32/com/google/common/collect/Sets",
+		"org/apache/flink/shaded/guava30/com/google/common/collect/"
+		"ImmutableSet",
+		"org/apache/flink/shaded/guava31/com/google/common/collect/"
+		"ImmutableSet",
+		"org/apache/flink/shaded/guava32/com/google/common/collect/"
+		"ImmutableSet",
+		"org/apache/flink/shaded/guava30/com/google/common/collect/"
+		"Sets",
+		"org/apache/flink/shaded/guava31/com/google/common/collect/"
+		"Sets",
+		"org/apache/flink/shaded/guava32/com/google/common/collect/"
+		"Sets",
 	};
 	size_t i;
 
@@ -515,15 +524,16 @@ static int builder_call(struct frame *f, const char *cls, const char *name,
 			struct val recv)
 {
 	struct ctx *c = f->c;
-	struct opt *o = recv.k == V_OPT && recv.i >= 0 ? &c->pool[recv.i] : NULL;
-	static const char *const types[] = {
-		"string", "int",      "long",	"boolean", "double",
-		"float",  "duration", "memory", "map"};
+	struct opt *o =
+		recv.k == V_OPT && recv.i >= 0 ? &c->pool[recv.i] : NULL;
+	static const char *const types[] = {"string",	"int",	  "long",
+					    "boolean",	"double", "float",
+					    "duration", "memory", "map"};
 	size_t t;
 
 	if (!strcmp(cls, CFG "ConfigOptions") && !strcmp(name, "key")) {
 		int i = new_opt(c, nargs == 1 && args[0].k == V_STR ? args[0].s
-								      : NULL);
+								    : NULL);
 
 		push(f, i < 0 ? vmk(V_UNK, 0, NULL) : vmk(V_OPT, i, NULL));
 		return 1;
@@ -531,7 +541,8 @@ static int builder_call(struct frame *f, const char *cls, const char *name,
 	if (!strncmp(cls, CFG "ConfigOption", strlen(CFG "ConfigOption"))) {
 		if (o) {
 			for (t = 0; t < sizeof(types) / sizeof(types[0]); t++)
-				if (!strncmp(name, types[t], strlen(types[t])) &&
+				if (!strncmp(name, types[t],
+					     strlen(types[t])) &&
 				    !strcmp(name + strlen(types[t]), "Type"))
 					o->type = types[t];
 			if (!strcmp(name, "enumType")) {
@@ -540,16 +551,19 @@ static int builder_call(struct frame *f, const char *cls, const char *name,
 					o->enum_cls = args[0].s;
 			} else if (!strcmp(name, "asList")) {
 				o->list = 1;
-			} else if (!strcmp(name, "defaultValue") && nargs == 1) {
+			} else if (!strcmp(name, "defaultValue") &&
+				   nargs == 1) {
 				o->defv = args[0];
-				if (!strcmp(cls, CFG "ConfigOptions$OptionBuilder"))
+				if (!strcmp(cls,
+					    CFG "ConfigOptions$OptionBuilder"))
 					o->type = args[0].k == V_STR ? "string"
 								     : "?";
 			} else if (!strcmp(name, "defaultValues") &&
 				   nargs == 1) {
 				o->defv = args[0];
 			} else if (!strcmp(name, "noDefaultValue") &&
-				   !strcmp(cls, CFG "ConfigOptions$OptionBuilder")) {
+				   !strcmp(cls,
+					   CFG "ConfigOptions$OptionBuilder")) {
 				o->type = "string";
 			} else if (!strcmp(name, "withDeprecatedKeys") &&
 				   nargs == 1) {
@@ -565,20 +579,19 @@ static int builder_call(struct frame *f, const char *cls, const char *name,
 		return 1;
 	}
 	if (nargs == 1 && args[0].k == V_NUM &&
-	    (!strcmp(name, "valueOf") &&
-	     (!strcmp(cls, "java/lang/Integer") ||
-	      !strcmp(cls, "java/lang/Long") ||
-	      !strcmp(cls, "java/lang/Short") ||
-	      !strcmp(cls, "java/lang/Byte") ||
-	      !strcmp(cls, "java/lang/Double") ||
-	      !strcmp(cls, "java/lang/Float")))) {
+	    (!strcmp(name, "valueOf") && (!strcmp(cls, "java/lang/Integer") ||
+					  !strcmp(cls, "java/lang/Long") ||
+					  !strcmp(cls, "java/lang/Short") ||
+					  !strcmp(cls, "java/lang/Byte") ||
+					  !strcmp(cls, "java/lang/Double") ||
+					  !strcmp(cls, "java/lang/Float")))) {
 		push(f, args[0]);
 		return 1;
 	}
 	if (nargs == 1 && args[0].k == V_NUM && !strcmp(name, "valueOf") &&
 	    !strcmp(cls, "java/lang/Boolean")) {
-		push(f, vmk(V_NUM, 0,
-			    strcmp(args[0].s, "0") ? "true" : "false"));
+		push(f,
+		     vmk(V_NUM, 0, strcmp(args[0].s, "0") ? "true" : "false"));
 		return 1;
 	}
 	if (nargs == 1 && args[0].k == V_NUM &&
@@ -626,9 +639,8 @@ static int builder_call(struct frame *f, const char *cls, const char *name,
  * Stream.of(...).collect(...), Collections.*, Guava's ImmutableSet.of and
  * Sets.newHashSet.  1 when handled.
  */
-static int coll_call(struct frame *f, int op, const char *cls,
-		     const char *name, struct val *args, int nargs,
-		     struct val recv, int ret)
+static int coll_call(struct frame *f, int op, const char *cls, const char *name,
+		     struct val *args, int nargs, struct val recv, int ret)
 {
 	struct ctx *c = f->c;
 	int s, i;
@@ -782,7 +794,8 @@ static void invoke(struct frame *f, int op, unsigned idx)
 			}
 		return;
 	}
-	if (f->mode == M_SCAN && !strcmp(cls, FACTORY_UTIL "$TableFactoryHelper") &&
+	if (f->mode == M_SCAN &&
+	    !strcmp(cls, FACTORY_UTIL "$TableFactoryHelper") &&
 	    (!strcmp(name, "validate") || !strcmp(name, "validateExcept")))
 		c->validates = 1;
 	if (f->mode == M_SCAN && !strcmp(cls, FACTORY_UTIL) &&
@@ -863,7 +876,8 @@ static void run(struct frame *f, const struct classfile_member *m)
 					   : (int16_t)(code[1] << 8 | code[2]);
 
 			push(f, vmk(V_NUM, 0, keepf(c, "%d", n)));
-		} else if (op >= CLASSFILE_OP_LDC && op <= CLASSFILE_OP_LDC2_W) {
+		} else if (op >= CLASSFILE_OP_LDC &&
+			   op <= CLASSFILE_OP_LDC2_W) {
 			const struct classfile_const *k = &cf->cp[in.index];
 			char *s = NULL;
 
@@ -1074,8 +1088,8 @@ static size_t supers(struct ctx *c, const struct classfile *cf,
 	size_t n = 0, i;
 	char *s = NULL;
 
-	if (cf->super_class && !classfile_class_name(&s, cf, cf->super_class,
-						      NULL))
+	if (cf->super_class &&
+	    !classfile_class_name(&s, cf, cf->super_class, NULL))
 		out[n++] = keep(c, s);
 	for (i = 0; i < cf->ninterfaces && n < cap; i++)
 		if (!classfile_class_name(&s, cf, cf->interfaces[i], NULL))
@@ -1103,8 +1117,7 @@ static int resolve_field(struct ctx *c, const char *cls, const char *name,
 			*out = &c->fields[i];
 			return 0;
 		}
-	for (i = 0; i < sizeof(known_options) / sizeof(known_options[0]);
-	     i++) {
+	for (i = 0; i < sizeof(known_options) / sizeof(known_options[0]); i++) {
 		const struct known *k = &known_options[i];
 		struct opt *o;
 		int oi;
@@ -1119,8 +1132,7 @@ static int resolve_field(struct ctx *c, const char *cls, const char *name,
 		o->values = k->values;
 		o->defv = k->defval ? vmk(V_STR, 0, k->defval)
 				    : vmk(V_UNK, 0, NULL);
-		c->fields[c->nfields] =
-			(struct field){cls, name, oi, NULL};
+		c->fields[c->nfields] = (struct field){cls, name, oi, NULL};
 		*out = &c->fields[c->nfields++];
 		return 0;
 	}
@@ -1305,8 +1317,9 @@ static const char *enum_text(struct ctx *c, const char *cls, const char *name)
 			s = strdup(name);
 			for (p = s; p && *p; p++)
 				*p = *p == '_' ? '-'
-				     : (*p >= 'A' && *p <= 'Z') ? (char)(*p + 32)
-								: *p;
+				     : (*p >= 'A' && *p <= 'Z')
+					     ? (char)(*p + 32)
+					     : *p;
 			return keep(c, s);
 		}
 
@@ -1412,8 +1425,7 @@ static int emit(struct ctx *c, struct options_set *out, int si, int required,
 			o->values = enum_values(c, o->enum_cls);
 		r.values = (char *)o->values;
 		if (o->defv.k == V_ENUMC && o->enum_cls)
-			r.defval = (char *)enum_text(c, o->enum_cls,
-						     o->defv.s);
+			r.defval = (char *)enum_text(c, o->enum_cls, o->defv.s);
 		else
 			r.defval = (char *)render_default(c, o->defv);
 		r.deprecated = (char *)o->deprecated;
@@ -1607,7 +1619,8 @@ int options_list_has(const char *list, const char *s, size_t n, int nocase)
 		const char *e = strchr(p, ',');
 		size_t l = e ? (size_t)(e - p) : strlen(p);
 
-		if (l == n && !(nocase ? strncasecmp(p, s, n) : strncmp(p, s, n)))
+		if (l == n &&
+		    !(nocase ? strncasecmp(p, s, n) : strncmp(p, s, n)))
 			return 1;
 		p = e ? e + 1 : NULL;
 	}
@@ -1724,14 +1737,16 @@ int options_format(struct buf *b, const char *factory,
 		free(t);
 	}
 	if (unvalidated && !rc)
-		rc = buf_printf(b, "# %s: calls none of FactoryUtil's checks: "
-				   "its options are not checked\n",
+		rc = buf_printf(b,
+				"# %s: calls none of FactoryUtil's checks: "
+				"its options are not checked\n",
 				factory);
 	for (i = 0; i < sizeof(unk) / sizeof(unk[0]) && !rc; i++)
 		if ((s->unknown & unk[i].bit) &&
 		    !(unvalidated && unk[i].bit == OPTIONS_UNKNOWN_PREFIXES))
-			rc = buf_printf(b, "# %s: %s is computed at run time: "
-					   "not checked\n",
+			rc = buf_printf(b,
+					"# %s: %s is computed at run time: "
+					"not checked\n",
 					factory, unk[i].what);
 	return rc;
 }

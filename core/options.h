@@ -35,17 +35,17 @@
 /* One option a factory declares. */
 struct options_option {
 	char *key;
-	char *type;	   /* "string", "int", "long", "boolean", "double",
-			    * "float", "duration", "memory", "enum", "map",
-			    * or "?" when the bytecode does not show it */
-	int list;	   /* asList(): a ;-separated list of the type */
-	char *values;	   /* enum: its constants, comma-separated; NULL =
-			    * not known (any value passes) */
-	char *defval;	   /* the default as text; NULL = none */
-	char *deprecated;  /* deprecated keys, comma-separated, or NULL */
-	char *fallback;	   /* fallback keys, comma-separated, or NULL */
-	int required;	   /* from requiredOptions(), else optional */
-	int forward;	   /* also in forwardOptions() */
+	char *type;	  /* "string", "int", "long", "boolean", "double",
+			   * "float", "duration", "memory", "enum", "map",
+			   * or "?" when the bytecode does not show it */
+	int list;	  /* asList(): a ;-separated list of the type */
+	char *values;	  /* enum: its constants, comma-separated; NULL =
+			   * not known (any value passes) */
+	char *defval;	  /* the default as text; NULL = none */
+	char *deprecated; /* deprecated keys, comma-separated, or NULL */
+	char *fallback;	  /* fallback keys, comma-separated, or NULL */
+	int required;	  /* from requiredOptions(), else optional */
+	int forward;	  /* also in forwardOptions() */
 };
 
 /* Which sets the bytecode does not show whole. */

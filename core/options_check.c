@@ -61,9 +61,8 @@ static const struct options_option *lookup(const struct options_set *s,
 }
 
 /* The table's value of option o under `prefix`, or NULL when absent. */
-static const char *value_of(const struct options_option *o,
-			    const char *prefix, char *const *keys,
-			    char *const *values, size_t n)
+static const char *value_of(const struct options_option *o, const char *prefix,
+			    char *const *keys, char *const *values, size_t n)
 {
 	size_t i, pl = strlen(prefix);
 
@@ -203,10 +202,10 @@ void options_format_prefix(char *out, size_t cap, const char *option,
 }
 
 /* Required options of s (under prefix) present in the table. */
-static int check_required(const char *table, const char *what,
-			  const char *id, const struct options_set *s,
-			  const char *prefix, char *const *keys,
-			  char *const *values, size_t n, struct cmfs_err *err)
+static int check_required(const char *table, const char *what, const char *id,
+			  const struct options_set *s, const char *prefix,
+			  char *const *keys, char *const *values, size_t n,
+			  struct cmfs_err *err)
 {
 	size_t i;
 	char *t = NULL;
@@ -244,11 +243,11 @@ static int check_value(const char *table, const char *key, const char *v,
 	near[0] = '\0';
 	if (!strcmp(o->type, "enum") && o->values)
 		suggest_value(near, sizeof(near), v, o);
-	rc = cmfs_err_set(err, -EINVAL,
-			  "table %s: option '%s' = '%s' is not a valid %s%s%s%s",
-			  table,
-			  key, v, t, near[0] ? ": did you mean '" : "", near,
-			  near[0] ? "'?" : "");
+	rc = cmfs_err_set(
+		err, -EINVAL,
+		"table %s: option '%s' = '%s' is not a valid %s%s%s%s", table,
+		key, v, t, near[0] ? ": did you mean '" : "", near,
+		near[0] ? "'?" : "");
 	free(t);
 	return rc;
 }
