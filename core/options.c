@@ -1637,6 +1637,18 @@ static int unit_in(const char *unit, const char *units)
 	return !n || options_list_has(units, unit, n, 1);
 }
 
+/* A whole number, blanks, then one of `units` or none. */
+static int amount(const char *v, const char *units)
+{
+	const char *end;
+
+	if (!number(v, &end, 1) || *v == '-' || *v == '+')
+		return 0;
+	while (*end == ' ')
+		end++;
+	return unit_in(end, units);
+}
+
 /* One (non-list) value against type t. */
 static int scalar_ok(const struct options_option *o, const char *v)
 {
@@ -1665,27 +1677,18 @@ static int scalar_ok(const struct options_option *o, const char *v)
 			end++;
 		return !*end;
 	}
-	if (!strcmp(t, "duration")) {
-		/* Flink's TimeUtils.parseDuration: digits, then a unit. */
-		if (!number(v, &end, 1) || *v == '-' || *v == '+')
-			return 0;
-		while (*end == ' ')
-			end++;
-		return unit_in(end, "d,day,days,h,hour,hours,min,m,minute,"
-				    "minutes,s,sec,secs,second,seconds,ms,"
-				    "milli,millis,millisecond,milliseconds,"
-				    "us,micro,micros,microsecond,"
-				    "microseconds,ns,nano,nanos,nanosecond,"
-				    "nanoseconds");
-	}
-	if (!strcmp(t, "memory")) {
-		if (!number(v, &end, 1) || *v == '-' || *v == '+')
-			return 0;
-		while (*end == ' ')
-			end++;
-		return unit_in(end, "b,bytes,k,kb,kibibytes,m,mb,mebibytes,g,"
-				    "gb,gibibytes,t,tb,tebibytes");
-	}
+	/* Flink's TimeUtils.parseDuration and MemorySize.parse: digits,
+	 * then a unit or none. */
+	if (!strcmp(t, "duration"))
+		return amount(v, "d,day,days,h,hour,hours,min,m,minute,"
+				 "minutes,s,sec,secs,second,seconds,ms,"
+				 "milli,millis,millisecond,milliseconds,"
+				 "us,micro,micros,microsecond,"
+				 "microseconds,ns,nano,nanos,nanosecond,"
+				 "nanoseconds");
+	if (!strcmp(t, "memory"))
+		return amount(v, "b,bytes,k,kb,kibibytes,m,mb,mebibytes,g,"
+				 "gb,gibibytes,t,tb,tebibytes");
 	if (!strcmp(t, "enum") && o->values)
 		return options_list_has(o->values, v, strlen(v), 1);
 	return 1;
