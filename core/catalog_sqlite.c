@@ -28,7 +28,7 @@
 #include "jar.h"
 #include "json.h"
 
-#define SCHEMA_VERSION 10
+#define SCHEMA_VERSION 11
 #define CMFS_STR_(x) #x
 #define CMFS_STR(x) CMFS_STR_(x)
 
@@ -251,10 +251,33 @@ static const char *const schema_v10[] = {
 	" DEFAULT 1",
 	NULL};
 
+/*
+ * Version 11: the options each factory declares (options.h), rows of a
+ * child table of the inspection: role 'required' or 'optional' with the
+ * option's key, type, ...; 'prefix' with a prefix validateExcept lets
+ * through; 'unknown' with the set ('required', 'optional', 'prefixes')
+ * the bytecode does not show whole, or 'validation' for a connector
+ * that calls none of FactoryUtil's checks.  `factory` is the factory's
+ * place in the inspection's factories.  An inspection made before
+ * (options_read 0, inspector < 3) knows no options: resolution checks
+ * none for it until the mount inspects the JAR again (reinspect.h).
+ */
+static const char *const schema_v11[] = {
+	"CREATE TABLE factory_options(insp INTEGER NOT NULL"
+	" REFERENCES inspections(id) ON DELETE CASCADE,"
+	" factory INTEGER NOT NULL, role TEXT NOT NULL, key TEXT NOT NULL,"
+	" type TEXT, list INTEGER NOT NULL DEFAULT 0, vals TEXT, defval TEXT,"
+	" deprecated TEXT, fallback TEXT, forward INTEGER NOT NULL DEFAULT 0,"
+	" PRIMARY KEY(insp, factory, role, key)) WITHOUT ROWID",
+	"ALTER TABLE inspections ADD COLUMN options_read INTEGER NOT NULL"
+	" DEFAULT 0",
+	NULL};
+
 /* The steps from each version to the next: migrations[v] makes v + 1. */
 static const char *const *const migrations[SCHEMA_VERSION] = {
 	schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
 	schema_v6, schema_v7, schema_v8, schema_v9, schema_v10,
+	schema_v11,
 };
 
 /* The prepared statements, by index into sql[]. */
@@ -290,6 +313,10 @@ enum {
 	S_FACT_PUT,
 	S_INSP_GET,
 	S_INSP_GET_ID,
+	S_OPT_DEL,
+	S_OPT_PUT,
+	S_OPT_GET,
+	S_OPT_MARK,
 	S_TABLE_GET,
 	S_TABLE_DEF,
 	S_TABLE_PUT,
@@ -401,10 +428,20 @@ static const char *const sql[S_COUNT] = {
 	[S_FACT_PUT] = "UPDATE inspections SET factories = json_insert("
 		       "factories, '$[#]', json_array(?2, ?3, ?4))"
 		       " WHERE sha256 = ?1",
-	[S_INSP_GET] = "SELECT error, external, factories, sha256"
-		       " FROM inspections WHERE sha256 = ?",
-	[S_INSP_GET_ID] = "SELECT error, external, factories, sha256"
-			  " FROM inspections WHERE id = ? AND sha256 = ?",
+	[S_INSP_GET] = "SELECT error, external, factories, sha256, id,"
+		       " options_read FROM inspections WHERE sha256 = ?",
+	[S_INSP_GET_ID] = "SELECT error, external, factories, sha256, id,"
+			  " options_read FROM inspections WHERE id = ?"
+			  " AND sha256 = ?",
+	[S_OPT_DEL] = "DELETE FROM factory_options WHERE insp = ?1",
+	[S_OPT_PUT] = "INSERT OR IGNORE INTO factory_options(insp, factory,"
+		      " role, key, type, list, vals, defval, deprecated,"
+		      " fallback, forward) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7,"
+		      " ?8, ?9, ?10, ?11)",
+	[S_OPT_MARK] = "UPDATE inspections SET options_read = 1 WHERE id = ?1",
+	[S_OPT_GET] = "SELECT factory, role, key, type, list, vals, defval,"
+		      " deprecated, fallback, forward FROM factory_options"
+		      " WHERE insp = ?1 ORDER BY factory, role, key",
 	[S_TABLE_GET] = "SELECT id, env_id, name, size, mtime, uid FROM tables"
 			" WHERE env_id = ? AND name = ?",
 	[S_TABLE_DEF] =
@@ -1585,6 +1622,89 @@ static void bind_factory(sqlite3_stmt *s, int at, const struct jar_factory *f)
 	sqlite3_bind_text(s, at + 2, f->cls, -1, SQLITE_STATIC);
 }
 
+/* One row of factory_options; o NULL for a 'prefix' or 'unknown' row. */
+static int put_option(struct sq *q, int64_t insp, size_t factory,
+		      const char *role, const char *key,
+		      const struct options_option *o, struct cmfs_err *err)
+{
+	sqlite3_stmt *s;
+	int rc = prep(q, S_OPT_PUT, &s, err);
+
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(s, 1, insp);
+	sqlite3_bind_int64(s, 2, (int64_t)factory);
+	sqlite3_bind_text(s, 3, role, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int(s, 6, 0);
+	sqlite3_bind_int(s, 11, 0);
+	if (o) {
+		sqlite3_bind_text(s, 5, o->type, -1, SQLITE_STATIC);
+		sqlite3_bind_int(s, 6, o->list);
+		if (o->values)
+			sqlite3_bind_text(s, 7, o->values, -1, SQLITE_STATIC);
+		if (o->defval)
+			sqlite3_bind_text(s, 8, o->defval, -1, SQLITE_STATIC);
+		if (o->deprecated)
+			sqlite3_bind_text(s, 9, o->deprecated, -1,
+					  SQLITE_STATIC);
+		if (o->fallback)
+			sqlite3_bind_text(s, 10, o->fallback, -1,
+					  SQLITE_STATIC);
+		sqlite3_bind_int(s, 11, o->forward);
+	}
+	return exec_stmt(q, s, err);
+}
+
+/*
+ * The options of r's factories as rows of inspection `insp` (the rows of
+ * an inspection put again replaced: `fresh` 0), and the mark that they
+ * were read.
+ */
+static int put_options(struct sq *q, int64_t insp, const struct jar_report *r,
+		       int fresh, struct cmfs_err *err)
+{
+	static const char *const unk[] = {"required", "optional",
+					  "prefixes", "validation"};
+	sqlite3_stmt *s;
+	size_t i, j;
+	int rc = 0;
+
+	if (!fresh && !(rc = prep(q, S_OPT_DEL, &s, err))) {
+		sqlite3_bind_int64(s, 1, insp);
+		rc = exec_stmt(q, s, err);
+	}
+	for (i = 0; !rc && i < r->nfactories; i++) {
+		const struct options_set *o = &r->factories[i].options;
+		const char *p = o->prefixes, *e;
+
+		for (j = 0; !rc && j < o->n; j++)
+			rc = put_option(q, insp, i,
+					o->v[j].required ? "required"
+							 : "optional",
+					o->v[j].key, &o->v[j], err);
+		for (j = 0; !rc && j < 4; j++)
+			if (o->unknown & (1u << j))
+				rc = put_option(q, insp, i, "unknown", unk[j],
+						NULL, err);
+		while (!rc && p && *p) {
+			char one[256];
+			size_t n;
+
+			e = strchr(p, ',');
+			n = e ? (size_t)(e - p) : strlen(p);
+			snprintf(one, sizeof(one), "%.*s", (int)n, p);
+			rc = put_option(q, insp, i, "prefix", one, NULL, err);
+			p = e ? e + 1 : NULL;
+		}
+	}
+	if (!rc && !(rc = prep(q, S_OPT_MARK, &s, err))) {
+		sqlite3_bind_int64(s, 1, insp);
+		rc = exec_stmt(q, s, err);
+	}
+	return rc;
+}
+
 static int sq_insp_put(void *impl, const char *sha256,
 		       const struct jar_report *r, struct cmfs_err *err)
 {
@@ -1593,7 +1713,7 @@ static int sq_insp_put(void *impl, const char *sha256,
 	sqlite3_stmt *s;
 	uint64_t id = 0;
 	size_t i, first = 0;
-	int rc = 0, step, xerr;
+	int rc = 0, step, xerr, fresh = 0;
 
 	for (i = 0; !rc && i < r->nexternal; i++)
 		rc = buf_printf(&ext, "%s\n", r->external[i]);
@@ -1623,6 +1743,7 @@ static int sq_insp_put(void *impl, const char *sha256,
 		if (step == SQLITE_DONE) {
 			id = (uint64_t)sqlite3_last_insert_rowid(q->db);
 			first = r->nfactories ? 1 : 0;
+			fresh = 1;
 		} else if (xerr != SQLITE_CONSTRAINT_UNIQUE) {
 			rc = fail(q, xerr, err);
 		} else if (!(rc = prep(q, S_INSP_PUT, &s, err))) {
@@ -1648,6 +1769,8 @@ static int sq_insp_put(void *impl, const char *sha256,
 		bind_factory(s, 2, &r->factories[i]);
 		rc = exec_stmt(q, s, err);
 	}
+	if (!rc)
+		rc = put_options(q, (int64_t)id, r, fresh, err);
 	rc = sq_end(q, rc, err);
 out:
 	unlock(q);
@@ -1713,11 +1836,100 @@ static int read_factories(const char *sha256, const char *json,
 	return rc ? cmfs_err_set(err, rc, "out of memory") : 0;
 }
 
+/* Append a joined string to a comma list *dst (malloc'd): 0 or -ENOMEM. */
+static int list_add(char **dst, const char *s)
+{
+	size_t n = *dst ? strlen(*dst) : 0;
+	char *v = realloc(*dst, n + strlen(s) + 2);
+
+	if (!v)
+		return -ENOMEM;
+	if (n)
+		v[n++] = ',';
+	strcpy(v + n, s);
+	*dst = v;
+	return 0;
+}
+
+static const char *col(sqlite3_stmt *s, int i)
+{
+	return (const char *)sqlite3_column_text(s, i);
+}
+
+/*
+ * The options rows of inspection `insp` into r's factories; `read` 0 (an
+ * inspection older than the rows) makes every set unknown.
+ */
+static int read_options(struct sq *q, int64_t insp, int read,
+			struct jar_report *r, struct cmfs_err *err)
+{
+	sqlite3_stmt *s;
+	size_t i;
+	int rc, step;
+
+	if (!read) {
+		for (i = 0; i < r->nfactories; i++)
+			r->factories[i].options.unknown =
+				OPTIONS_UNKNOWN_REQUIRED |
+				OPTIONS_UNKNOWN_OPTIONAL |
+				OPTIONS_UNKNOWN_PREFIXES;
+		return 0;
+	}
+	rc = prep(q, S_OPT_GET, &s, err);
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(s, 1, insp);
+	while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t f = sqlite3_column_int64(s, 0);
+		const char *role = col(s, 1), *key = col(s, 2);
+		struct options_set *o;
+
+		if (f < 0 || (uint64_t)f >= r->nfactories || !role || !key)
+			continue;
+		o = &r->factories[f].options;
+		if (!strcmp(role, "unknown")) {
+			o->unknown |= !strcmp(key, "required")
+					      ? OPTIONS_UNKNOWN_REQUIRED
+				      : !strcmp(key, "optional")
+					      ? OPTIONS_UNKNOWN_OPTIONAL
+				      : !strcmp(key, "validation")
+					      ? OPTIONS_UNVALIDATED
+					      : OPTIONS_UNKNOWN_PREFIXES;
+		} else if (!strcmp(role, "prefix")) {
+			rc = list_add(&o->prefixes, key);
+		} else {
+			struct options_option v;
+
+			memset(&v, 0, sizeof(v));
+			v.key = (char *)key;
+			v.type = (char *)(col(s, 3) ? col(s, 3) : "?");
+			v.list = sqlite3_column_int(s, 4);
+			v.values = (char *)col(s, 5);
+			v.defval = (char *)col(s, 6);
+			v.deprecated = (char *)col(s, 7);
+			v.fallback = (char *)col(s, 8);
+			v.forward = sqlite3_column_int(s, 9);
+			v.required = !strcmp(role, "required");
+			rc = options_set_add(o, &v);
+		}
+	}
+	if (!rc && step != SQLITE_DONE)
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	else if (rc)
+		cmfs_err_set(err, rc, "out of memory");
+	done(s);
+	/* Rows come by role and key; a set is searched sorted by key. */
+	for (i = 0; !rc && i < r->nfactories; i++)
+		options_set_sort(&r->factories[i].options);
+	return rc;
+}
+
 /* The row of S_INSP_GET or S_INSP_GET_ID into r; -ENOENT if none. */
 static int read_insp(struct sq *q, sqlite3_stmt *s, struct jar_report *r,
 		     struct cmfs_err *err)
 {
-	int rc = sqlite3_step(s);
+	int rc = sqlite3_step(s), read = 0, found = 0;
+	int64_t insp = 0;
 
 	if (rc == SQLITE_ROW) {
 		const char *e = (const char *)sqlite3_column_text(s, 0);
@@ -1735,12 +1947,17 @@ static int read_insp(struct sq *q, sqlite3_stmt *s, struct jar_report *r,
 				(const char *)sqlite3_column_text(s, 3),
 				(const char *)sqlite3_column_text(s, 2), r,
 				err);
+		insp = sqlite3_column_int64(s, 4);
+		read = sqlite3_column_int(s, 5);
+		found = 1;
 	} else if (rc == SQLITE_DONE) {
 		rc = -ENOENT;
 	} else {
 		rc = fail(q, sqlite3_extended_errcode(q->db), err);
 	}
 	done(s);
+	if (!rc && found)
+		rc = read_options(q, insp, read, r, err);
 	return rc;
 }
 

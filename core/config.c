@@ -122,6 +122,7 @@ int config_defaults(struct config *c)
 	c->sql.builtin_connectors = strdup(DEFAULT_CONNECTORS);
 	c->sql.builtin_formats = strdup(DEFAULT_FORMATS);
 	c->sql.class_allowlist = strdup(DEFAULT_ALLOWLIST);
+	c->sql.check_options = 1;
 	c->inline_max = 64 << 10;
 	c->mount.entry_timeout = 30;
 	c->mount.attr_timeout = 30;
@@ -163,6 +164,7 @@ static int copy_config(struct config *dst, const struct config *src)
 	dst->sql.builtin_formats = dup0(src->sql.builtin_formats);
 	dst->sql.class_allowlist = dup0(src->sql.class_allowlist);
 	dst->sql.jar_path_prefix = dup0(src->sql.jar_path_prefix);
+	dst->sql.check_options = src->sql.check_options;
 	if (src->nscopes) {
 		dst->scopes = calloc(src->nscopes, sizeof(*dst->scopes));
 		if (!dst->scopes)
@@ -697,6 +699,13 @@ static int handle(struct load *l, const char *section, const char *name,
 		if (!strcmp(name, "class_allowlist"))
 			return add_list(l, &c->sql.class_allowlist, name,
 					value);
+		if (!strcmp(name, "check_options")) {
+			if (strcmp(value, "on") && strcmp(value, "off"))
+				return fail(l, "check_options: '%s' is neither "
+					       "on nor off", value);
+			c->sql.check_options = !strcmp(value, "on");
+			return 1;
+		}
 		if (!strcmp(name, "jar_path_prefix")) {
 			if (value[0] != '/')
 				return fail(l, "jar_path_prefix: '%s' is not an "

@@ -58,6 +58,9 @@ struct config_sql {
 	char *builtin_formats;
 	char *class_allowlist;		/* comma-separated, trailing * */
 	char *jar_path_prefix;		/* NULL = the mount point */
+	int check_options;		/* 1 (on, the default) or 0 (off):
+					 * resolution checks a table's
+					 * options against its factories' */
 };
 
 struct config_mount {

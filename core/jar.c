@@ -199,6 +199,8 @@ static int inspect(struct jar_report **out, struct input *src,
 	if (!rc)
 		rc = jar_reach_compile(&in);
 	if (!rc)
+		rc = jar_read_options(&in);
+	if (!rc)
 		rc = jar_reach(&in);
 	if (!rc)
 		rc = jar_report_external(&in);
@@ -262,6 +264,7 @@ void jar_report_free(struct jar_report *r)
 	for (i = 0; i < r->nfactories; i++) {
 		free(r->factories[i].cls);
 		free(r->factories[i].identifier);
+		options_set_release(&r->factories[i].options);
 	}
 	free(r->factories);
 	for (i = 0; i < r->nexternal; i++)
@@ -377,6 +380,61 @@ static int json_str(struct buf *b, const char *s)
 	return rc ? rc : buf_addc(b, '"');
 }
 
+/* A factory's options as JSON members: "options":[...],"unknown":[...],
+ * "prefixes":"..." */
+static int options_json(struct buf *b, const struct options_set *s)
+{
+	static const char *const unk[] = {"required", "optional",
+					  "prefixes", "validation"};
+	size_t i;
+	int rc = buf_adds(b, ",\"options\":[");
+
+	for (i = 0; i < s->n && !rc; i++) {
+		const struct options_option *o = &s->v[i];
+
+		rc = buf_adds(b, i ? ",{\"key\":" : "{\"key\":");
+		if (!rc)
+			rc = json_str(b, o->key);
+		if (!rc)
+			rc = buf_printf(b, ",\"required\":%s,\"forward\":%s,"
+					   "\"type\":",
+					o->required ? "true" : "false",
+					o->forward ? "true" : "false");
+		if (!rc)
+			rc = json_str(b, o->type);
+		if (!rc)
+			rc = buf_printf(b, ",\"list\":%s,\"values\":",
+					o->list ? "true" : "false");
+		if (!rc)
+			rc = json_str(b, o->values);
+		if (!rc)
+			rc = buf_adds(b, ",\"default\":");
+		if (!rc)
+			rc = json_str(b, o->defval);
+		if (!rc)
+			rc = buf_adds(b, ",\"deprecated\":");
+		if (!rc)
+			rc = json_str(b, o->deprecated);
+		if (!rc)
+			rc = buf_adds(b, ",\"fallback\":");
+		if (!rc)
+			rc = json_str(b, o->fallback);
+		if (!rc)
+			rc = buf_addc(b, '}');
+	}
+	if (!rc)
+		rc = buf_adds(b, "],\"options_unknown\":[");
+	for (i = 0; i < 4 && !rc; i++)
+		if (s->unknown & (1u << i))
+			rc = buf_printf(b, "%s\"%s\"",
+					(s->unknown & ((1u << i) - 1)) ? ","
+									: "",
+					unk[i]);
+	if (!rc)
+		rc = buf_adds(b, "],\"prefixes\":");
+	return rc ? rc : json_str(b, s->prefixes);
+}
+
 /* The report as one JSON object. */
 static int format_json(struct buf *b, const struct jar_report *r,
 		       const char *allowlist, size_t refused)
@@ -401,6 +459,8 @@ static int format_json(struct buf *b, const struct jar_report *r,
 					jar_kind_name(f->kind));
 		if (!rc)
 			rc = json_str(b, f->identifier);
+		if (!rc)
+			rc = options_json(b, &f->options);
 		if (!rc)
 			rc = buf_addc(b, '}');
 	}
@@ -460,6 +520,18 @@ static int format_text(struct buf *b, const struct jar_report *r,
 		rc = buf_printf(
 			b, "  %-9s %-*s %s\n", jar_kind_name(f->kind), (int)idw,
 			f->identifier ? f->identifier : "unknown", f->cls);
+	}
+	for (i = 0; i < r->nfactories && !rc; i++) {
+		const struct jar_factory *f = &r->factories[i];
+
+		if (!f->options.n && !f->options.unknown)
+			continue;
+		rc = buf_printf(b, "options of %s:\n",
+				f->identifier ? f->identifier : f->cls);
+		if (!rc)
+			rc = options_format(b, f->identifier ? f->identifier
+							     : "unknown",
+					    &f->options);
 	}
 	if (!rc)
 		rc = buf_printf(b, "external classes: %zu\n", r->nexternal);

@@ -40,6 +40,7 @@
 
 #include "buf.h"
 #include "err.h"
+#include "options.h"
 
 /* The entry that lists the factories. */
 #define JAR_SERVICE_FILE                                                       \
@@ -60,6 +61,9 @@ struct jar_factory {
 	char *cls; /* binary name, dots: "a.b.C$D" */
 	enum jar_kind kind;
 	char *identifier; /* factoryIdentifier()'s constant; NULL = unknown */
+	/* The options it declares (options.h); empty and all unknown
+	 * after an inspection error. */
+	struct options_set options;
 };
 
 /*
@@ -68,9 +72,10 @@ struct jar_factory {
  * catalog stamps each inspection with it, and a mount inspects again, in
  * the background, every blob whose inspection an older one made (repo.h),
  * so an upgrade's findings reach JARs uploaded before it.
- * 1: class-level reach; 2: method-level compile-time reach (reach.h).
+ * 1: class-level reach; 2: method-level compile-time reach (reach.h);
+ * 3: the options each factory declares (options.h).
  */
-#define JAR_INSPECTOR 2
+#define JAR_INSPECTOR 3
 
 /*
  * Caps on one inspection.  Hitting one is an inspection error (report
@@ -170,7 +175,8 @@ void jar_names_free(char **names);
  * The report for `cmfs inspect`: human-readable (json = 0) or one JSON
  * object and a newline (json = 1), appended to `out`: archive validity,
  * the factories with kind and identifier, the external classes, the
- * error.  With an `allowlist` (see jar_class_allowed) each external class
+ * error, each factory's options (key, required or optional, type,
+ * default; which sets are unknown).  With an `allowlist` (see jar_class_allowed) each external class
  * gets an allowed/refused verdict and the report ends with the verdict:
  * "usable", or "refused" and why.  0, or -ENOMEM/-EFBIG from `out`.
  */

@@ -263,6 +263,13 @@ int jar_reach(struct insp *in);
  */
 int jar_reach_compile(struct insp *in);
 
+/*
+ * Each factory's declared options (options.h), read over the JAR's
+ * classes while they still hold their class files (before jar_reach).
+ * 0 or -errno.
+ */
+int jar_read_options(struct insp *in);
+
 /* Hand the external classes to the report, dotted and sorted: those of
  * in->compile as the compile-time set, the rest as the run-time set.
  * 0 or -ENOMEM. */

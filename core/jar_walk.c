@@ -12,6 +12,7 @@
 #include "jar_int.h"
 
 #include "classfile.h"
+#include "options.h"
 #include "reach.h"
 
 #include <errno.h>
@@ -512,6 +513,32 @@ static int compile_lookup(void *ctx, const char *iname,
 		return -EIO;
 	*out = jc ? jc->cf : NULL;
 	return 0;
+}
+
+int jar_read_options(struct insp *in)
+{
+	struct cmfs_err e = CMFS_ERR_INIT;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < in->rep->nfactories && !rc; i++) {
+		struct jar_factory *f = &in->rep->factories[i];
+		char *iname = jar_name_dup(f->cls, '.', '/');
+
+		if (!iname)
+			return -ENOMEM;
+		rc = options_read(&f->options, iname, compile_lookup, in, &e);
+		free(iname);
+		/* A format's options are checked by the connector's helper
+		 * that discovers it: its own calls do not matter. */
+		if (f->kind != JAR_KIND_CONNECTOR)
+			f->options.unknown &= ~(unsigned)(OPTIONS_UNVALIDATED |
+							  OPTIONS_UNKNOWN_PREFIXES);
+		/* A class that cannot be read was reported by the reach. */
+		if (rc == STOP)
+			rc = 0;
+	}
+	return rc;
 }
 
 /* Service files read for their providers, at most (the rest are not). */

@@ -3118,7 +3118,8 @@ int repo_computed_ver(struct repo *r, const char *env, const char *name,
 			return 0;
 		return repo_used_by(r, env, name, out);
 	}
-	if (strcmp(attr, "factories") && strcmp(attr, "error"))
+	if (strcmp(attr, "factories") && strcmp(attr, "error") &&
+	    strcmp(attr, "options"))
 		return -ENODATA;
 	if (!name_is_jar(name))
 		return strcmp(attr, "error")
@@ -3129,6 +3130,14 @@ int repo_computed_ver(struct repo *r, const char *env, const char *name,
 		return 0;
 	if (!strcmp(attr, "error")) {
 		rc = rep->error ? buf_adds(out, rep->error) : 0;
+	} else if (!strcmp(attr, "options")) {
+		/* One line per option, factory by factory (options.h). */
+		for (i = 0, rc = 0; !rc && i < rep->nfactories; i++)
+			rc = options_format(out,
+					    rep->factories[i].identifier
+						    ? rep->factories[i].identifier
+						    : "unknown",
+					    &rep->factories[i].options);
 	} else {
 		for (i = 0, rc = 0; !rc && i < rep->nfactories; i++)
 			rc = buf_printf(out, "%s %s %s\n",

@@ -261,7 +261,7 @@ int repo_used_by(struct repo *r, const char *env, const char *name,
 
 /*
  * A computed attribute (the part after "user.cmfs.": version, sha256,
- * factories, error, used-by) of artifact `name` at version `n` (0 = the
+ * factories, options, error, used-by) of artifact `name` at version `n` (0 = the
  * latest), appended to `out`.  -ENODATA for an unknown name.
  */
 int repo_computed(struct repo *r, const char *env, const char *name,

@@ -322,6 +322,19 @@ static int format_key(const char *key)
 	       !strcmp(key, "value.format");
 }
 
+/* The options of the factory of `kind` and identifier `id` in r, or NULL. */
+static const struct options_set *declared(const struct jar_report *r,
+					  enum jar_kind kind, const char *id)
+{
+	size_t i;
+
+	for (i = 0; r && i < r->nfactories; i++)
+		if (r->factories[i].kind == kind && r->factories[i].identifier &&
+		    !strcmp(r->factories[i].identifier, id))
+			return &r->factories[i].options;
+	return NULL;
+}
+
 /* resolve_table(), or resolve_refused() with `refused`. */
 static int resolve_run(struct resolution *out, struct catalog *cat,
 		       const struct config *cfg, const struct catalog_env *env,
@@ -330,9 +343,10 @@ static int resolve_run(struct resolution *out, struct catalog *cat,
 {
 	struct catalog_table t;
 	struct catalog_table_def d;
-	struct jar_report *conn = NULL, *rep = NULL;
+	struct jar_report *conn = NULL, *rep = NULL, *frep[3] = {NULL};
+	struct options_format fmts[3];
 	const char *connector = NULL, *conn_name = NULL;
-	size_t i;
+	size_t i, nf = 0;
 	int rc;
 
 	memset(out, 0, sizeof(*out));
@@ -364,10 +378,30 @@ static int resolve_run(struct resolution *out, struct catalog *cat,
 			continue;
 		rc = resolve_id(out, cat, cfg, env->id, "format", d.values[i],
 				conn, conn_name, refused, &rep, err);
-		jar_report_free(rep);
+		/* Its options: from its own JAR, or the connector's that
+		 * bundles it; none known for a built-in one. */
+		if (!rc && nf < 3) {
+			fmts[nf].option = d.keys[i];
+			fmts[nf].id = d.values[i];
+			fmts[nf].set = rep ? declared(rep, JAR_KIND_FORMAT,
+						      d.values[i])
+					   : declared(conn, JAR_KIND_FORMAT,
+						      d.values[i]);
+			frep[nf++] = rep;
+		} else {
+			jar_report_free(rep);
+		}
 		rep = NULL;
 	}
+	/* The options, as Flink checks them when the job is submitted. */
+	if (!rc && conn && cfg->sql.check_options)
+		rc = options_check(table, connector,
+				   declared(conn, JAR_KIND_CONNECTOR,
+					    connector),
+				   fmts, nf, d.keys, d.values, d.nopts, err);
 out:
+	for (i = 0; i < nf; i++)
+		jar_report_free(frep[i]);
 	jar_report_free(conn);
 	catalog_table_def_release(&d);
 	return rc;

@@ -30,7 +30,7 @@ contains "the verdict" "verdict: usable" "$OUT"
 insp --json "$T/fmt-jsonish.jar"
 eq "--json: exit 0" 0 "$RC"
 contains "--json: one object with the factory" \
-	'"factories":[{"class":"com.example.jsonish.JsonIshFormatFactory","kind":"format","identifier":"json-ish"}]' \
+	'"factories":[{"class":"com.example.jsonish.JsonIshFormatFactory","kind":"format","identifier":"json-ish","options":[],"options_unknown":[],"prefixes":null}]' \
 	"$OUT"
 eq "--json: one line" 1 "$(printf '%s\n' "$OUT" | wc -l)"
 

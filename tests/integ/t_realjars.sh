@@ -102,13 +102,13 @@ sql "UPDATE inspections SET inspector = 1, external = external || 'com.ning.comp
 eq "the old inspection is stamped 1" 1 "$(sql "SELECT count(*) FROM inspections WHERE inspector = 1")"
 mount_cmfs
 i=0
-until grep -q "inspected again with inspector 2: 1 of 1 blobs" "$LOG" || [ $i -ge 100 ]; do
+until grep -q "inspected again with inspector 3: 1 of 1 blobs" "$LOG" || [ $i -ge 100 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
-contains "the log says it is done" "inspected again with inspector 2: 1 of 1 blobs" "$(cat "$LOG")"
+contains "the log says it is done" "inspected again with inspector 3: 1 of 1 blobs" "$(cat "$LOG")"
 contains "and what it started" "1 blobs were inspected by an older cmfs" "$(cat "$LOG")"
-eq "every inspection is the current inspector's" 0 "$(sql "SELECT count(*) FROM inspections WHERE inspector < 2")"
+eq "every inspection is the current inspector's" 0 "$(sql "SELECT count(*) FROM inspections WHERE inspector < 3")"
 eq "the fat connector resolves again" "$M/envs/fat/versions/flink-sql-connector-kafka.jar/1.jar" "$(cat "$M/envs/fat/tables/resolved/clicks.jars")"
 remount_cmfs
 eq "a mount with nothing to redo says nothing of it" 1 "$(grep -c "were inspected by an older cmfs" "$LOG")"

@@ -49,3 +49,10 @@ for jar in mongodb fmt-jsonish inherit default-id runtime-id async-sink \
 	}
 	printf '%s: %s classes\n' "$jar" "$(wc -l <"$out/$jar.txt")"
 done
+
+# The options the factories declare (OptionsProbe.java), for test_options.
+stubs "$fix/java/options/stubs" "$work/options"
+javac -encoding UTF-8 -nowarn -d "$work/probe" "$here/OptionsProbe.java"
+java -cp "$work/probe" OptionsProbe "$work/options" "$fix/jars/options.jar" \
+	>"$out/options-keys.txt"
+printf 'options: %s keys\n' "$(wc -l <"$out/options-keys.txt")"

@@ -9,6 +9,9 @@
 #define _GNU_SOURCE
 #include "t.h"
 
+/* A factory's options, none: an initializer of struct options_set. */
+#define NO_OPTIONS { NULL, 0, 0, NULL }
+
 #include <errno.h>
 #include <ftw.h>
 #include <pthread.h>
@@ -32,6 +35,7 @@
 #define SHA_B "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 #define SHA_ONE                                                                \
 	"1111111111111111111111111111111111111111111111111111111111111111"
+#define SHA_D "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
 #define SHA_C "cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc"
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -204,6 +208,11 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 
 /* A version-7 catalog made as version 6 had it: events in a rowid table
  * with an index on (env, off), lines and all. */
+/* A version-11 catalog made as version 10 had it: no options rows. */
+#define V11_TO_V10                                                             \
+	"DROP TABLE factory_options;"                                          \
+	"ALTER TABLE inspections DROP COLUMN options_read;"                    \
+	"PRAGMA user_version = 10;"
 #define V9_TO_V8                                                               \
 	"DROP TRIGGER loose_free; DROP TRIGGER loose_taken;"                   \
 	"DROP TABLE loose; PRAGMA user_version = 8;"
@@ -262,7 +271,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 10);
+	T_INTEQ(pragma_int("user_version"), 11);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -277,7 +286,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 10);
+	T_INTEQ(pragma_int("user_version"), 11);
 	{
 		char mode[16];
 
@@ -313,8 +322,8 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
-				 V4_TO_V3),
+		T_INTEQ(exec_sql(V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
 				 "DROP TRIGGER tab_add; DROP TRIGGER tab_del;"
@@ -323,7 +332,7 @@ static void test_open(void)
 				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 10);
+		T_INTEQ(pragma_int("user_version"), 11);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -344,14 +353,14 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
-				 V4_TO_V3),
+		T_INTEQ(exec_sql(V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 10);
+		T_INTEQ(pragma_int("user_version"), 11);
 		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
 		T_INTEQ(mark, 0);
 		catalog_close(c);
@@ -361,8 +370,9 @@ static void test_open(void)
 	 * brought into their rows, in order, values intact. */
 	{
 		struct jar_factory f[2] = {
-			{ (char *)"com.x.A", JAR_KIND_CONNECTOR, (char *)"a" },
-			{ (char *)"com.x.B", JAR_KIND_FORMAT, NULL },
+			{ (char *)"com.x.A", JAR_KIND_CONNECTOR, (char *)"a",
+			  NO_OPTIONS },
+			{ (char *)"com.x.B", JAR_KIND_FORMAT, NULL, NO_OPTIONS },
 		};
 		char *keys[3] = { (char *)"connector", (char *)"b",
 				  (char *)"a" };
@@ -387,13 +397,13 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
-				 V4_TO_V3),
+		T_INTEQ(exec_sql(V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 10);
+		T_INTEQ(pragma_int("user_version"), 11);
 		T_INTEQ(exec_sql("SELECT * FROM factories"), 1);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
@@ -402,6 +412,12 @@ static void test_open(void)
 			T_STREQ(out->factories[0].identifier, "a");
 			T_INTEQ(out->factories[1].kind, JAR_KIND_FORMAT);
 			T_CHECK(out->factories[1].identifier == NULL);
+			/* Inspected before options were kept: none known,
+			 * nothing to check them by. */
+			T_INTEQ(out->factories[0].options.unknown,
+				OPTIONS_UNKNOWN_REQUIRED |
+					OPTIONS_UNKNOWN_OPTIONAL |
+					OPTIONS_UNKNOWN_PREFIXES);
 		}
 		jar_report_free(out);
 		memset(&got, 0, sizeof(got));
@@ -420,7 +436,7 @@ static void test_open(void)
 	 * its own that the versions of its blob name, rows intact. */
 	{
 		struct jar_factory f = { (char *)"com.x.K", JAR_KIND_CONNECTOR,
-					 (char *)"k" };
+					 (char *)"k", NO_OPTIONS };
 		const char *ext[1] = { "org/ext/E" };
 		struct jar_report in, *out = NULL;
 		struct catalog_artifact a;
@@ -437,13 +453,13 @@ static void test_open(void)
 		k = c ? art(c, e.id, "k.jar", SHA_B, 3) : 0;
 		u = c ? art(c, e.id, "u.txt", SHA_C, 3) : 0;
 		catalog_close(c);
-		T_INTEQ(exec_sql(V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
+		T_INTEQ(exec_sql(V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
 				 V5_TO_V4),
 			0);
 		T_INTEQ(pragma_int("user_version"), 4);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 10);
+		T_INTEQ(pragma_int("user_version"), 11);
 		/* Every version of an inspected blob names its row. */
 		T_INTEQ(query_int("SELECT count(*) FROM versions v"
 				  " WHERE v.insp IS NOT (SELECT id FROM"
@@ -484,13 +500,13 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_add(c, "prod", "two\n", &err) : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
+		T_INTEQ(exec_sql(V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE name = 'events_env_off'"),
 			1);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 10);
+		T_INTEQ(pragma_int("user_version"), 11);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE tbl_name = 'events'"),
 			1);
@@ -522,10 +538,10 @@ static void test_open(void)
 		T_INTEQ(catalog_art_add(c, e.id, "m.jar", &id, &err), 0);
 		T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V10_TO_V9 V9_TO_V8 V8_TO_V7), 0);
+		T_INTEQ(exec_sql(V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 10);
+		T_INTEQ(pragma_int("user_version"), 11);
 		T_INTEQ(c ? catalog_art_del(c, id, &err) : -1, 0);
 		T_INTEQ(c ? catalog_art_add(c, e.id, "m.jar", &id, &err) : -1,
 			0);
@@ -537,7 +553,7 @@ static void test_open(void)
 	}
 
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 11"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 12"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
@@ -1384,12 +1400,12 @@ static void test_inspections(void)
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct jar_factory f[3] = {
 		{ (char *)"com.example.mongodb.MongoFactory",
-		  JAR_KIND_CONNECTOR, (char *)"mongodb" },
+		  JAR_KIND_CONNECTOR, (char *)"mongodb", NO_OPTIONS },
 		{ (char *)"com.example.fmt.BsonFormatFactory", JAR_KIND_FORMAT,
-		  NULL },
+		  NULL, NO_OPTIONS },
 		/* Stored as JSON: quotes, escapes, controls, non-ASCII. */
 		{ (char *)"com.example.cat.Catalog$Factory", JAR_KIND_OTHER,
-		  (char *)"m\"c\\a\tt\n\xe2\x82\xac" },
+		  (char *)"m\"c\\a\tt\n\xe2\x82\xac", NO_OPTIONS },
 	};
 	char *ext[3] = { (char *)"java.lang.String",
 			 (char *)"org.apache.flink.table.factories.Factory",
@@ -1436,6 +1452,74 @@ static void test_inspections(void)
 	}
 	jar_report_free(out);
 	out = NULL;
+
+	/* The options, rows of their own: read back sorted, each field;
+	 * put again, replaced. */
+	{
+		struct options_option o[3];
+		struct options_set *got;
+
+		memset(o, 0, sizeof(o));
+		o[0].key = (char *)"url";
+		o[0].type = (char *)"string";
+		o[0].required = 1;
+		o[1].key = (char *)"mode";
+		o[1].type = (char *)"enum";
+		o[1].values = (char *)"a-b,c";
+		o[1].defval = (char *)"a-b";
+		o[1].deprecated = (char *)"old-mode";
+		o[1].fallback = (char *)"m";
+		o[1].forward = 1;
+		o[2].key = (char *)"tags";
+		o[2].type = (char *)"string";
+		o[2].list = 1;
+		f[0].options.v = o;
+		f[0].options.n = 3;
+		f[0].options.prefixes = (char *)"properties.,extra.";
+		f[1].options.unknown = OPTIONS_UNKNOWN_OPTIONAL;
+		memset(&in, 0, sizeof(in));
+		in.nfactories = 3;
+		in.factories = f;
+		T_INTEQ(catalog_insp_put(c, SHA_D, &in, &err), 0);
+		T_INTEQ(catalog_insp_get(c, SHA_D, &out, &err), 0);
+		got = out && out->nfactories == 3 ? &out->factories[0].options
+						  : NULL;
+		T_CHECK(got && got->n == 3 && !got->unknown);
+		if (got && got->n == 3) {
+			T_STREQ(got->v[0].key, "mode");
+			T_STREQ(got->v[0].type, "enum");
+			T_STREQ(got->v[0].values, "a-b,c");
+			T_STREQ(got->v[0].defval, "a-b");
+			T_STREQ(got->v[0].deprecated, "old-mode");
+			T_STREQ(got->v[0].fallback, "m");
+			T_CHECK(got->v[0].forward && !got->v[0].required);
+			T_STREQ(got->v[1].key, "tags");
+			T_CHECK(got->v[1].list && !got->v[1].defval);
+			T_STREQ(got->v[2].key, "url");
+			T_CHECK(got->v[2].required);
+			T_CHECK(options_find(got, "url") == &got->v[2]);
+			T_STREQ(got->prefixes, "extra.,properties.");
+		}
+		if (out && out->nfactories == 3) {
+			T_INTEQ(out->factories[1].options.unknown,
+				OPTIONS_UNKNOWN_OPTIONAL);
+			T_INTEQ(out->factories[2].options.n, 0);
+		}
+		jar_report_free(out);
+		out = NULL;
+		f[0].options.n = 1;
+		f[0].options.prefixes = NULL;
+		f[1].options.unknown = 0;
+		T_INTEQ(catalog_insp_put(c, SHA_D, &in, &err), 0);
+		T_INTEQ(catalog_insp_get(c, SHA_D, &out, &err), 0);
+		T_CHECK(out && out->factories[0].options.n == 1 &&
+			!out->factories[0].options.prefixes &&
+			!out->factories[1].options.unknown);
+		jar_report_free(out);
+		out = NULL;
+		memset(&f[0].options, 0, sizeof(f[0].options));
+		memset(&f[1].options, 0, sizeof(f[1].options));
+	}
 
 	/* An error report: no factories, no externals. */
 	memset(&in, 0, sizeof(in));

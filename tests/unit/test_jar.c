@@ -821,7 +821,7 @@ static void test_report_format(void)
 		"{\"valid_zip\":true,\"entries\":7,\"error\":null,"
 		"\"factories\":[{\"class\":\"com.example.jsonish."
 		"JsonIshFormatFactory\",\"kind\":\"format\",\"identifier\":"
-		"\"json-ish\"}],\"external\":["
+		"\"json-ish\",\"options\":[],\"options_unknown\":[],\"prefixes\":null}],\"external\":["
 		"{\"class\":\"java.lang.Object\",\"allowed\":true},"
 		"{\"class\":\"java.lang.String\",\"allowed\":true},"
 		"{\"class\":\"java.util.Collections\",\"allowed\":true},"
@@ -840,6 +840,7 @@ static void test_report_format(void)
 	jar_report_free(r);
 	/* An unusable JAR, and strings that need escaping. */
 	memset(&h, 0, sizeof(h));
+	memset(f, 0, sizeof(f));
 	h.error = (char *)"bad \"x\"\\ \x01 \xff\xc3\xa9";
 	h.code = -ENOEXEC;
 	h.nentries = 3;
@@ -860,10 +861,11 @@ static void test_report_format(void)
 		"{\"valid_zip\":true,\"entries\":3,\"error\":\"bad "
 		"\\\"x\\\"\\\\ "
 		"\\u0001 \\ufffd\xc3\xa9\",\"factories\":["
-		"{\"class\":\"a.B\",\"kind\":\"connector\",\"identifier\":null}"
-		","
+		"{\"class\":\"a.B\",\"kind\":\"connector\",\"identifier\":null,"
+		"\"options\":[],\"options_unknown\":[],\"prefixes\":null},"
 		"{\"class\":\"a.C\",\"kind\":\"other\",\"identifier\":"
-		"\"long-identifier\"}],\"external\":[{\"class\":\"x.Y\","
+		"\"long-identifier\",\"options\":[],\"options_unknown\":[],\"prefixes\":null}],"
+		"\"external\":[{\"class\":\"x.Y\","
 		"\"allowed\":true}],\"runtime\":[],\"refused\":0,"
 		"\"verdict\":\"refused\"}\n");
 	buf_reset(&b);
