@@ -81,8 +81,11 @@ struct catalog_table_def {
 void catalog_table_def_release(struct catalog_table_def *d);
 
 /*
- * Open the catalog at `uri`: a file path (SQLite) or "sqlite:<path>".
- * Creates and migrates the schema.  Free with catalog_close().
+ * Open the catalog at `uri`: a file path (SQLite), "sqlite:<path>", or a
+ * libpq connection URI "postgresql://..." (PostgreSQL).  Creates and
+ * migrates the schema.  A PostgreSQL catalog is open to one such handle
+ * at a time, across hosts (-EBUSY while another has it: its blobs are
+ * still in one host's store).  Free with catalog_close().
  */
 int catalog_open(struct catalog **out, const char *uri, struct cmfs_err *err);
 void catalog_close(struct catalog *c);
@@ -533,5 +536,7 @@ struct catalog_backend {
 };
 
 extern const struct catalog_backend catalog_sqlite_backend;
+/* PostgreSQL (catalog_pg.c), for a "postgresql://" or "postgres://" URI. */
+extern const struct catalog_backend catalog_pg_backend;
 
 #endif
