@@ -548,3 +548,9 @@ int catalog_retired_put(struct catalog *c, const char *env, const char *name,
 {
 	return changed(c, c->be->retired_put(c->impl, env, name, next, err));
 }
+
+int catalog_bind_store(struct catalog *c, const char *id,
+		       struct cmfs_err *err)
+{
+	return c->be->bind_store ? c->be->bind_store(c->impl, id, err) : 0;
+}

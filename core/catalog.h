@@ -395,6 +395,17 @@ int catalog_retired_put(struct catalog *c, const char *env, const char *name,
 			int64_t next, struct cmfs_err *err);
 
 /*
+ * The store whose files hold the blobs of this catalog's versions (those
+ * not inline): `id` (its host's name and its path) recorded at the first
+ * call; a call with another id is refused (-EXDEV, the message names the
+ * store recorded), so that a catalog whose blobs are one store's files is
+ * not mounted from another.  A catalog kept inside its store (SQLite)
+ * has nothing to check: 0.
+ */
+int catalog_bind_store(struct catalog *c, const char *id,
+		       struct cmfs_err *err);
+
+/*
  * For tests: the SQL text of the SQLite backend's statement that finds an
  * environment's artifacts by label (what resolution runs for every
  * identifier), so that a test can pin its query plan to the label index.
@@ -533,6 +544,8 @@ struct catalog_backend {
 			   int64_t next, struct cmfs_err *err);
 	int (*art_next_set)(void *impl, int64_t art_id, int64_t n,
 			    struct cmfs_err *err);
+	/* NULL: the catalog lives in its store (nothing to check). */
+	int (*bind_store)(void *impl, const char *id, struct cmfs_err *err);
 };
 
 extern const struct catalog_backend catalog_sqlite_backend;

@@ -91,6 +91,8 @@ static const char *const schema_v1[] = {
 	" holder bigint, PRIMARY KEY(env, name))",
 	"CREATE INDEX retired_holder ON retired(holder)"
 	" WHERE holder IS NOT NULL",
+	/* The store that holds the blob files (catalog_bind_store). */
+	"CREATE TABLE cmfs_store(id text NOT NULL)",
 	/* Each environment's counts of artifacts and tables. */
 	"CREATE FUNCTION cmfs_count() RETURNS trigger LANGUAGE plpgsql AS $$"
 	" BEGIN IF TG_TABLE_NAME = 'artifacts' THEN"
@@ -166,6 +168,8 @@ struct pg {
 	pthread_mutex_t lock; /* guards conn and depth */
 	int depth;	      /* catalog_begin() nesting of the owner */
 	int mount;	      /* holds MOUNT_LOCK (catalog_open's) */
+	int broken;	      /* the connection was lost: made again before
+			       * the next statement outside a transaction */
 	char where[512];      /* the URI without its password */
 };
 
@@ -240,10 +244,26 @@ static int fail(struct pg *g, const PGresult *res, struct cmfs_err *err)
 /*
  * Run `sql` with parameters `p` (may be NULL).  Rows, if wanted, in *out
  * (the caller's to PQclear).  A connection lost between transactions is
- * made again before the statement; one lost inside a transaction fails
- * it (-EIO), and the transaction with it.
+ * made again before the statement (and the mount's lock taken again);
+ * one lost inside a transaction fails it (-EIO), and the transaction with
+ * it.
  */
 static int take_mount_lock(struct pg *g, struct cmfs_err *err);
+
+/*
+ * A failure of the connection, not of the statement: libpq's own (no
+ * SQLSTATE: the server closed the connection), a connection exception
+ * (class 08) or the server shutting down (57P01..57P03).  libpq may still
+ * call such a connection good until it next writes to it.
+ */
+static int lost(const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE)
+				: NULL;
+
+	return !state || !strncmp(state, "08", 2) ||
+	       !strncmp(state, "57P0", 4);
+}
 
 static int run(struct pg *g, const char *sql, const struct par *p,
 	       PGresult **out, struct cmfs_err *err)
@@ -254,10 +274,10 @@ static int run(struct pg *g, const char *sql, const struct par *p,
 
 	if (out)
 		*out = NULL;
-	if (PQstatus(g->conn) != CONNECTION_OK && !g->depth) {
+	if ((g->broken || PQstatus(g->conn) != CONNECTION_OK) && !g->depth) {
 		PQreset(g->conn);
-		if (PQstatus(g->conn) == CONNECTION_OK && g->mount &&
-		    (rc = take_mount_lock(g, err)))
+		g->broken = PQstatus(g->conn) != CONNECTION_OK;
+		if (!g->broken && g->mount && (rc = take_mount_lock(g, err)))
 			return rc;
 	}
 	res = PQexecParams(g->conn, sql, p ? p->n : 0, NULL,
@@ -266,6 +286,7 @@ static int run(struct pg *g, const char *sql, const struct par *p,
 	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		rc = fail(g, res, err);
+		g->broken |= lost(res);
 		PQclear(res);
 		return rc;
 	}
@@ -1978,6 +1999,36 @@ static int pg_retired_put(void *impl, const char *env, const char *name,
 	return pg_end(g, rc, err);
 }
 
+static int pg_bind_store(void *impl, const char *id, struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct par p = { 0 };
+	PGresult *res;
+	int rc;
+
+	p_str(&p, id);
+	if ((rc = txn_begin(g, err)))
+		return rc;
+	rc = run(g,
+		 "INSERT INTO cmfs_store(id) SELECT $1 WHERE NOT EXISTS"
+		 " (SELECT 1 FROM cmfs_store)",
+		 &p, NULL, err);
+	if (!rc && !(rc = run(g, "SELECT id FROM cmfs_store", NULL, &res,
+			      err))) {
+		if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), id))
+			rc = cmfs_err_set(err, -EXDEV,
+					  "catalog %s: its blobs are in the "
+					  "store %s, not this one: mount it "
+					  "from there (blobs do not live in "
+					  "the database yet)",
+					  g->where,
+					  PQntuples(res) ? PQgetvalue(res, 0, 0)
+							 : "?");
+		PQclear(res);
+	}
+	return pg_end(g, rc, err);
+}
+
 const struct catalog_backend catalog_pg_backend = {
 	.name = "postgresql",
 	.open = pg_open,
@@ -2041,6 +2092,7 @@ const struct catalog_backend catalog_pg_backend = {
 	.ver_put = pg_ver_put,
 	.art_next_get = pg_art_next_get,
 	.art_next_set = pg_art_next_set,
+	.bind_store = pg_bind_store,
 	.retired_list = pg_retired_list,
 	.retired_put = pg_retired_put,
 };
