@@ -230,6 +230,15 @@ static int store_of(const char *ini, char **out, uint64_t *inline_max)
 		config_release(&cfg);
 		return -1;
 	}
+	if (cfg.catalog_url) {
+		fprintf(stderr,
+			"cmfs: %s: [catalog] url is set: fsck, export and "
+			"import work on a SQLite catalog only (on a "
+			"PostgreSQL catalog: not built yet)\n",
+			ini);
+		config_release(&cfg);
+		return -1;
+	}
 	if (inline_max)
 		*inline_max = cfg.inline_max;
 	*out = ini ? strdup(cfg.store_path) : NULL;
@@ -392,6 +401,24 @@ static void reload(struct cmfs *c)
 		}
 		free(n->store_path);
 		n->store_path = path;
+	}
+	if (mount_key(c, strcmp(n->catalog_url ? n->catalog_url : "",
+				c->cfg->catalog_url ? c->cfg->catalog_url
+						    : ""),
+		      "[catalog] url")) {
+		char *url = c->cfg->catalog_url ? strdup(c->cfg->catalog_url)
+						: NULL;
+
+		if (c->cfg->catalog_url && !url) {
+			repo_log(c->repo, LOG_ERR,
+				 "SIGHUP: out of memory; keeping the "
+				 "configuration in force");
+			config_release(n);
+			free(n);
+			return;
+		}
+		free(n->catalog_url);
+		n->catalog_url = url;
 	}
 	if (mount_key(c, n->sync != c->cfg->sync, "[store] sync"))
 		n->sync = c->cfg->sync;
@@ -660,6 +687,12 @@ int main(int argc, char **argv)
 	if (repo_open(&c.repo, cfg, mnt, log_line, &lg, &err)) {
 		fprintf(stderr, "cmfs: %s\n", cmfs_err_msg(&err));
 		goto out_paths;
+	}
+	if (cfg->catalog_url) {
+		char safe[512];
+
+		config_url_safe(safe, sizeof(safe), cfg->catalog_url);
+		repo_log(c.repo, LOG_INFO, "catalog: PostgreSQL at %s", safe);
 	}
 	fuse_opt_add_arg(&args, "-osubtype=cmfs,fsname=cmfs");
 	c.se = fuse_session_new(&args, &cmfs_ops, sizeof(cmfs_ops), &c);
