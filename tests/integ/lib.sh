@@ -98,6 +98,9 @@ last_event() {
 write_ini() {
 	{
 		printf '[store]\npath = %s\n' "$STORE"
+		if [ -n "${PG_URL:-}" ]; then
+			printf '[catalog]\nurl = %s\n' "$PG_URL"
+		fi
 		if [ -n "${INI_EXTRA:-}" ]; then printf '%s\n' "$INI_EXTRA"; fi
 	} >"$T/cmfs.ini"
 }
@@ -144,9 +147,14 @@ remount_cmfs() {
 	mount_cmfs "$@"
 }
 
-# The catalog, read with sqlite3 (the daemon may be running: WAL allows it).
+# The catalog, read with sqlite3 (the daemon may be running: WAL allows it),
+# or with psql when the test's catalog is PostgreSQL's (pg.sh).
 sql() {
-	sqlite3 "$STORE/catalog.db" "$1"
+	if [ -n "${PG_URL:-}" ]; then
+		pg_sql "$1"
+	else
+		sqlite3 "$STORE/catalog.db" "$1"
+	fi
 }
 
 cleanup() {
@@ -169,3 +177,10 @@ finish() {
 	[ "$FAIL" -eq 0 ] || exit 1
 	exit 0
 }
+
+# CMFS_TEST_PG=1: the test's mounts keep their catalog in a private
+# PostgreSQL cluster (pg.sh) instead of SQLite.
+if [ -n "${CMFS_TEST_PG:-}" ]; then
+	. "$TOP/tests/integ/pg.sh"
+	pg_start
+fi

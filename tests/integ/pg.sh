@@ -24,6 +24,13 @@ as_pg() {
 	(cd "$PGDIR" && runuser -u "$PGUSER_OS" -- "$@")
 }
 
+# Start the server on $PGPORT; 0 once it accepts connections.
+pg_run() {
+	as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" -w -t 60 \
+		-o "-k $PGDIR -p $PGPORT -h 127.0.0.1 -c fsync=off \
+		-c full_page_writes=off" start >/dev/null 2>&1
+}
+
 pg_start() {
 	if [ -z "$PGBIN" ] || [ ! -x "$PGBIN/initdb" ] ||
 		[ ! -x "$PGBIN/pg_ctl" ]; then
@@ -46,10 +53,7 @@ pg_start() {
 	tries=0
 	while :; do
 		PGPORT=$((20000 + ($$ + tries * 7919) % 30000))
-		if as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -l "$PGDIR/log" \
-			-w -t 60 -o "-k $PGDIR -p $PGPORT -h 127.0.0.1 \
-			-c fsync=off -c full_page_writes=off" \
-			start >/dev/null 2>&1; then
+		if pg_run; then
 			break
 		fi
 		tries=$((tries + 1))
@@ -68,6 +72,16 @@ pg_stop() {
 	[ -n "$PGDIR" ] || return 0
 	as_pg "$PGBIN/pg_ctl" -D "$PGDIR/data" -m immediate -w stop \
 		>/dev/null 2>&1
+}
+
+# pg_start_again: after pg_stop, the same server on the same port.
+pg_start_again() {
+	if ! pg_run; then
+		say "FAIL: pg_ctl start (again); log:"
+		tail -n 20 "$PGDIR/log"
+		FAIL=$((FAIL + 1))
+		finish
+	fi
 }
 
 # pg_sql SQL: one statement through psql, unaligned, no headers.
