@@ -1195,21 +1195,6 @@ static int check_catalog_file(struct repo *r, const char *db,
 			    stat(db, &st) ? "missing" : "empty");
 }
 
-/* The store as catalog_bind_store() knows it: host:path (into `buf`,
- * 4096 bytes). */
-static const char *store_id(struct repo *r, char *buf)
-{
-	char host[256], *path = realpath(store_path(r->store), NULL);
-
-	if (gethostname(host, sizeof(host)))
-		snprintf(host, sizeof(host), "?");
-	host[sizeof(host) - 1] = '\0';
-	snprintf(buf, 4096, "%s:%s", host,
-		 path ? path : store_path(r->store));
-	free(path);
-	return buf;
-}
-
 /*
  * The store's own catalog.db, or the database of [catalog] url.  A store
  * that has a catalog.db of its own is not mounted on a database: the
@@ -1236,7 +1221,8 @@ static int open_catalog(struct repo *r, const char *db, struct cmfs_err *err)
 				    store_path(r->store));
 	if ((rc = catalog_open(&r->cat, r->cfg->catalog_url, err)))
 		return rc;
-	return catalog_bind_store(r->cat, store_id(r, id), err);
+	store_ident(r->store, id, sizeof(id));
+	return catalog_bind_store(r->cat, id, err);
 }
 
 static int sweep(struct repo *r, struct cmfs_err *err)

@@ -109,10 +109,8 @@ check_not "and is not mounted" mountpoint -q "$M2"
 mkdir -p "$STORE2"
 : >"$STORE2/catalog.db"
 contains "a store with its own catalog is refused" "has a catalog of its own" "$("$CMFS" -c "$T/b.ini" -f "$M2" 2>&1)"
-# The tools beside a mount work on SQLite only, and say so.
+# fsck works on SQLite only, and says so.
 contains "fsck says it does not work on PostgreSQL yet" "SQLite catalog only" "$("$CMFS" fsck -c "$T/cmfs.ini" 2>&1)"
-contains "export too" "SQLite catalog only" "$("$CMFS" export -c "$T/cmfs.ini" "$T/exp" 2>&1)"
-check_not "and writes nothing" test -e "$T/exp"
 
 # The server gone and back: writes fail at once with a reason, then work
 # again without a remount.
@@ -129,4 +127,42 @@ contains "the log says why" "reason=\"catalog postgresql://" "$(grep -F 'action=
 pg_start_again
 check "after the server is back, a label" setfattr -n user.team -v data "$A/blob.bin"
 eq "is in the catalog" 1 "$(pg_sql "SELECT count(*) FROM labels WHERE key = 'team'")"
+
+# export and import: the database's catalog out to a SQLite store, and
+# that store's into another database, each the same export again.
+out=$("$CMFS" export -c "$T/cmfs.ini" "$T/exp" 2>&1)
+eq "export from the database beside its mount" 0 "$?"
+contains "with everything" "exported 1 environments, 2 artifacts (3 versions," "$out"
+umount_cmfs
+check "import into a SQLite store" "$CMFS" import "$T/exp" "$T/sqlite"
+check "export of it" "$CMFS" export "$T/sqlite" "$T/exp2"
+# Two exports alike but for when they were made.
+same_export() {
+	grep -v creationTimestamp "$1/export.json" >"$T/a.json"
+	grep -v creationTimestamp "$2/export.json" >"$T/b.json"
+	diff -r -x export.json "$1" "$2" && diff "$T/a.json" "$T/b.json"
+}
+check "the same export" same_export "$T/exp" "$T/exp2"
+pg_sql "CREATE DATABASE moved" >/dev/null
+URL2=$(printf '%s' "$PG_URL" | sed 's|/postgres?|/moved?|')
+printf '[store]\npath = %s\n[catalog]\nurl = %s\n' "$T/store3" "$URL2" >"$T/c.ini"
+out=$("$CMFS" import "$T/exp2" -c "$T/c.ini" 2>&1)
+eq "import of the SQLite store's export into a new database" 0 "$?"
+contains "says what it read" "imported 1 environments, 2 artifacts (3 versions," "$out"
+check "export of that" "$CMFS" export -c "$T/c.ini" "$T/exp3"
+check "the same export again" same_export "$T/exp" "$T/exp3"
+check_not "importing twice fails" "$CMFS" import "$T/exp2" -c "$T/c.ini"
+"$CMFS" -c "$T/c.ini" -f -o allow_other "$M2" >>"$LOG" 2>&1 &
+PID2=$!
+i=0
+while ! mountpoint -q "$M2" && [ $i -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+eq "the moved catalog mounts: its table resolves" "$M2/envs/prod/versions/mongodb-connector.jar/2.jar" \
+	"$(cat "$M2/envs/prod/tables/resolved/orders.jars")"
+check "and its bytes read back" cmp "$DATA/mongodb-v2.jar" "$M2/envs/prod/versions/mongodb-connector.jar/2.jar"
+eq "with its labels" mongodb "$(getfattr --only-values -n $IDENT "$M2/envs/prod/artifacts/mongodb-connector.jar")"
+fusermount3 -u "$M2"
+if wait "$PID2"; then pass; else fail "the second daemon exited non-zero"; fi
 finish
