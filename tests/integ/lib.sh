@@ -98,10 +98,10 @@ last_event() {
 write_ini() {
 	{
 		printf '[store]\npath = %s\n' "$STORE"
-		if [ -n "${PG_URL:-}" ]; then
+		if [ -n "${INI_EXTRA:-}" ]; then printf '%s\n' "$INI_EXTRA"; fi
+		if [ -n "${CMFS_TEST_PG:-}" ]; then
 			printf '[catalog]\nurl = %s\n' "$PG_URL"
 		fi
-		if [ -n "${INI_EXTRA:-}" ]; then printf '%s\n' "$INI_EXTRA"; fi
 	} >"$T/cmfs.ini"
 }
 
@@ -167,6 +167,8 @@ cleanup() {
 		tail -n 30 "$LOG"
 	fi
 	rm -rf "$T"
+	# A test's PostgreSQL cluster (pg.sh), whatever trap calls this.
+	if command -v pg_discard >/dev/null 2>&1; then pg_discard; fi
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM

@@ -1,5 +1,5 @@
 # pg.sh - a private PostgreSQL cluster for the tests that need one.
-# POSIX sh; sourced after lib.sh (it takes over lib.sh's EXIT trap).
+# POSIX sh; sourced after lib.sh, whose cleanup (at exit) stops it.
 #
 #   . "$(dirname "$0")/pg.sh"
 #   pg_start                   # skips (exit 77) without PostgreSQL
@@ -35,8 +35,6 @@ pg_start() {
 	if [ -z "$PGBIN" ] || [ ! -x "$PGBIN/initdb" ] ||
 		[ ! -x "$PGBIN/pg_ctl" ]; then
 		say "$NAME: skipped: needs PostgreSQL (initdb, pg_ctl)"
-		rm -rf "$T"
-		trap - EXIT
 		exit 77
 	fi
 	PGDIR=$(mktemp -d /tmp/cmfs-pg.XXXXXX)
@@ -89,11 +87,11 @@ pg_sql() {
 	"$PGBIN/psql" -X -q -A -t -d "$PG_URL" -c "$1"
 }
 
-pg_cleanup() {
-	cleanup
+# Stop and remove the cluster: lib.sh's cleanup calls this at exit.
+pg_discard() {
 	if [ -n "$PGDIR" ]; then
 		pg_stop
 		rm -rf "$PGDIR"
+		PGDIR=
 	fi
 }
-trap pg_cleanup EXIT
