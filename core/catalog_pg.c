@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "catalog_rows.h"
 #include "config.h"
 #include "jar.h"
 #include "json.h"
@@ -761,6 +762,36 @@ static int walk_text(struct pg *g, const char *sql, const struct par *p,
 	return walk(g, sql, p, rd_text, &t, call_text, NULL, err);
 }
 
+/* Statements whose one parameter is a row's id. */
+static int exec_id(struct pg *g, const char *sql, int64_t id,
+		   struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, id);
+	return run_locked(g, sql, &p, NULL, err);
+}
+
+static int scalar_id(struct pg *g, const char *sql, int64_t id,
+		     uint64_t *out, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, id);
+	return scalar_u(g, sql, &p, out, err);
+}
+
+static int walk_id(struct pg *g, const char *sql, int64_t id,
+		   void (*row)(void *out, PGresult *res, int r), void *tmp,
+		   int (*fn)(void *arg, const void *row), void *arg,
+		   struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, id);
+	return walk(g, sql, &p, row, tmp, fn, arg, err);
+}
+
 static int pg_env_add(void *impl, const char *name, uint32_t uid, int64_t now,
 		      struct catalog_env *out, struct cmfs_err *err)
 {
@@ -855,11 +886,7 @@ static int pg_art_add(void *impl, int64_t env_id, const char *name,
 
 static int pg_art_del(void *impl, int64_t art_id, struct cmfs_err *err)
 {
-	struct par p = { 0 };
-
-	p_int(&p, art_id);
-	return run_locked(impl, "DELETE FROM artifacts WHERE id = $1", &p,
-			  NULL, err);
+	return exec_id(impl, "DELETE FROM artifacts WHERE id = $1", art_id, err);
 }
 
 /*
@@ -951,11 +978,8 @@ end:
 static int pg_art_count(void *impl, int64_t env_id, uint64_t *out,
 			struct cmfs_err *err)
 {
-	struct par p = { 0 };
-
-	p_int(&p, env_id);
-	return scalar_u(impl, "SELECT nart FROM envs WHERE id = $1", &p, out,
-			err);
+	return scalar_id(impl, "SELECT nart FROM envs WHERE id = $1", env_id,
+			 out, err);
 }
 
 static int pg_art_list(void *impl, int64_t env_id,
@@ -963,14 +987,12 @@ static int pg_art_list(void *impl, int64_t env_id,
 		       void *arg, struct cmfs_err *err)
 {
 	struct catalog_artifact a;
-	struct par p = { 0 };
 
-	p_int(&p, env_id);
-	return walk(impl,
-		    "SELECT " ART_COLS " FROM artifacts a" ART_LATEST
-		    " WHERE a.env_id = $1 ORDER BY a.name",
-		    &p, rd_art, &a, (int (*)(void *, const void *))fn, arg,
-		    err);
+	return walk_id(impl,
+		       "SELECT " ART_COLS " FROM artifacts a" ART_LATEST
+		       " WHERE a.env_id = $1 ORDER BY a.name",
+		       env_id, rd_art, &a, (int (*)(void *, const void *))fn,
+		       arg, err);
 }
 
 static int pg_art_by_label(void *impl, int64_t env_id, const char *key,
@@ -1067,14 +1089,12 @@ static int pg_ver_list(void *impl, int64_t art_id,
 		       void *arg, struct cmfs_err *err)
 {
 	struct catalog_version v;
-	struct par p = { 0 };
 
-	p_int(&p, art_id);
-	return walk(impl,
-		    "SELECT " VER_COLS " FROM versions WHERE artifact_id = $1"
-		    " ORDER BY n",
-		    &p, rd_ver, &v, (int (*)(void *, const void *))fn, arg,
-		    err);
+	return walk_id(impl,
+		       "SELECT " VER_COLS " FROM versions WHERE artifact_id = $1"
+		       " ORDER BY n",
+		       art_id, rd_ver, &v, (int (*)(void *, const void *))fn,
+		       arg, err);
 }
 
 static int pg_blob_refs(void *impl, const char *sha256, uint64_t *out,
@@ -1186,11 +1206,7 @@ static int pg_unsynced_mark(void *impl, int64_t *out, struct cmfs_err *err)
 
 static int pg_unsynced_clear(void *impl, int64_t upto, struct cmfs_err *err)
 {
-	struct par p = { 0 };
-
-	p_int(&p, upto);
-	return run_locked(impl, "DELETE FROM unsynced WHERE seq <= $1", &p,
-			  NULL, err);
+	return exec_id(impl, "DELETE FROM unsynced WHERE seq <= $1", upto, err);
 }
 
 static int pg_unsynced_list(void *impl,
@@ -1351,50 +1367,6 @@ static int pg_label_list(void *impl, int64_t art_id,
 	return rc;
 }
 
-/* `s` as a JSON string (or null) into b. */
-static int json_str(struct buf *b, const char *s)
-{
-	int rc = 0;
-
-	if (!s)
-		return buf_adds(b, "null");
-	rc = buf_addc(b, '"');
-	for (; !rc && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			rc = buf_printf(b, "\\%c", c);
-		else if (c < 0x20)
-			rc = buf_printf(b, "\\u%04x", c);
-		else
-			rc = buf_addc(b, (char)c);
-	}
-	return rc ? rc : buf_addc(b, '"');
-}
-
-/* Rows of `width` strings as the JSON array json_rows() reads. */
-static int json_array(struct buf *b, size_t n, size_t width,
-		      const char *(*field)(const void *arg, size_t i,
-					   size_t j),
-		      const void *arg)
-{
-	size_t i, j;
-	int rc = buf_addc(b, '[');
-
-	for (i = 0; !rc && i < n; i++) {
-		rc = buf_adds(b, i ? ",[" : "[");
-		for (j = 0; !rc && j < width; j++) {
-			if (j)
-				rc = buf_addc(b, ',');
-			if (!rc)
-				rc = json_str(b, field(arg, i, j));
-		}
-		if (!rc)
-			rc = buf_addc(b, ']');
-	}
-	return rc ? rc : buf_addc(b, ']');
-}
-
 static const char *factory_field(const void *arg, size_t i, size_t j)
 {
 	const struct jar_factory *f = &((const struct jar_report *)arg)
@@ -1426,7 +1398,7 @@ static int pg_insp_put(void *impl, const char *sha256,
 	for (i = 0; !rc && i < r->nexternal; i++)
 		rc = buf_printf(&ext, "%s\n", r->external[i]);
 	if (!rc)
-		rc = json_array(&fac, r->nfactories, 3, factory_field, r);
+		rc = json_rows_write(&fac, r->nfactories, 3, factory_field, r);
 	if (rc) {
 		rc = cmfs_err_set(err, rc, "out of memory");
 		goto out;
@@ -1459,49 +1431,6 @@ out:
 	return rc;
 }
 
-/* Split newline-terminated `text` into r->external. */
-static int split_external(struct jar_report *r, const char *text)
-{
-	const char *p, *e;
-	size_t n = 0;
-
-	for (p = text; *p; p++)
-		n += *p == '\n';
-	if (!n)
-		return 0;
-	r->external = calloc(n, sizeof(char *));
-	if (!r->external)
-		return -ENOMEM;
-	for (p = text; *p && (e = strchr(p, '\n')); p = e + 1) {
-		r->external[r->nexternal] = strndup(p, (size_t)(e - p));
-		if (!r->external[r->nexternal])
-			return -ENOMEM;
-		r->nexternal++;
-	}
-	return 0;
-}
-
-/* One [kind, identifier, class] row of an inspection's factories. */
-static int add_factory(void *arg, char **row)
-{
-	struct jar_report *r = arg;
-	struct jar_factory *f;
-
-	if (!row[0] || !row[2])
-		return -EINVAL;
-	f = realloc(r->factories, (r->nfactories + 1) * sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	r->factories = f;
-	f = &r->factories[r->nfactories++];
-	memset(f, 0, sizeof(*f));
-	if (jar_kind_parse(&f->kind, row[0]))
-		f->kind = JAR_KIND_OTHER;
-	f->identifier = row[1] ? strdup(row[1]) : NULL;
-	f->cls = strdup(row[2]);
-	return (row[1] && !f->identifier) || !f->cls ? -ENOMEM : 0;
-}
-
 /* A row of (error, external, factories) into r. */
 static int read_insp(PGresult *res, const char *sha256, struct jar_report *r,
 		     struct cmfs_err *err)
@@ -1512,17 +1441,10 @@ static int read_insp(PGresult *res, const char *sha256, struct jar_report *r,
 	    !(r->error = strdup(PQgetvalue(res, 0, 0))))
 		rc = -ENOMEM;
 	if (!rc)
-		rc = split_external(r, PQgetvalue(res, 0, 1));
+		rc = catalog_rows_external(r, PQgetvalue(res, 0, 1));
 	if (rc)
 		return cmfs_err_set(err, rc, "out of memory");
-	rc = json_rows(PQgetvalue(res, 0, 2), 3, add_factory, r);
-	if (rc == -EINVAL)
-		return cmfs_err_set(err, -EIO,
-				    "catalog: the factories recorded for blob "
-				    "%.64s are damaged (cmfs fsck --repair "
-				    "recomputes them)",
-				    sha256);
-	return rc ? cmfs_err_set(err, rc, "out of memory") : 0;
+	return catalog_rows_factories(r, PQgetvalue(res, 0, 2), sha256, err);
 }
 
 /* By the blob (the row a version names, `id`, is found by it too). */
@@ -1571,37 +1493,13 @@ static int pg_table_get(void *impl, int64_t env_id, const char *name,
 		   &p, rd_table, out, err);
 }
 
-/* One [key, value] row of a table's options. */
-static int def_add_opt(void *arg, char **row)
-{
-	struct catalog_table_def *d = arg;
-	const char *k = row[0], *v = row[1];
-	char **keys, **values;
-
-	if (!k || !v)
-		return -EINVAL;
-	if (!(keys = realloc(d->keys, (d->nopts + 1) * sizeof(char *))))
-		return -ENOMEM;
-	d->keys = keys;
-	values = realloc(d->values, (d->nopts + 1) * sizeof(char *));
-	if (!values)
-		return -ENOMEM;
-	d->values = values;
-	d->keys[d->nopts] = strdup(k);
-	d->values[d->nopts] = strdup(v);
-	d->nopts++;
-	return d->keys[d->nopts - 1] && d->values[d->nopts - 1] ? 0 : -ENOMEM;
-}
-
 static int pg_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 			struct cmfs_err *err)
 {
-	struct catalog_table_def d;
 	struct par p = { 0 };
 	PGresult *res;
 	int rc;
 
-	memset(&d, 0, sizeof(d));
 	p_int(&p, id);
 	rc = run_locked(impl,
 			"SELECT ddl, like_ddl, options FROM tables"
@@ -1609,29 +1507,14 @@ static int pg_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 			&p, &res, err);
 	if (!rc && PQntuples(res) == 0)
 		rc = -ENOENT;
-	if (!rc) {
-		int like = !PQgetisnull(res, 0, 1);
-
-		d.ddl = strdup(PQgetvalue(res, 0, 0));
-		d.like_ddl = like ? strdup(PQgetvalue(res, 0, 1)) : NULL;
-		rc = d.ddl && (!like || d.like_ddl) ? 0 : -ENOMEM;
-		if (!rc)
-			rc = json_rows(PQgetvalue(res, 0, 2), 2, def_add_opt,
-				       &d);
-		if (rc == -EINVAL)
-			rc = cmfs_err_set(err, -EIO,
-					  "catalog: the options recorded for "
-					  "table %lld are damaged",
-					  (long long)id);
-	}
+	if (!rc)
+		rc = catalog_rows_def(out, id, PQgetvalue(res, 0, 0),
+				      PQgetisnull(res, 0, 1)
+					      ? NULL
+					      : PQgetvalue(res, 0, 1),
+				      PQgetvalue(res, 0, 2), err);
 	PQclear(res);
-	if (rc) {
-		catalog_table_def_release(&d);
-		return rc == -ENOMEM ? cmfs_err_set(err, rc, "out of memory")
-				     : rc;
-	}
-	*out = d;
-	return 0;
+	return rc;
 }
 
 static int pg_table_put(void *impl, int64_t env_id, const char *name,
@@ -1645,7 +1528,7 @@ static int pg_table_put(void *impl, int64_t env_id, const char *name,
 	int64_t id = 0;
 	int rc;
 
-	if ((rc = json_array(&opts, def->nopts, 2, option_field, def))) {
+	if ((rc = json_rows_write(&opts, def->nopts, 2, option_field, def))) {
 		buf_release(&opts);
 		return cmfs_err_set(err, rc, "out of memory");
 	}
@@ -1678,21 +1561,14 @@ static int pg_table_put(void *impl, int64_t env_id, const char *name,
 
 static int pg_table_del(void *impl, int64_t id, struct cmfs_err *err)
 {
-	struct par p = { 0 };
-
-	p_int(&p, id);
-	return run_locked(impl, "DELETE FROM tables WHERE id = $1", &p, NULL,
-			  err);
+	return exec_id(impl, "DELETE FROM tables WHERE id = $1", id, err);
 }
 
 static int pg_table_count(void *impl, int64_t env_id, uint64_t *out,
 			  struct cmfs_err *err)
 {
-	struct par p = { 0 };
-
-	p_int(&p, env_id);
-	return scalar_u(impl, "SELECT ntab FROM envs WHERE id = $1", &p, out,
-			err);
+	return scalar_id(impl, "SELECT ntab FROM envs WHERE id = $1", env_id,
+			 out, err);
 }
 
 static int pg_table_list(void *impl, int64_t env_id,
@@ -1700,14 +1576,12 @@ static int pg_table_list(void *impl, int64_t env_id,
 			 void *arg, struct cmfs_err *err)
 {
 	struct catalog_table t;
-	struct par p = { 0 };
 
-	p_int(&p, env_id);
-	return walk(impl,
-		    "SELECT id, env_id, name, size, mtime, uid FROM tables"
-		    " WHERE env_id = $1 ORDER BY name",
-		    &p, rd_table, &t, (int (*)(void *, const void *))fn, arg,
-		    err);
+	return walk_id(impl,
+		       "SELECT id, env_id, name, size, mtime, uid FROM tables"
+		       " WHERE env_id = $1 ORDER BY name",
+		       env_id, rd_table, &t, (int (*)(void *, const void *))fn,
+		       arg, err);
 }
 
 /*
