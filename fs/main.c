@@ -365,6 +365,22 @@ static int mount_key(struct cmfs *c, int changed, const char *key)
 	return changed != 0;
 }
 
+/* A string key only a mount reads: *now (NULL: not set) becomes a copy
+ * of `was` when they differ.  -ENOMEM, or 0. */
+static int keep_str(struct cmfs *c, char **now, const char *was,
+		    const char *key)
+{
+	char *copy;
+
+	if (!mount_key(c, strcmp(*now ? *now : "", was ? was : ""), key))
+		return 0;
+	if (was && !(copy = strdup(was)))
+		return -ENOMEM;
+	free(*now);
+	*now = was ? copy : NULL;
+	return 0;
+}
+
 /*
  * SIGHUP: read the configuration file again.  A bad file keeps the rules
  * in force; the store cannot move under a mount.  The old configuration
@@ -393,38 +409,15 @@ static void reload(struct cmfs *c)
 		return;
 	}
 	/* What only a mount reads keeps the value in force. */
-	if (mount_key(c, strcmp(n->store_path, c->cfg->store_path),
-		      "[store] path")) {
-		char *path = strdup(c->cfg->store_path);
-
-		if (!path) {
-			repo_log(c->repo, LOG_ERR,
-				 "SIGHUP: out of memory; keeping the "
-				 "configuration in force");
-			config_release(n);
-			free(n);
-			return;
-		}
-		free(n->store_path);
-		n->store_path = path;
-	}
-	if (mount_key(c, strcmp(n->catalog_url ? n->catalog_url : "",
-				c->cfg->catalog_url ? c->cfg->catalog_url
-						    : ""),
-		      "[catalog] url")) {
-		char *url = c->cfg->catalog_url ? strdup(c->cfg->catalog_url)
-						: NULL;
-
-		if (c->cfg->catalog_url && !url) {
-			repo_log(c->repo, LOG_ERR,
-				 "SIGHUP: out of memory; keeping the "
-				 "configuration in force");
-			config_release(n);
-			free(n);
-			return;
-		}
-		free(n->catalog_url);
-		n->catalog_url = url;
+	if (keep_str(c, &n->store_path, c->cfg->store_path, "[store] path") ||
+	    keep_str(c, &n->catalog_url, c->cfg->catalog_url,
+		     "[catalog] url")) {
+		repo_log(c->repo, LOG_ERR,
+			 "SIGHUP: out of memory; keeping the configuration "
+			 "in force");
+		config_release(n);
+		free(n);
+		return;
 	}
 	if (mount_key(c, n->sync != c->cfg->sync, "[store] sync"))
 		n->sync = c->cfg->sync;
