@@ -397,6 +397,13 @@ int catalog_insp_put(struct catalog *c, const char *sha256,
 	return changed(c, c->be->insp_put(c->impl, sha256, r, err));
 }
 
+int catalog_insp_stale(struct catalog *c,
+		       int (*fn)(void *arg, const char *const *row),
+		       void *arg, struct cmfs_err *err)
+{
+	return c->be->insp_stale(c->impl, fn, arg, err);
+}
+
 int catalog_insp_get(struct catalog *c, const char *sha256,
 		     struct jar_report **out, struct cmfs_err *err)
 {

@@ -2,11 +2,11 @@
  * catalog.h - the catalog: environments, artifacts, versions, labels,
  * inspections, tables and events, behind one interface.
  *
- * Every function here dispatches to a backend (struct catalog_backend).
- * The one backend today is SQLite (catalog_sqlite.c, WAL mode, foreign
- * keys, schema version with migrations).  A second backend - a database
- * server that several hosts mount - implements the same table of functions
- * and nothing else in core/ or fs/ changes.
+ * Every function here dispatches to a backend (struct catalog_backend):
+ * SQLite (catalog_sqlite.c, WAL mode, foreign keys, schema version with
+ * migrations), the default, or PostgreSQL (catalog_pg.c, on libpq), a
+ * database server that several hosts are to mount.  Both implement the
+ * same table of functions; every rule is the caller's (repo.c).
  *
  * Transactions: catalog_begin() starts a write transaction that belongs to
  * the calling thread until catalog_end(); calls made in between by that
@@ -253,6 +253,13 @@ int catalog_label_list(struct catalog *c, int64_t art_id,
 /* Inspections, cached by blob: what jar_inspect() found. */
 int catalog_insp_put(struct catalog *c, const char *sha256,
 		     const struct jar_report *r, struct cmfs_err *err);
+/*
+ * The blobs, referred to by a version, whose inspection an older inspector
+ * made (below JAR_INSPECTOR): row[0] the sha256, row[1] a version's size.
+ */
+int catalog_insp_stale(struct catalog *c,
+		       int (*fn)(void *arg, const char *const *row),
+		       void *arg, struct cmfs_err *err);
 /* *out freed with jar_report_free(); -ENOENT when not inspected. */
 int catalog_insp_get(struct catalog *c, const char *sha256,
 		     struct jar_report **out, struct cmfs_err *err);
@@ -477,6 +484,9 @@ struct catalog_backend {
 	int (*loose_add)(void *impl, const char *sha256, struct cmfs_err *err);
 	int (*loose_del)(void *impl, const char *sha256, struct cmfs_err *err);
 	int (*loose_list)(void *impl,
+			  int (*fn)(void *arg, const char *const *row),
+			  void *arg, struct cmfs_err *err);
+	int (*insp_stale)(void *impl,
 			  int (*fn)(void *arg, const char *const *row),
 			  void *arg, struct cmfs_err *err);
 	int (*ver_by_sha)(void *impl, const char *sha256,

@@ -50,7 +50,7 @@
  * still files of that mount's store, see catalog_pg_open). */
 #define MOUNT_LOCK "7043712003"
 
-/* The first schema: the SQLite backend's version 9, in PostgreSQL. */
+/* The first schema: the SQLite backend's version 10, in PostgreSQL. */
 static const char *const schema_v1[] = {
 	"CREATE TABLE envs(id bigserial PRIMARY KEY,"
 	" name text COLLATE \"C\" NOT NULL UNIQUE, ctime bigint NOT NULL,"
@@ -73,7 +73,8 @@ static const char *const schema_v1[] = {
 	"CREATE INDEX labels_kv ON labels(key, value)",
 	"CREATE TABLE inspections(id bigserial PRIMARY KEY,"
 	" sha256 text COLLATE \"C\" NOT NULL UNIQUE, error text,"
-	" external text NOT NULL, factories text NOT NULL DEFAULT '[]')",
+	" external text NOT NULL, factories text NOT NULL DEFAULT '[]',"
+	" inspector integer NOT NULL)",
 	"CREATE TABLE tables(id bigserial PRIMARY KEY,"
 	" env_id bigint NOT NULL REFERENCES envs(id),"
 	" name text COLLATE \"C\" NOT NULL, ddl text NOT NULL, like_ddl text,"
@@ -1239,6 +1240,21 @@ static int pg_loose_list(void *impl,
 			 err);
 }
 
+static int pg_insp_stale(void *impl,
+			 int (*fn)(void *arg, const char *const *row),
+			 void *arg, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, JAR_INSPECTOR);
+	return walk_text(impl,
+			 "SELECT i.sha256, s.size FROM inspections i,"
+			 " LATERAL (SELECT size FROM versions v"
+			 " WHERE v.sha256 = i.sha256 LIMIT 1) s"
+			 " WHERE i.inspector < $1",
+			 &p, 2, fn, arg, err);
+}
+
 static int pg_inline_put(void *impl, const char *sha256, const void *data,
 			 size_t len, struct cmfs_err *err)
 {
@@ -1407,14 +1423,16 @@ static int pg_insp_put(void *impl, const char *sha256,
 	p_str(&p, r->error);
 	p_str(&p, buf_str(&ext));
 	p_str(&p, buf_str(&fac));
+	p_int(&p, JAR_INSPECTOR);
 	if ((rc = txn_begin(g, err)))
 		goto out;
 	rc = scalar(g,
 		    "INSERT INTO inspections(sha256, error, external,"
-		    " factories) VALUES($1, $2, $3, $4) ON CONFLICT(sha256)"
-		    " DO UPDATE SET error = excluded.error,"
+		    " factories, inspector) VALUES($1, $2, $3, $4, $5)"
+		    " ON CONFLICT(sha256) DO UPDATE SET error = excluded.error,"
 		    " external = excluded.external,"
-		    " factories = excluded.factories RETURNING id",
+		    " factories = excluded.factories,"
+		    " inspector = excluded.inspector RETURNING id",
 		    &p, &id, err);
 	/* Versions of this blob added before it was inspected. */
 	p_str(&q, sha256);
@@ -1938,6 +1956,7 @@ const struct catalog_backend catalog_pg_backend = {
 	.loose_add = pg_loose_add,
 	.loose_del = pg_loose_del,
 	.loose_list = pg_loose_list,
+	.insp_stale = pg_insp_stale,
 	.ver_by_sha = pg_ver_by_sha,
 	.inline_put = pg_inline_put,
 	.inline_get = pg_inline_get,

@@ -28,7 +28,9 @@
 #include "catalog_rows.h"
 #include "jar.h"
 
-#define SCHEMA_VERSION 9
+#define SCHEMA_VERSION 10
+#define CMFS_STR_(x) #x
+#define CMFS_STR(x) CMFS_STR_(x)
 
 static const char *const schema_v1[] = {
 	"CREATE TABLE envs(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE,"
@@ -240,6 +242,21 @@ static const char *const schema_v9[] = {
 	" BEGIN DELETE FROM loose WHERE sha256 = NEW.sha256; END",
 	NULL};
 
+/*
+ * Version 10: which inspector made each inspection (JAR_INSPECTOR).  Rows
+ * from before it were made by inspector 1, whose reach was class-level.
+ */
+static const char *const schema_v10[] = {
+	"ALTER TABLE inspections ADD COLUMN inspector INTEGER NOT NULL"
+	" DEFAULT 1",
+	NULL};
+
+/* The steps from each version to the next: migrations[v] makes v + 1. */
+static const char *const *const migrations[SCHEMA_VERSION] = {
+	schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
+	schema_v6, schema_v7, schema_v8, schema_v9, schema_v10,
+};
+
 /* The prepared statements, by index into sql[]. */
 enum {
 	S_ENV_ADD,
@@ -296,6 +313,7 @@ enum {
 	S_LOOSE_ADD,
 	S_LOOSE_DEL,
 	S_LOOSE_LIST,
+	S_INSP_STALE,
 	S_VER_BY_SHA,
 	S_INLINE_PUT,
 	S_INLINE_GET,
@@ -369,14 +387,15 @@ static const char *const sql[S_COUNT] = {
 	/* A row keeps its number when it is put again (fsck): versions
 	 * name it. */
 	[S_INSP_PUT] = "INSERT INTO inspections(sha256, error, external,"
-		       " factories) VALUES(?, ?, ?, '[]') ON CONFLICT(sha256)"
+		       " factories, inspector) VALUES(?, ?, ?, '[]', "
+		       CMFS_STR(JAR_INSPECTOR) ") ON CONFLICT(sha256)"
 		       " DO UPDATE SET error = excluded.error,"
-		       " external = excluded.external, factories = '[]'"
-		       " RETURNING id",
+		       " external = excluded.external, factories = '[]',"
+		       " inspector = excluded.inspector RETURNING id",
 	[S_INSP_ADD] = "INSERT INTO inspections(sha256, error, external,"
-		       " factories) VALUES(?1, ?2, ?3, CASE WHEN ?6 IS NULL"
-		       " THEN '[]' ELSE json_array(json_array(?4, ?5, ?6))"
-		       " END)",
+		       " factories, inspector) VALUES(?1, ?2, ?3, CASE WHEN ?6"
+		       " IS NULL THEN '[]' ELSE json_array(json_array(?4, ?5,"
+		       " ?6)) END, " CMFS_STR(JAR_INSPECTOR) ")",
 	[S_INSP_LINK] = "UPDATE versions SET insp = ?2 WHERE sha256 = ?1"
 			" AND insp IS NOT ?2",
 	[S_FACT_PUT] = "UPDATE inspections SET factories = json_insert("
@@ -441,6 +460,10 @@ static const char *const sql[S_COUNT] = {
 	[S_LOOSE_ADD] = "INSERT OR IGNORE INTO loose(sha256) VALUES(?)",
 	[S_LOOSE_DEL] = "DELETE FROM loose WHERE sha256 = ?",
 	[S_LOOSE_LIST] = "SELECT sha256 FROM loose",
+	[S_INSP_STALE] = "SELECT i.sha256, (SELECT size FROM versions v"
+			 " WHERE v.sha256 = i.sha256 LIMIT 1) AS size"
+			 " FROM inspections i WHERE i.inspector < "
+			 CMFS_STR(JAR_INSPECTOR) " AND size IS NOT NULL",
 	[S_VER_BY_SHA] = "SELECT e.name, a.name, v.n FROM versions v"
 			 " JOIN artifacts a ON a.id = v.artifact_id"
 			 " JOIN envs e ON e.id = a.env_id WHERE v.sha256 = ?"
@@ -601,37 +624,14 @@ static int migrate(struct sq *q, struct cmfs_err *err)
 		return 0;
 	if (sqlite3_exec(q->db, "BEGIN IMMEDIATE", NULL, NULL, NULL))
 		return fail(q, sqlite3_errcode(q->db), err);
-	/* Version 0 -> 1: the first schema.  Later steps go below it. */
-	for (i = 0; version < 1 && schema_v1[i]; i++)
-		if ((rc = sqlite3_exec(q->db, schema_v1[i], NULL, NULL, NULL)))
-			goto bad;
-	for (i = 0; version < 2 && schema_v2[i]; i++)
-		if ((rc = sqlite3_exec(q->db, schema_v2[i], NULL, NULL, NULL)))
-			goto bad;
-	for (i = 0; version < 3 && schema_v3[i]; i++)
-		if ((rc = sqlite3_exec(q->db, schema_v3[i], NULL, NULL, NULL)))
-			goto bad;
-	for (i = 0; version < 4 && schema_v4[i]; i++)
-		if ((rc = sqlite3_exec(q->db, schema_v4[i], NULL, NULL, NULL)))
-			goto bad;
-	for (i = 0; version < 5 && schema_v5[i]; i++)
-		if ((rc = sqlite3_exec(q->db, schema_v5[i], NULL, NULL, NULL)))
-			goto bad;
-	for (i = 0; version < 6 && schema_v6[i]; i++)
-		if ((rc = sqlite3_exec(q->db, schema_v6[i], NULL, NULL, NULL)))
-			goto bad;
-	for (i = 0; version < 7 && schema_v7[i]; i++)
-		if ((rc = sqlite3_exec(q->db, schema_v7[i], NULL, NULL, NULL)))
-			goto bad;
-	for (i = 0; version < 8 && schema_v8[i]; i++)
-		if ((rc = sqlite3_exec(q->db, schema_v8[i], NULL, NULL, NULL)))
-			goto bad;
-	for (i = 0; version < 9 && schema_v9[i]; i++)
-		if ((rc = sqlite3_exec(q->db, schema_v9[i], NULL, NULL, NULL)))
-			goto bad;
-	if ((rc = sqlite3_exec(q->db, "PRAGMA user_version = 9", NULL, NULL,
-			       NULL)) ||
-	    (rc = sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL)))
+	for (; version < SCHEMA_VERSION; version++)
+		for (i = 0; migrations[version][i]; i++)
+			if (sqlite3_exec(q->db, migrations[version][i], NULL,
+					 NULL, NULL))
+				goto bad;
+	if (sqlite3_exec(q->db, "PRAGMA user_version = " CMFS_STR(SCHEMA_VERSION),
+			 NULL, NULL, NULL) ||
+	    sqlite3_exec(q->db, "COMMIT", NULL, NULL, NULL))
 		goto bad;
 	return 0;
 bad:
@@ -2287,6 +2287,13 @@ static int sq_loose_list(void *impl,
 	return list_text(impl, S_LOOSE_LIST, 1, fn, arg, err);
 }
 
+static int sq_insp_stale(void *impl,
+			 int (*fn)(void *arg, const char *const *row),
+			 void *arg, struct cmfs_err *err)
+{
+	return list_text(impl, S_INSP_STALE, 2, fn, arg, err);
+}
+
 static int sq_inline_put(void *impl, const char *sha256, const void *data,
 			 size_t len, struct cmfs_err *err)
 {
@@ -2736,6 +2743,7 @@ const struct catalog_backend catalog_sqlite_backend = {
 	.loose_add = sq_loose_add,
 	.loose_del = sq_loose_del,
 	.loose_list = sq_loose_list,
+	.insp_stale = sq_insp_stale,
 	.ver_by_sha = sq_ver_by_sha,
 	.inline_put = sq_inline_put,
 	.inline_get = sq_inline_get,

@@ -11,13 +11,22 @@ int cmfs_err_set(struct cmfs_err *err, int code, const char *fmt, ...)
 {
 	va_list ap;
 	char *p;
+	size_t end;
+	int n;
 
 	if (!err || err->code)
 		return code;
 	err->code = code;
 	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	n = vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(err->msg)) {
+		/* Cut: back to the start of a UTF-8 character, then "...". */
+		end = sizeof(err->msg) - 4;
+		while (end && ((unsigned char)err->msg[end] & 0xc0) == 0x80)
+			end--;
+		memcpy(err->msg + end, "...", 4);
+	}
 	for (p = err->msg; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';

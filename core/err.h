@@ -12,7 +12,13 @@
 
 #include <stddef.h>
 
-#define CMFS_ERR_MSG 256
+/*
+ * Room for every message core/ writes whole: names are at most 255 bytes
+ * and lists are shortened by their writers (shortlist.h), so no refusal
+ * loses the advice at its end.  A message that would still not fit ends
+ * in "..." where it is cut, never in the middle of a character.
+ */
+#define CMFS_ERR_MSG 2048
 
 struct cmfs_err {
 	int code;		/* negative errno, 0 while unset */
@@ -26,6 +32,7 @@ struct cmfs_err {
  * unless an error is already recorded there.  Returns `code`, so a caller
  * can write `return cmfs_err_set(err, -EINVAL, "...")`.  Newlines in the
  * message are replaced with spaces: an error is always a single line.
+ * A message longer than the slot is cut as above.
  */
 int cmfs_err_set(struct cmfs_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -489,7 +489,9 @@ static int format_text(struct buf *b, const struct jar_report *r,
 	if (refused)
 		return buf_printf(b,
 				  "verdict: refused: %zu external "
-				  "class%s outside the allowlist\n",
+				  "class%s outside the allowlist (marked "
+				  "refused above); shade them into the JAR "
+				  "or widen [sql] class_allowlist\n",
 				  refused, refused == 1 ? "" : "es");
 	return buf_adds(b, "verdict: usable\n");
 }

@@ -63,6 +63,16 @@ struct jar_factory {
 };
 
 /*
+ * The inspector's version: raised whenever what an inspection finds for
+ * the same bytes changes (the reach rules, the report's contents).  The
+ * catalog stamps each inspection with it, and a mount inspects again, in
+ * the background, every blob whose inspection an older one made (repo.h),
+ * so an upgrade's findings reach JARs uploaded before it.
+ * 1: class-level reach; 2: method-level compile-time reach (reach.h).
+ */
+#define JAR_INSPECTOR 2
+
+/*
  * Caps on one inspection.  Hitting one is an inspection error (report
  * code -EFBIG), never a crash or a hang.
  */

@@ -82,7 +82,9 @@
 #include "jar.h"
 #include "jar_cost.h"
 #include "name.h"
+#include "reinspect.h"
 #include "resolve.h"
+#include "shortlist.h"
 #include "store.h"
 #include "thread.h"
 
@@ -191,6 +193,7 @@ struct repo {
 	int batch;			/* [store] sync = batch, at open */
 	struct syncer sync;
 	struct reaper reaper;
+	struct reinspect *reinspect; /* after repo_background(), or NULL */
 	unsigned staged; /* uploads being written (atomic) */
 	size_t held;	 /* bytes of uploads held in memory (atomic) */
 	struct budget insp; /* memory the inspections hold at once */
@@ -242,7 +245,7 @@ int64_t repo_now(void)
 
 void repo_log(struct repo *r, int level, const char *fmt, ...)
 {
-	char line[1024];
+	char line[CMFS_ERR_MSG + 1024]; /* a message and its context */
 	va_list ap;
 
 	if (!r->log || level > repo_config(r)->log_level)
@@ -1329,12 +1332,30 @@ fail:
 	return rc;
 }
 
+/* A line of the re-inspections, into the daemon's log. */
+static void reinspect_log(void *arg, int level, const char *line)
+{
+	repo_log(arg, level, "%s", line);
+}
+
+void repo_background(struct repo *r)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+
+	if (reinspect_start(&r->reinspect, r->cat, r->store, &r->insp,
+			    reinspect_log, r, &err))
+		repo_log(r, LOG_WARNING,
+			 "blobs inspected by an older cmfs are not inspected "
+			 "again: %s", cmfs_err_msg(&err));
+}
+
 void repo_close(struct repo *r)
 {
 	struct label *l, *next;
 
 	if (!r)
 		return;
+	reinspect_stop(r->reinspect);
 	if (r->gate && r->cat) /* every count still open, written */
 		events_gate_tick(r->gate, repo_now(), 1, gate_emit, r);
 	later_stop(r);
@@ -1778,7 +1799,7 @@ static int check_offer(const char *art, const struct jar_report *rep,
 		       const char *type, const char *ident,
 		       struct cmfs_err *err)
 {
-	struct buf offers = BUF_INIT(200);
+	struct shortlist offers = SHORTLIST_INIT(800);
 	size_t i;
 	int rc;
 
@@ -1794,11 +1815,11 @@ static int check_offer(const char *art, const struct jar_report *rep,
 		return 0;
 	}
 	for (i = 0; i < rep->nfactories; i++)
-		buf_printf(&offers, "%s%s '%s'", i ? ", " : "",
-			   jar_kind_name(rep->factories[i].kind),
-			   rep->factories[i].identifier
-				   ? rep->factories[i].identifier
-				   : "unknown");
+		shortlist_add(&offers, "%s '%s'",
+			      jar_kind_name(rep->factories[i].kind),
+			      rep->factories[i].identifier
+				      ? rep->factories[i].identifier
+				      : "unknown");
 	if (!rep->nfactories)
 		rc = cmfs_err_set(err, -EINVAL,
 				  "%s offers no factory (%s); no %s factory "
@@ -1808,9 +1829,9 @@ static int check_offer(const char *art, const struct jar_report *rep,
 	else
 		rc = cmfs_err_set(err, -EINVAL,
 				  "%s offers %s; no %s factory '%s'", art,
-				  buf_str(&offers), type ? type : "any",
-				  ident ? ident : "");
-	buf_release(&offers);
+				  shortlist_str(&offers, ""),
+				  type ? type : "any", ident ? ident : "");
+	shortlist_release(&offers);
 	return rc;
 }
 
@@ -3369,6 +3390,16 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 	record_later(r, &ev, env, rc, err);
 	event_release(&ev);
 	return rc;
+}
+
+int repo_refused_classes(struct repo *r, const char *env, const char *name,
+			 struct buf *out, struct cmfs_err *err)
+{
+	struct catalog_env e;
+	int rc = env_get(r, env, &e, err);
+
+	return rc ? rc
+		  : resolve_refused(out, r->cat, repo_config(r), &e, name, err);
 }
 
 /* Context of used-by: the artifact looked for, and where names go. */

@@ -40,6 +40,13 @@ struct repo_who {
 typedef void (*repo_log_fn)(void *arg, int level, const char *line);
 
 /*
+ * The mount serves requests (after the daemon's fork): start the work
+ * that runs beside them, the inspections made again of blobs that an
+ * older inspector judged (reinspect.h).  Its failure is only logged.
+ */
+void repo_background(struct repo *r);
+
+/*
  * Open the store of `cfg` (which must outlive the repo).  `mountpoint`
  * (absolute, may be NULL) is the default jar_path_prefix.  Removes stale
  * staging, takes back the versions whose bytes a power loss kept from the
@@ -230,6 +237,13 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 		 const char *name, int sql, int record, struct buf *out,
 		 struct cmfs_err *err);
 
+/*
+ * user.cmfs.refused-classes of resolved/<name>.*: every class outside the
+ * class allowlist that compiling table `name` loads, "<artifact> <class>"
+ * a line (resolve_refused()); empty when there is none.  Not an event.
+ */
+int repo_refused_classes(struct repo *r, const char *env, const char *name,
+			 struct buf *out, struct cmfs_err *err);
 /*
  * The tables of `env` that resolve to artifact `name` now, one per line,
  * appended to `out` (user.cmfs.used-by).

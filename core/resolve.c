@@ -15,7 +15,13 @@
 
 #include "jar.h"
 #include "name.h"
+#include "shortlist.h"
 
+/* Bytes a list may take in a message (err.h): room for the words after. */
+#define LIST_BUDGET 800
+/* Bytes of resolve_refused()'s lines: an attribute's value is at most
+ * 64 KiB (XATTR_SIZE_MAX), and a line per JAR may say what is left out. */
+#define REFUSED_MAX (60 * 1024)
 
 /* The artifacts carrying a given identifier label and type label. */
 struct matches {
@@ -23,7 +29,7 @@ struct matches {
 	const char *kind;
 	size_t n;
 	struct catalog_artifact a[8];	/* the first eight */
-	struct buf names;		/* all of them, ", "-separated */
+	struct shortlist names;		/* their names, for a message */
 };
 
 static int collect(void *arg, const struct catalog_artifact *a)
@@ -41,11 +47,10 @@ static int collect(void *arg, const struct catalog_artifact *a)
 		if (m->n < sizeof(m->a) / sizeof(m->a[0]))
 			m->a[m->n] = *a;
 		m->n++;
-		buf_printf(&m->names, "%s%s", m->names.len ? ", " : "",
-			   a->name);
+		rc = shortlist_add(&m->names, "%s", a->name);
 	}
 	free(type);
-	return 0;
+	return rc;
 }
 
 /* Find the artifacts of `env_id` labelled as `kind` `id`. */
@@ -55,7 +60,7 @@ static int find(struct matches *m, struct catalog *cat, int64_t env_id,
 	memset(m, 0, sizeof(*m));
 	m->cat = cat;
 	m->kind = kind;
-	buf_init(&m->names, 4096);
+	m->names = (struct shortlist)SHORTLIST_INIT(LIST_BUDGET);
 	return catalog_art_by_label(cat, env_id, NAME_LABEL_IDENT, id, collect, m,
 				    err);
 }
@@ -64,7 +69,7 @@ static int find(struct matches *m, struct catalog *cat, int64_t env_id,
 struct known {
 	struct catalog *cat;
 	const char *kind;
-	struct buf list;
+	struct shortlist list;
 };
 
 static int known_id(void *arg, const struct catalog_artifact *a)
@@ -75,8 +80,7 @@ static int known_id(void *arg, const struct catalog_artifact *a)
 	if (!catalog_label_get(k->cat, a->id, NAME_LABEL_TYPE, &type, NULL) &&
 	    !strcmp(type, k->kind) &&
 	    !catalog_label_get(k->cat, a->id, NAME_LABEL_IDENT, &id, NULL))
-		buf_printf(&k->list, "%s%s (%s)", k->list.len ? ", " : "", id,
-			   a->name);
+		shortlist_add(&k->list, "%s (%s)", id, a->name);
 	free(type);
 	free(id);
 	return 0;
@@ -86,12 +90,12 @@ static int known_id(void *arg, const struct catalog_artifact *a)
 static void list_known(struct buf *out, struct catalog *cat, int64_t env_id,
 		       const char *kind)
 {
-	struct known k = { cat, kind, BUF_INIT(160) };
+	struct known k = { cat, kind, SHORTLIST_INIT(LIST_BUDGET) };
 
 	catalog_art_by_label(cat, env_id, NAME_LABEL_TYPE, kind, known_id, &k,
 			     NULL);
-	buf_adds(out, k.list.len ? buf_str(&k.list) : "none");
-	buf_release(&k.list);
+	buf_adds(out, shortlist_str(&k.list, "none"));
+	shortlist_release(&k.list);
 }
 
 /* The inspection of the latest version of `a`. */
@@ -143,36 +147,52 @@ static int add_jar(struct resolution *res, const struct catalog_artifact *a,
 }
 
 /*
- * Check a matched artifact (rule 5) and its reached classes (rule 6).
+ * Check a matched artifact (rule 5) and its reached classes (rule 6) for
+ * table `table`.  With `refused`, the classes outside the allowlist are
+ * listed there instead ("<artifact> <class>" lines) and are no refusal.
  */
 static int check_jar(const struct catalog_artifact *a, const struct jar_report *r,
-		     const struct config *cfg, struct cmfs_err *err)
+		     const struct config *cfg, const char *table,
+		     struct buf *refused, struct cmfs_err *err)
 {
-	struct buf bad = BUF_INIT(200);
-	size_t i, n = 0;
-	int rc;
+	struct shortlist bad = SHORTLIST_INIT(LIST_BUDGET);
+	char all[300] = "";
+	size_t i, more = 0;
+	int rc = 0;
 
 	if (!r->nfactories)
 		return cmfs_err_set(err, -ENOEXEC,
 				    "%s is not a factory JAR: %s", a->name,
 				    r->error ? r->error
 					     : "no factory is listed");
-	for (i = 0; i < r->nexternal; i++)
-		if (!jar_class_allowed(r->external[i],
-				       cfg->sql.class_allowlist)) {
-			if (n++ < 5)
-				buf_printf(&bad, "%s%s", n > 1 ? ", " : "",
-					   r->external[i]);
-		}
-	if (!n)
-		return 0;
-	rc = cmfs_err_set(err, -EPERM,
-			  "%s reaches %zu class%s outside the class allowlist: "
-			  "%s%s; shade them into the JAR or widen "
-			  "[sql] class_allowlist", a->name, n,
-			  n == 1 ? "" : "es", buf_str(&bad),
-			  n > 5 ? ", ..." : "");
-	buf_release(&bad);
+	for (i = 0; !rc && i < r->nexternal; i++) {
+		if (jar_class_allowed(r->external[i], cfg->sql.class_allowlist))
+			continue;
+		if (!refused)
+			rc = shortlist_add(&bad, "%s", r->external[i]);
+		else if (refused->len + strlen(a->name) + strlen(r->external[i]) +
+				 2 > REFUSED_MAX)
+			more++;
+		else
+			rc = buf_printf(refused, "%s %s\n", a->name,
+					r->external[i]);
+	}
+	if (!rc && more)
+		rc = buf_printf(refused,
+				"%s ... and %zu more (cmfs inspect lists "
+				"every class it reaches)\n", a->name, more);
+	if (bad.shown < bad.n)
+		snprintf(all, sizeof(all),
+			 " (getfattr -n user.cmfs.refused-classes "
+			 "tables/resolved/%s.jars lists them all)", table);
+	if (!rc && bad.n)
+		rc = cmfs_err_set(err, -EPERM,
+				  "%s reaches %zu class%s outside the class "
+				  "allowlist: %s%s; shade them into the JAR or widen "
+				  "[sql] class_allowlist", a->name, bad.n,
+				  bad.n == 1 ? "" : "es",
+				  shortlist_str(&bad, ""), all);
+	shortlist_release(&bad);
 	return rc;
 }
 
@@ -206,14 +226,15 @@ static int resolve_id(struct resolution *res, struct catalog *cat,
 		      const struct config *cfg, int64_t env_id,
 		      const char *kind, const char *id,
 		      const struct jar_report *conn, const char *conn_name,
-		      struct jar_report **report, struct cmfs_err *err)
+		      struct buf *refused, struct jar_report **report,
+		      struct cmfs_err *err)
 {
 	int is_conn = !strcmp(kind, "connector");
 	const char *builtins = is_conn ? cfg->sql.builtin_connectors
 				       : cfg->sql.builtin_formats;
 	int builtin = config_list_has(builtins, id);
 	struct matches m;
-	struct buf have = BUF_INIT(400);
+	struct buf have = BUF_INIT(2 * LIST_BUDGET);
 	int rc;
 
 	*report = NULL;
@@ -225,7 +246,7 @@ static int resolve_id(struct resolution *res, struct catalog *cat,
 				  "%s '%s' is ambiguous: built into the "
 				  "cluster and claimed by %s; keep one "
 				  "artifact per identifier per environment",
-				  kind, id, buf_str(&m.names));
+				  kind, id, shortlist_str(&m.names, ""));
 	} else if (builtin) {
 		if (res->nbuiltin < RESOLVE_MAX_JARS)
 			snprintf(res->builtin[res->nbuiltin++], 128, "%s", id);
@@ -233,7 +254,17 @@ static int resolve_id(struct resolution *res, struct catalog *cat,
 		rc = cmfs_err_set(err, -ENOTUNIQ,
 				  "%s '%s' is ambiguous: %s all carry it; keep "
 				  "one artifact per identifier per environment",
-				  kind, id, buf_str(&m.names));
+				  kind, id, shortlist_str(&m.names, ""));
+	} else if (m.n == 1 && !is_conn && conn &&
+		   offers(conn, JAR_KIND_FORMAT, id) &&
+		   strcmp(m.a[0].name, conn_name)) {
+		/* Rule 4: two factories with one identifier, to Flink. */
+		rc = cmfs_err_set(err, -ENOTUNIQ,
+				  "format '%s' is ambiguous: bundled in "
+				  "connector %s and carried by format artifact "
+				  "%s, two factories to Flink; remove the "
+				  "format artifact or use a connector JAR "
+				  "without it", id, conn_name, m.a[0].name);
 	} else if (m.n == 1) {
 		if (!name_is_jar(m.a[0].name))
 			rc = cmfs_err_set(err, -ENOEXEC,
@@ -244,7 +275,8 @@ static int resolve_id(struct resolution *res, struct catalog *cat,
 		if (!rc)
 			rc = inspection(cat, &m.a[0], report, err);
 		if (!rc)
-			rc = check_jar(&m.a[0], *report, cfg, err);
+			rc = check_jar(&m.a[0], *report, cfg, res->table,
+				      refused, err);
 		if (!rc)
 			rc = add_jar(res, &m.a[0], kind, id, err);
 	} else if (!is_conn && conn && offers(conn, JAR_KIND_FORMAT, id)) {
@@ -274,7 +306,7 @@ static int resolve_id(struct resolution *res, struct catalog *cat,
 					  buf_str(&have));
 	}
 out:
-	buf_release(&m.names);
+	shortlist_release(&m.names);
 	buf_release(&have);
 	if (rc) {
 		jar_report_free(*report);
@@ -290,9 +322,11 @@ static int format_key(const char *key)
 	       !strcmp(key, "value.format");
 }
 
-int resolve_table(struct resolution *out, struct catalog *cat,
-		  const struct config *cfg, const struct catalog_env *env,
-		  const char *table, struct cmfs_err *err)
+/* resolve_table(), or resolve_refused() with `refused`. */
+static int resolve_run(struct resolution *out, struct catalog *cat,
+		       const struct config *cfg, const struct catalog_env *env,
+		       const char *table, struct buf *refused,
+		       struct cmfs_err *err)
 {
 	struct catalog_table t;
 	struct catalog_table_def d;
@@ -319,7 +353,7 @@ int resolve_table(struct resolution *out, struct catalog *cat,
 		goto out;
 	}
 	rc = resolve_id(out, cat, cfg, env->id, "connector", connector, NULL,
-			NULL, &conn, err);
+			NULL, refused, &conn, err);
 	if (!rc && out->njars)
 		conn_name = out->jars[0].name;
 	for (i = 0; !rc && i < d.nopts; i++) {
@@ -329,7 +363,7 @@ int resolve_table(struct resolution *out, struct catalog *cat,
 		if (!format_key(d.keys[i]))
 			continue;
 		rc = resolve_id(out, cat, cfg, env->id, "format", d.values[i],
-				conn, conn_name, &rep, err);
+				conn, conn_name, refused, &rep, err);
 		jar_report_free(rep);
 		rep = NULL;
 	}
@@ -337,6 +371,22 @@ out:
 	jar_report_free(conn);
 	catalog_table_def_release(&d);
 	return rc;
+}
+
+int resolve_table(struct resolution *out, struct catalog *cat,
+		  const struct config *cfg, const struct catalog_env *env,
+		  const char *table, struct cmfs_err *err)
+{
+	return resolve_run(out, cat, cfg, env, table, NULL, err);
+}
+
+int resolve_refused(struct buf *out, struct catalog *cat,
+		    const struct config *cfg, const struct catalog_env *env,
+		    const char *table, struct cmfs_err *err)
+{
+	struct resolution res;
+
+	return resolve_run(&res, cat, cfg, env, table, out, err);
 }
 
 int resolve_uses(const struct resolution *res, const char *name)

@@ -3,19 +3,20 @@
  * (DESIGN.md, "Resolution"), against the artifacts of its environment as
  * they are now.
  *
- * 1. The identifiers: `connector`, `format`, `key.format`, `value.format`,
- *    and any other `*.format` option whose value is a format artifact or a
- *    built-in format (else it is the connector's own option).
+ * 1. The identifiers: `connector`, `format`, `key.format`, `value.format`
+ *    (any other `*.format` option is the connector's own).
  * 2. A built-in needs no artifact, unless an artifact claims it too
  *    (-ENOTUNIQ).
  * 3. Otherwise exactly one artifact with that type and identifier label:
  *    none -ENOPKG, several -ENOTUNIQ.  Its latest version, pinned.
  * 4. A format without a format artifact is served by the table's own
  *    connector JAR when that bundles it; bundled only in another
- *    connector's JAR: -ENOPKG saying so.
+ *    connector's JAR: -ENOPKG saying so; bundled there and carried by a
+ *    format artifact as well: -ENOTUNIQ naming both.
  * 5. A match that is not a *.jar, or has no factory: -ENOEXEC.
- * 6. External classes reached by the factories outside the class
- *    allowlist: -EPERM naming them.
+ * 6. External classes that Flink loads while it compiles the table,
+ *    outside the class allowlist: -EPERM naming them (the first few and
+ *    how many more: resolve_refused() lists them all).
  * A table without a connector option: -EINVAL.
  */
 #ifndef CMFS_RESOLVE_H
@@ -52,6 +53,16 @@ struct resolution {
 int resolve_table(struct resolution *out, struct catalog *cat,
 		  const struct config *cfg, const struct catalog_env *env,
 		  const char *table, struct cmfs_err *err);
+
+/*
+ * Every class outside the class allowlist that compiling table `table`
+ * loads, one "<artifact> <class>\n" line each, over every JAR it matches:
+ * the whole list that an -EPERM shortens.  Nothing when there is none.
+ * Other refusals as resolve_table().
+ */
+int resolve_refused(struct buf *out, struct catalog *cat,
+		    const struct config *cfg, const struct catalog_env *env,
+		    const char *table, struct cmfs_err *err);
 
 /*
  * The contents of resolved/<t>.jars (sql == 0): one absolute path per

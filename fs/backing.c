@@ -308,3 +308,8 @@ int backing_reply_open(fuse_req_t req, const struct fuse_file_info *fi,
 	pending.id = 0;
 	return rc;
 }
+
+void backing_detach(struct cmfs *c)
+{
+	uring_stop(c);
+}

@@ -1,7 +1,16 @@
 /*
- * backing.h - reads of committed versions handed to the kernel
- * (FUSE passthrough, Linux 6.9 and later), and what else INIT asks of the
- * kernel beyond libfuse 3.14.  See backing.c.
+ * backing.h - the one seam between cmfs and what the kernel offers beyond
+ * libfuse 3.14: reads of committed versions handed to the kernel (FUSE
+ * passthrough, Linux 6.9 and later), shared mmap of direct-I/O files, and
+ * requests over io_uring (Linux 6.14 and later, uring.h).
+ *
+ * ops.c and main.c use only this header.  Behind it, backing.c rewrites
+ * INIT's reply and carries replies to the rings, uring.c serves the rings
+ * and kproto.h spells out the protocol that Debian 12's headers lack.
+ * When the distribution's libfuse has them (3.17 passthrough, 3.18
+ * io_uring), those three files give way to libfuse's own calls behind the
+ * same functions, and nothing above this header changes.  Every feature
+ * is optional: the mount works, through /dev/fuse, without any of them.
  */
 #ifndef CMFS_FS_BACKING_H
 #define CMFS_FS_BACKING_H
@@ -41,6 +50,10 @@ struct backing {
  * io_uring = off) or -1 (-s).  The mount works without any of them.
  */
 void backing_attach(struct cmfs *c, int want, int uring);
+
+/* After the unmount: stop what backing_attach() started (the rings'
+ * threads, which log what they served).  Safe when it started nothing. */
+void backing_detach(struct cmfs *c);
 
 /* INIT's reply asked for shared mmap of direct-I/O files (Linux 6.6 and
  * later): an upload can be written with direct I/O and still be mapped

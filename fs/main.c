@@ -1,13 +1,9 @@
 /*
- * main.c - the cmfs command: mount (the default), and the commands that
- * work beside a mount (inspect, fsck, export, import).
+ * main.c - the cmfs command: mount (the default; the commands that work
+ * beside a mount are commands.h's).
  *
  *   cmfs [-c cmfs.ini] <mountpoint> [-f] [-d] [-s] [-o opts]
  *   cmfs <cmfs.ini | store-dir> <mountpoint> [-o opts]   (mount.fuse3)
- *   cmfs inspect [--json] FILE.jar
- *   cmfs fsck [--repair] <store> | cmfs fsck [--repair] -c cmfs.ini
- *   cmfs export <store> <dir>    | cmfs export -c cmfs.ini <dir>
- *   cmfs import <dir> <store>    | cmfs import <dir> -c cmfs.ini
  *
  * Mounting: read the configuration (embedded default without -c), open the
  * store, mount with the low-level API and serve with worker threads until
@@ -40,31 +36,7 @@
 #include <unistd.h>
 
 #include "cmfs.h"
-#include "export.h"
-#include "fsck.h"
-#include "jar.h"
-#include "uring.h"
-
-static const char usage[] =
-	"usage: cmfs [-c cmfs.ini] <mountpoint> [options]\n"
-	"       cmfs <cmfs.ini | store-dir> <mountpoint> [options]\n"
-	"       cmfs inspect [--json] [-c cmfs.ini] FILE.jar\n"
-	"       cmfs fsck [--repair] <store> | -c cmfs.ini\n"
-	"       cmfs export <store> <dir>    | -c cmfs.ini <dir>\n"
-	"       cmfs import <dir> <store>    | <dir> -c cmfs.ini\n"
-	"\n"
-	"cmfs is the artifact store and table catalog for Flink SQL custom\n"
-	"connectors and formats, as a file system.\n"
-	"\n"
-	"options:\n"
-	"    -c FILE            configuration (default: embedded, store in\n"
-	"                       ./cmfs-data)\n"
-	"    -f                 stay in the foreground, log to stderr\n"
-	"    -d                 FUSE debug output (implies -f)\n"
-	"    -s                 single-threaded\n"
-	"    -o OPT[,OPT...]    mount options (allow_other, auto_unmount, ...)\n"
-	"    -h, --help         this text\n"
-	"    -V, --version      the version\n";
+#include "commands.h"
 
 /* The daemon's log: stderr in the foreground, syslog when detached. */
 struct logger {
@@ -138,212 +110,6 @@ static void clear_dead_mount(const char *mnt)
 	}
 	if (pid > 0)
 		waitpid(pid, NULL, 0);
-}
-
-/*
- * `cmfs inspect` is a process for one inspection, and all of its heap is
- * fresh: the ~20 MiB that libzip's entries and the walk's tables take of a
- * 20,000-class JAR.  So the heap starts ONE_SHOT_HEAP large (one brk, not
- * hundreds), every allocation below that comes from it, and none is given
- * back before exit.  Virtual memory; only what is touched is resident.
- * Not for the daemon, which reuses its heap.
- *
- * It used to ask for transparent huge pages too (fewer faults: ~1,800
- * against ~4,900), and was no slower run back to back; but a VM that
- * reports free memory to its host (virtio-balloon free page reporting)
- * reports it in 2 MiB blocks, so a huge page is nearly always one the
- * host dropped, 512 host faults at once, while 4 KiB pages come first
- * from memory freed and not reported yet.  After a pause, or after
- * another program ran (the benchmark's jdeps), the inspection was 7-25 ms
- * slower with them.
- */
-#define ONE_SHOT_HEAP ((size_t)32 << 20)
-
-static void one_shot_heap(void)
-{
-	mallopt(M_MMAP_THRESHOLD, ONE_SHOT_HEAP);
-	mallopt(M_TRIM_THRESHOLD, INT_MAX);
-	mallopt(M_TOP_PAD, ONE_SHOT_HEAP);
-}
-
-static int cmd_inspect(int argc, char **argv)
-{
-	struct jar_limits lim;
-	struct jar_report *r = NULL;
-	struct cmfs_err err = CMFS_ERR_INIT;
-	struct config cfg;
-	struct buf out = BUF_INIT((size_t)1 << 30);
-	const char *file = NULL, *ini = NULL;
-	int json = 0, i, rc;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = 1;
-		else if (!strcmp(argv[i], "-c") && i + 1 < argc)
-			ini = argv[++i];
-		else if (argv[i][0] == '-' || file) {
-			fputs(usage, stderr);
-			return 2;
-		} else
-			file = argv[i];
-	}
-	if (!file) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	if (config_defaults(&cfg) ||
-	    (ini && config_load(&cfg, ini, &err))) {
-		fprintf(stderr, "cmfs: %s\n", cmfs_err_msg(&err));
-		return 2;
-	}
-	jar_limits_default(&lim);
-	rc = jar_inspect(&r, file, &lim, &err);
-	if (rc) {
-		if (!jar_failure_format(&out, file, cmfs_err_msg(&err), json))
-			fputs(buf_str(&out), stdout);
-		buf_release(&out);
-		config_release(&cfg);
-		return 1;
-	}
-	rc = jar_report_format(&out, r, cfg.sql.class_allowlist, json);
-	fputs(buf_str(&out), stdout);
-	rc = rc || r->error || !r->nfactories;
-	for (i = 0; !rc && (size_t)i < r->nexternal; i++)
-		rc = !jar_class_allowed(r->external[i],
-					cfg.sql.class_allowlist);
-	jar_report_free(r);
-	buf_release(&out);
-	config_release(&cfg);
-	return rc ? 1 : 0;
-}
-
-/* The store directory of configuration file `ini` into *out (malloc'd;
- * NULL without an ini) and its inline_max, or the default's, into
- * *inline_max (when not NULL).  Its [catalog] url into *url (malloc'd,
- * NULL when none); a caller that passes no `url` works on a SQLite
- * catalog only, and a url is refused. */
-static int store_of(const char *ini, char **out, uint64_t *inline_max,
-		    char **url)
-{
-	struct cmfs_err err = CMFS_ERR_INIT;
-	struct config cfg;
-
-	if (config_defaults(&cfg) || (ini && config_load(&cfg, ini, &err))) {
-		fprintf(stderr, "cmfs: %s\n", cmfs_err_msg(&err));
-		config_release(&cfg);
-		return -1;
-	}
-	if (cfg.catalog_url && !url) {
-		fprintf(stderr,
-			"cmfs: %s: [catalog] url is set: fsck works on a "
-			"SQLite catalog only (on a PostgreSQL catalog: not "
-			"built yet)\n",
-			ini);
-		config_release(&cfg);
-		return -1;
-	}
-	if (url && (*url = cfg.catalog_url))
-		cfg.catalog_url = NULL;
-	if (inline_max)
-		*inline_max = cfg.inline_max;
-	*out = ini ? strdup(cfg.store_path) : NULL;
-	config_release(&cfg);
-	return ini && !*out ? -1 : 0;
-}
-
-/*
- * cmfs fsck [--repair] <store> | -c cmfs.ini: exit codes as e2fsck's
- * (0 clean, 1 repaired, 4 left as is, 8 could not run, 16 usage).
- */
-static int cmd_fsck(int argc, char **argv)
-{
-	struct cmfs_err err = CMFS_ERR_INIT;
-	struct fsck_report *r = NULL;
-	struct buf out = BUF_INIT((size_t)1 << 30);
-	const char *store = NULL, *ini = NULL;
-	char *from_ini = NULL;
-	int repair = 0, i, rc;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--repair"))
-			repair = 1;
-		else if (!strcmp(argv[i], "-c") && i + 1 < argc)
-			ini = argv[++i];
-		else if (argv[i][0] == '-' || store)
-			break;
-		else
-			store = argv[i];
-	}
-	if (i < argc || !store == !ini) {
-		fputs(usage, stderr);
-		return FSCK_EXIT_USAGE;
-	}
-	if (ini && store_of(ini, &from_ini, NULL, NULL))
-		return FSCK_EXIT_ERROR;
-	if (ini)
-		store = from_ini;
-	if (fsck_run(&r, store, repair, &err)) {
-		fprintf(stderr, "cmfs fsck: %s\n", cmfs_err_msg(&err));
-		free(from_ini);
-		return FSCK_EXIT_ERROR;
-	}
-	printf("cmfs fsck %s%s\n", store, repair ? " --repair" : "");
-	rc = fsck_report_format(&out, r);
-	fputs(buf_str(&out), stdout);
-	rc = rc ? FSCK_EXIT_ERROR : fsck_exit_code(r);
-	fsck_report_free(r);
-	buf_release(&out);
-	free(from_ini);
-	return rc;
-}
-
-/*
- * cmfs export <store> <dir>, cmfs import <dir> <store>; -c cmfs.ini
- * stands for the store.  Exit 0, 1 on failure, 2 for usage.
- */
-static int cmd_transfer(int argc, char **argv, int import)
-{
-	struct cmfs_err err = CMFS_ERR_INIT;
-	struct export_stats st;
-	const char *pos[2] = { NULL, NULL }, *ini = NULL, *store, *dir;
-	char *from_ini = NULL, *url = NULL;
-	uint64_t inline_max;
-	int n = 0, i, rc;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-c") && i + 1 < argc && !ini)
-			ini = argv[++i];
-		else if (argv[i][0] == '-' || n == 2)
-			break;
-		else
-			pos[n++] = argv[i];
-	}
-	if (i < argc || n != (ini ? 1 : 2)) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	/* Without -c, the defaults: an import puts small blobs in the
-	 * catalog as a mount with no ini would. */
-	if (store_of(ini, &from_ini, &inline_max, &url))
-		return 1;
-	store = ini ? from_ini : pos[import ? 1 : 0];
-	dir = pos[import || ini ? 0 : 1];
-	memset(&st, 0, sizeof(st));
-	rc = import ? export_load_into(dir, store, url, inline_max, &st, &err)
-		    : export_dump_from(store, url, dir, &st, &err);
-	if (rc)
-		fprintf(stderr, "cmfs %s: %s\n", import ? "import" : "export",
-			cmfs_err_msg(&err));
-	else
-		printf("%s %zu environments, %zu artifacts (%zu versions, "
-		       "%llu bytes), %zu tables, %zu events lines %s %s\n",
-		       import ? "imported" : "exported", st.envs,
-		       st.artifacts, st.versions,
-		       (unsigned long long)st.bytes, st.tables, st.events,
-		       import ? "into" : "to", import ? store : dir);
-	free(from_ini);
-	free(url);
-	return rc ? 1 : 0;
 }
 
 /*
@@ -600,18 +366,11 @@ int main(int argc, char **argv)
 	 * raises its mmap threshold; and the workers share two arenas, not
 	 * one each, that would each keep what they once freed.
 	 */
-	if (argc > 1 && !strcmp(argv[1], "inspect")) {
-		one_shot_heap();
-		return cmd_inspect(argc - 1, argv + 1);
-	}
+	if (argc > 1 && (rc = cmfs_command(argc - 1, argv + 1)) >= 0)
+		return rc;
+	rc = 1;
 	mallopt(M_MMAP_THRESHOLD, 128 << 10);
 	mallopt(M_ARENA_MAX, 2);
-	if (argc > 1 && !strcmp(argv[1], "fsck"))
-		return cmd_fsck(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "export"))
-		return cmd_transfer(argc - 1, argv + 1, 0);
-	if (argc > 1 && !strcmp(argv[1], "import"))
-		return cmd_transfer(argc - 1, argv + 1, 1);
 	cfg = calloc(1, sizeof(*cfg));
 	memset(&c, 0, sizeof(c));
 	memset(&fo, 0, sizeof(fo));
@@ -626,7 +385,7 @@ int main(int argc, char **argv)
 	}
 	if (o.help || o.version) {
 		if (o.help)
-			fputs(usage, stdout);
+			fputs(cmfs_usage, stdout);
 		else
 			printf("cmfs %s (libfuse %s)\n", CMFS_VERSION,
 			       fuse_pkgversion());
@@ -638,7 +397,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (fuse_parse_cmdline(&args, &fo) != 0 || !fo.mountpoint) {
-		fputs(usage, stderr);
+		fputs(cmfs_usage, stderr);
 		free(fo.mountpoint);
 		free(o.args[0]);
 		free(o.args[1]);
@@ -719,6 +478,7 @@ int main(int argc, char **argv)
 	hupped = !pthread_create(&hupt, NULL, hup_thread, &c);
 	repo_log(c.repo, LOG_NOTICE, "mounted %s (store %s)", mnt,
 		 cfg->store_path);
+	repo_background(c.repo);
 	/* Set before the loop reads INIT, after which the rings start. */
 	c.max_threads = fo.singlethread ? 1
 			: fo.max_threads && fo.max_threads <= MAX_THREADS_CAP
@@ -745,7 +505,7 @@ out_unmount:
 	if (mounted)
 		fuse_session_unmount(c.se);
 	/* After the unmount: no request can come through a ring now. */
-	uring_stop(&c);
+	backing_detach(&c);
 	if (inval)
 		cmfs_inval_stop(&c);
 out_signals:

@@ -155,7 +155,7 @@ static int gate(fuse_req_t req, const char *env, enum config_right right,
 		const char *action, const char *object)
 {
 	struct repo_who w;
-	char msg[200];
+	char msg[CMFS_ERR_MSG];
 
 	if (holds(req, env, right))
 		return 0;
@@ -1147,7 +1147,7 @@ static int read_only(fuse_req_t req, struct node *n, const char *action,
 		     const char *name)
 {
 	struct repo_who w = who_of(req);
-	char msg[320];
+	char msg[CMFS_ERR_MSG];
 	int rc = n->kind == N_VERS || n->kind == N_VDIR || n->kind == N_VER ||
 				 n->kind == N_RESOLVED || n->kind == N_RJARS ||
 				 n->kind == N_RSQL || n->kind == N_EVENTS
@@ -1172,7 +1172,7 @@ static int too_big(fuse_req_t req, const struct node *n, const char *action,
 		   uint64_t size, uint64_t limit, const char *key)
 {
 	struct repo_who w = who_of(req);
-	char msg[320];
+	char msg[CMFS_ERR_MSG];
 
 	snprintf(msg, sizeof(msg),
 		 "%s: %llu bytes is over the limit of %llu ([limits] %s)",
@@ -1188,7 +1188,7 @@ static int upload_truncate_refused(fuse_req_t req, const struct node *n,
 				   uint64_t size, int rc)
 {
 	struct repo_who w = who_of(req);
-	char msg[320];
+	char msg[CMFS_ERR_MSG];
 
 	if (rc == -EFBIG)
 		return too_big(req, n, "truncate", size,
@@ -2647,6 +2647,12 @@ static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 	}
 	if (n->kind == N_ART)
 		return repo_computed(c->repo, n->env, n->obj, 0, attr, b, err);
+	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
+	    !strcmp(attr, "refused-classes")) {
+		rc = repo_refused_classes(c->repo, n->env, n->obj, b, err);
+		/* The other refusals are user.cmfs.error's to tell. */
+		return rc == -ENOENT && !err->msg[0] ? rc : 0;
+	}
 	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
 	    !strcmp(attr, "error")) {
 		/* Empty when the table resolves; else why not. */

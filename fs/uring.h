@@ -1,7 +1,14 @@
 /*
  * uring.h - FUSE requests over io_uring (Linux 6.14 and later), one ring
- * per CPU: a request is answered on the CPU its caller runs on.  See
- * uring.c.
+ * per CPU: a request is answered on the CPU its caller runs on.
+ *
+ * Contract: used by backing.c alone (backing.h is the seam).  Started
+ * once INIT's reply asked for io_uring; each request that comes through
+ * a ring goes to libfuse's fuse_session_process_buf() as if read from
+ * /dev/fuse, and its reply comes back through uring_reply().  Until
+ * every CPU has an entry, and for what the kernel never sends through a
+ * ring, /dev/fuse serves.  Kept while Debian's libfuse lacks io_uring
+ * (3.18): the only road to lower per-request latency here.  See uring.c.
  */
 #ifndef CMFS_FS_URING_H
 #define CMFS_FS_URING_H

@@ -168,4 +168,13 @@ fsck
 eq "no store named: exit 16" 16 "$RC"
 fsck --frobnicate "$STORE"
 eq "an unknown option: exit 16" 16 "$RC"
+contains "named" "cmfs fsck: unknown option --frobnicate" "$OUT"
+fsck -c
+eq "-c without its file: exit 16" 16 "$RC"
+contains "said" "cmfs fsck: -c needs a value" "$OUT"
+printf '[store]\npath = %s\n' "$STORE" >"$T/long.ini"
+fsck "--config=$T/long.ini"
+eq "the long form --config=FILE, as getopt_long reads it" 0 "$RC"
+fsck "$STORE" "$STORE"
+eq "two stores: exit 16" 16 "$RC"
 finish

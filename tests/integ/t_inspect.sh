@@ -64,6 +64,9 @@ insp
 eq "no file: usage, exit 2" 2 "$RC"
 insp --frobnicate "$T/mongodb.jar"
 eq "an unknown option: exit 2" 2 "$RC"
+insp "$T/mongodb.jar" --json
+eq "an option after the file" 0 "$RC"
+contains "is read" '"verdict":"usable"' "$OUT"
 
 # Without privileges: what the user may read, and no more.
 OUT=$(setpriv --reuid=nobody --regid=nogroup --clear-groups \

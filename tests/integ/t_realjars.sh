@@ -73,11 +73,43 @@ contains "and the JAR is usable" "verdict: usable" "$OUT"
 # The thin Kafka JARs: building the source needs kafka-clients, which
 # neither they nor a stock cluster have.
 for j in flink-connector-kafka-3.4.0-1.20 flink-connector-kafka-3.1-SNAPSHOT; do
-	case $j in *3.4.0*) env_ k34 ;; *) env_ k31 ;; esac
+	case $j in *3.4.0*) e=k34 ;; *) e=k31 ;; esac
+	env_ $e
 	cp "$REAL/$j.jar" "$A/$j.jar"
 	check "label $j connector kafka" label "$j.jar" connector kafka
 	printf "CREATE TABLE clicks (user_id BIGINT) WITH ('connector' = 'kafka', 'topic' = 'clicks', 'format' = 'json')" >"$TB/clicks.sql"
 	errno_is "$j: EPERM" EPERM read "$R/clicks.jars"
-	contains "$j: naming org.apache.kafka classes" "org.apache.kafka." "$(error_of "$R/clicks.jars")"
+	msg=$(error_of "$R/clicks.jars")
+	contains "$j: naming org.apache.kafka classes" "org.apache.kafka." "$msg"
+	# Whole: every class (a few here) and the advice at the end.
+	contains "$j: ends with the advice" "; shade them into the JAR or widen [sql] class_allowlist" "$msg"
+	all=$(getfattr --only-values -n user.cmfs.refused-classes "$R/clicks.jars")
+	for c in $(printf '%s\n' "$all" | cut -d' ' -f2); do
+		case $msg in *"$c"[,\;]*) ;; *) check "$j: the message names $c" false ;; esac
+	done
+	total=$(printf '%s\n' "$msg" | sed -n 's/.* reaches \([0-9]*\) classes outside.*/\1/p')
+	eq "$j: refused-classes lists every one the message counts" "$total" "$(printf '%s\n' "$all" | grep -c "^$j.jar org\.apache\.kafka\.")"
+	eq "$j: and nothing the allowlist takes" "" "$(printf '%s\n' "$all" | grep -v "^$j.jar org\.apache\.kafka\.")"
+	eq "$j: the same in events" 1 "$(grep -c "shade them into the JAR or widen" "$M/envs/$e/events")"
 done
+eq "a table that resolves has no refused classes" "" "$(getfattr --only-values -n user.cmfs.refused-classes "$M/envs/fat/tables/resolved/clicks.jars")"
+
+# An upgrade: an inspection that an older inspector made (here: the
+# class-level reach of before, which refused the fat connector) is made
+# again after the mount, in the background, and the table resolves.
+umount_cmfs
+sql "UPDATE inspections SET inspector = 1, external = external || 'com.ning.compress.lzf.LZFChunk' || char(10) WHERE sha256 = (SELECT sha256 FROM versions v JOIN artifacts a ON a.id = v.artifact_id WHERE a.name = 'flink-sql-connector-kafka.jar')"
+eq "the old inspection is stamped 1" 1 "$(sql "SELECT count(*) FROM inspections WHERE inspector = 1")"
+mount_cmfs
+i=0
+until grep -q "inspected again with inspector 2: 1 of 1 blobs" "$LOG" || [ $i -ge 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+contains "the log says it is done" "inspected again with inspector 2: 1 of 1 blobs" "$(cat "$LOG")"
+contains "and what it started" "1 blobs were inspected by an older cmfs" "$(cat "$LOG")"
+eq "every inspection is the current inspector's" 0 "$(sql "SELECT count(*) FROM inspections WHERE inspector < 2")"
+eq "the fat connector resolves again" "$M/envs/fat/versions/flink-sql-connector-kafka.jar/1.jar" "$(cat "$M/envs/fat/tables/resolved/clicks.jars")"
+remount_cmfs
+eq "a mount with nothing to redo says nothing of it" 1 "$(grep -c "were inspected by an older cmfs" "$LOG")"
 finish

@@ -83,6 +83,14 @@ errno_is "a format bundled in another connector's JAR" ENOPKG read "$R/mav.jars"
 contains "says which and what to do" "bundled in connector kafka-ish.jar" "$(getfattr --only-values -n user.cmfs.error "$R/mav.jars")"
 printf "CREATE TABLE dup (a INT) WITH ('connector' = 'kafka-ish', 'key.format' = 'json-ish', 'value.format' = 'json-ish')" >"$TB/dup.sql"
 eq "no duplicates" 2 "$(wc -l <"$R/dup.jars" | tr -d ' ')"
+# The bundled format and a format artifact with its identifier: two
+# factories to Flink.
+cp "$FIX/bundle.jar" "$A/avro-ish.jar"
+label avro-ish.jar format avro-ish
+errno_is "a bundled format also uploaded as a format artifact" ENOTUNIQ read "$R/kv.jars"
+contains "names both" "bundled in connector kafka-ish.jar and carried by format artifact avro-ish.jar" "$(getfattr --only-values -n user.cmfs.error "$R/kv.jars")"
+rm "$A/avro-ish.jar"
+eq "without it, the bundled one serves again" 2 "$(wc -l <"$R/kv.jars" | tr -d ' ')"
 
 # A matched artifact that is not a *.jar.
 cp "$FIX/mongodb.jar" "$A/fmt.zip"
@@ -125,4 +133,29 @@ remount_cmfs
 cat "$R/g.jars" >/dev/null
 umount_cmfs
 eq "both reads of g are in the catalog after unmount" 2 "$(sql "SELECT count(*) FROM events WHERE CAST(line AS TEXT) LIKE '%action=resolve table=g jar=guava-ish.jar@1 result=ok%'")"
+
+# A long class list (issue 29 item 4): the message names the first
+# classes and how many more, and keeps its advice; the attribute
+# user.cmfs.refused-classes and events have what they promise.
+INI_EXTRA="[sql]
+class_allowlist = okhttp3.*"
+mount_cmfs
+mkdir "$M/envs/long"
+LA=$M/envs/long/artifacts
+cp "$FIX/reach-fat-like.jar" "$LA/fat.jar"
+setfattr -n user.cmf.confluent.io/sql-artifact-type -v connector "$LA/fat.jar"
+setfattr -n user.cmf.confluent.io/sql-artifact-identifier -v kafka "$LA/fat.jar"
+printf "CREATE TABLE f (a INT) WITH ('connector' = 'kafka')" >"$M/envs/long/tables/f.sql"
+LR=$M/envs/long/tables/resolved
+errno_is "every class refused: EPERM" EPERM read "$LR/f.jars"
+msg=$(getfattr --only-values -n user.cmfs.error "$LR/f.jars")
+n=$(printf '%s\n' "$msg" | sed -n 's/^fat.jar reaches \([0-9]*\) classes outside the class allowlist: .*/\1/p')
+all=$(getfattr --only-values -n user.cmfs.refused-classes "$LR/f.jars")
+check "the message counts the classes" [ -n "$n" ]
+eq "each class the JAR reaches is counted" "$(./cmfs inspect "$FIX/reach-fat-like.jar" | sed -n 's/^external classes: //p')" "$n"
+contains "the message says how many more and where they are, then its advice" " more (getfattr -n user.cmfs.refused-classes tables/resolved/f.jars lists them all); shade them into the JAR or widen [sql] class_allowlist" "$msg"
+eq "the message stays short" 1 "$([ "${#msg}" -lt 1500 ] && echo 1)"
+eq "refused-classes has every one" "$n" "$(printf '%s\n' "$all" | grep -c '^fat.jar [a-z]')"
+eq "the same whole message in events" 1 "$(grep -c "lists them all); shade them into the JAR or widen" "$M/envs/long/events")"
+eq "resolved.sql says the same" "$msg" "$(getfattr --only-values -n user.cmfs.error "$LR/f.sql")"
 finish

@@ -256,7 +256,7 @@ static void test_vprintf(void)
 static void test_err(void)
 {
 	struct cmfs_err e = CMFS_ERR_INIT;
-	char longmsg[600];
+	char longmsg[CMFS_ERR_MSG + 100];
 
 	T_INTEQ(e.code, 0);
 	T_STREQ(cmfs_err_msg(&e), "");
@@ -283,12 +283,20 @@ static void test_err(void)
 	T_ERRNO(cmfs_err_set(&e, -ENOENT, "%s", ""), ENOENT);
 	T_STREQ(cmfs_err_msg(&e), strerror(ENOENT));
 	cmfs_err_clear(&e);
-	/* A long message is cut, NUL-terminated. */
+	/* A long message is cut, NUL-terminated, and says so. */
 	memset(longmsg, 'm', sizeof(longmsg) - 1);
 	longmsg[sizeof(longmsg) - 1] = '\0';
 	cmfs_err_set(&e, -EFBIG, "%s", longmsg);
 	T_INTEQ(strlen(e.msg), CMFS_ERR_MSG - 1);
-	T_CHECK(e.msg[0] == 'm' && e.msg[CMFS_ERR_MSG - 2] == 'm');
+	T_CHECK(e.msg[0] == 'm' && e.msg[CMFS_ERR_MSG - 5] == 'm');
+	T_STREQ(e.msg + CMFS_ERR_MSG - 4, "...");
+	cmfs_err_clear(&e);
+	/* ... never inside a character: here a 2-byte one across the cut. */
+	memset(longmsg, 'm', sizeof(longmsg) - 1);
+	memcpy(longmsg + CMFS_ERR_MSG - 5, "\xc3\xa9", 2);
+	cmfs_err_set(&e, -EFBIG, "%s", longmsg);
+	T_INTEQ(strlen(e.msg), CMFS_ERR_MSG - 2);
+	T_STREQ(e.msg + CMFS_ERR_MSG - 5, "...");
 }
 
 int main(void)

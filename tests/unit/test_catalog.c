@@ -189,6 +189,11 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 
 /* ---- open and migrate ------------------------------------------------------ */
 
+/* A version-10 catalog made as version 9 had it: no inspector stamp. */
+#define V10_TO_V9                                                              \
+	"ALTER TABLE inspections DROP COLUMN inspector;"                       \
+	"PRAGMA user_version = 9;"
+
 /* A version-8 catalog made as version 7 had it: no retired names. */
 #define V8_TO_V7                                                               \
 	"DROP TRIGGER art_retire;"                                             \
@@ -257,7 +262,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 9);
+	T_INTEQ(pragma_int("user_version"), 10);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -272,7 +277,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 9);
+	T_INTEQ(pragma_int("user_version"), 10);
 	{
 		char mode[16];
 
@@ -308,7 +313,7 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
+		T_INTEQ(exec_sql(V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
 				 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
@@ -318,7 +323,7 @@ static void test_open(void)
 				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(pragma_int("user_version"), 10);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -339,14 +344,14 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
+		T_INTEQ(exec_sql(V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
 				 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(pragma_int("user_version"), 10);
 		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
 		T_INTEQ(mark, 0);
 		catalog_close(c);
@@ -382,13 +387,13 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
+		T_INTEQ(exec_sql(V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5 V5_TO_V4
 				 V4_TO_V3),
 			0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(pragma_int("user_version"), 10);
 		T_INTEQ(exec_sql("SELECT * FROM factories"), 1);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
@@ -432,13 +437,13 @@ static void test_open(void)
 		k = c ? art(c, e.id, "k.jar", SHA_B, 3) : 0;
 		u = c ? art(c, e.id, "u.txt", SHA_C, 3) : 0;
 		catalog_close(c);
-		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
+		T_INTEQ(exec_sql(V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
 				 V5_TO_V4),
 			0);
 		T_INTEQ(pragma_int("user_version"), 4);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(pragma_int("user_version"), 10);
 		/* Every version of an inspected blob names its row. */
 		T_INTEQ(query_int("SELECT count(*) FROM versions v"
 				  " WHERE v.insp IS NOT (SELECT id FROM"
@@ -479,13 +484,13 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_add(c, "prod", "two\n", &err) : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
+		T_INTEQ(exec_sql(V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE name = 'events_env_off'"),
 			1);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(pragma_int("user_version"), 10);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE tbl_name = 'events'"),
 			1);
@@ -517,10 +522,10 @@ static void test_open(void)
 		T_INTEQ(catalog_art_add(c, e.id, "m.jar", &id, &err), 0);
 		T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V9_TO_V8 V8_TO_V7), 0);
+		T_INTEQ(exec_sql(V10_TO_V9 V9_TO_V8 V8_TO_V7), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 9);
+		T_INTEQ(pragma_int("user_version"), 10);
 		T_INTEQ(c ? catalog_art_del(c, id, &err) : -1, 0);
 		T_INTEQ(c ? catalog_art_add(c, e.id, "m.jar", &id, &err) : -1,
 			0);
@@ -532,7 +537,7 @@ static void test_open(void)
 	}
 
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 10"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 11"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
@@ -1332,6 +1337,47 @@ static void test_labels(void)
 
 /* ---- inspections ----------------------------------------------------------- */
 
+/* Collector of catalog_insp_stale(): "sha:size," each. */
+static int cat_stale(void *arg, const char *const *row)
+{
+	return buf_printf(arg, "%.4s:%s,", row[0], row[1]);
+}
+
+/* Inspections an older inspector made: listed while a version refers to
+ * their blob, until they are put again (stamped with JAR_INSPECTOR). */
+static void test_stale_inspections(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_env e;
+	struct jar_report in;
+	struct buf b = BUF_INIT(1024);
+
+	memset(&in, 0, sizeof(in));
+	T_INTEQ(catalog_env_add(c, "prod", 0, 1, &e, &err), 0);
+	art(c, e.id, "a.jar", SHA_A, 11);
+	T_INTEQ(catalog_insp_put(c, SHA_A, &in, &err), 0);
+	T_INTEQ(catalog_insp_put(c, SHA_B, &in, &err), 0);
+	T_INTEQ(catalog_insp_stale(c, cat_stale, &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+	catalog_close(c);
+	/* As a mount of the version before it leaves them. */
+	T_INTEQ(exec_sql("UPDATE inspections SET inspector = 1"), 0);
+	c = NULL;
+	T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+	/* SHA_B: no version refers to it, so it is not worth the work. */
+	T_INTEQ(c ? catalog_insp_stale(c, cat_stale, &b, &err) : -1, 0);
+	T_STREQ(buf_str(&b), "aaaa:11,");
+	buf_reset(&b);
+	T_INTEQ(c ? catalog_insp_put(c, SHA_A, &in, &err) : -1, 0);
+	T_INTEQ(c ? catalog_insp_stale(c, cat_stale, &b, &err) : -1, 0);
+	T_STREQ(buf_str(&b), "");
+	T_INTEQ(query_int("SELECT inspector FROM inspections WHERE sha256 = '"
+			  SHA_A "'"), JAR_INSPECTOR);
+	buf_release(&b);
+	catalog_close(c);
+}
+
 static void test_inspections(void)
 {
 	struct catalog *c = setup();
@@ -1950,6 +1996,7 @@ int main(void)
 	T_RUN(test_label_plan);
 	T_RUN(test_labels);
 	T_RUN(test_inspections);
+	T_RUN(test_stale_inspections);
 	T_RUN(test_tables);
 	T_RUN(test_events);
 	T_RUN(test_event_trim);

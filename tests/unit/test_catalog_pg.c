@@ -372,6 +372,12 @@ static void test_concurrent_numbers(void)
 	catalog_close(c);
 }
 
+/* Rows of two text columns as "a b;" into a buf. */
+static int collect_rows(void *arg, const char *const *row)
+{
+	return buf_printf(arg, "%s %s;", row[0], row[1]);
+}
+
 static void test_inspections(void)
 {
 	struct catalog *c = setup();
@@ -383,6 +389,7 @@ static void test_inspections(void)
 	};
 	char *ext[2] = { (char *)"java.lang.String", (char *)"org.x.Y" };
 	struct jar_report in, *out = NULL;
+	struct buf b = BUF_INIT(4096);
 	struct catalog_env e;
 	struct catalog_artifact a;
 	struct catalog_version v;
@@ -422,6 +429,13 @@ static void test_inspections(void)
 	T_INTEQ(catalog_insp_get(c, SHA_A, &out, &err), 0);
 	T_STREQ(out ? out->error : NULL, "bad");
 	jar_report_free(out);
+	/* Stamped with this inspector: none stale; an older one's is. */
+	T_INTEQ(catalog_insp_stale(c, collect_rows, &b, &err), 0);
+	T_STREQ(buf_str(&b), "");
+	pg_int("UPDATE inspections SET inspector = 1");
+	T_INTEQ(catalog_insp_stale(c, collect_rows, &b, &err), 0);
+	T_STREQ(buf_str(&b), SHA_A " 1;");
+	buf_release(&b);
 	catalog_close(c);
 }
 

@@ -604,7 +604,7 @@ static void test_fd_and_memory(void)
 /* Parse `s`: the names joined by '|', or "ERR <message>". */
 static const char *svc(const char *s, size_t len)
 {
-	static char buf[1024];
+	static char buf[CMFS_ERR_MSG + 8];
 	struct cmfs_err err = CMFS_ERR_INIT;
 	char **names = NULL;
 	size_t n = 0, i, k = 0;
@@ -809,7 +809,9 @@ static void test_report_format(void)
 	T_CONTAINS(buf_str(&b), "allowed\nrun-time classes (not checked): 3\n"
 				"  " FLINK "configuration.ReadableConfig\n");
 	T_CONTAINS(buf_str(&b), "$Context\nverdict: refused: 2 external "
-				"classes outside the allowlist\n");
+				"classes outside the allowlist (marked refused "
+				"above); shade them into the JAR or widen "
+				"[sql] class_allowlist\n");
 	buf_reset(&b);
 	T_INTEQ(jar_report_format(&b, r, "java.*,org.apache.flink.*", 0), 0);
 	T_CONTAINS(buf_str(&b), "$Context\nverdict: usable\n");

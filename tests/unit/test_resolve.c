@@ -829,6 +829,23 @@ static void test_formats(void)
 	T_STREQ(resolved(&x, "dev", "bun2", 0, &rc), want);
 	T_INTEQ(rc, 0);
 
+	/* Bundled in the connector's JAR and carried by a format artifact
+	 * too: two factories with one identifier to Flink (DESIGN.md,
+	 * Resolution step 4). */
+	if (put_jar(&x, "dev", "bundle.jar", "avro-fmt.jar", "format",
+		    "avro-ish"))
+		goto out;
+	T_ERRNO(direct(&x, "dev", "bun", &res, 0, MNT, 0, NULL), ENOTUNIQ);
+	T_CONTAINS(last_msg, "format 'avro-ish' is ambiguous");
+	T_CONTAINS(last_msg, "bundle.jar");
+	T_CONTAINS(last_msg, "avro-fmt.jar");
+	T_STREQ(resolved(&x, "dev", "bun", 0, &rc), "");
+	T_ERRNO(rc, ENOTUNIQ);
+	/* ... the artifact removed, the bundled one serves again. */
+	T_INTEQ(repo_art_remove(x.r, &who, "dev", "avro-fmt.jar", NULL), 0);
+	T_STREQ(resolved(&x, "dev", "bun", 0, &rc), bj);
+	T_INTEQ(rc, 0);
+
 	/* Bundled only in another connector's JAR: an error that says so. */
 	T_INTEQ(table_write(&x, "dev", "other",
 			    "CREATE TABLE other (id INT) WITH ("
