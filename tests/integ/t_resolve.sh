@@ -152,7 +152,7 @@ msg=$(getfattr --only-values -n user.cmfs.error "$LR/f.jars")
 n=$(printf '%s\n' "$msg" | sed -n 's/^fat.jar reaches \([0-9]*\) classes outside the class allowlist: .*/\1/p')
 all=$(getfattr --only-values -n user.cmfs.refused-classes "$LR/f.jars")
 check "the message counts the classes" [ -n "$n" ]
-eq "each class the JAR reaches is counted" "$(./cmfs inspect "$FIX/reach-fat-like.jar" | sed -n 's/^external classes: //p')" "$n"
+eq "each class the JAR reaches is counted" "$("$CMFS" inspect "$FIX/reach-fat-like.jar" | sed -n 's/^external classes: //p')" "$n"
 contains "the message says how many more and where they are, then its advice" " more (getfattr -n user.cmfs.refused-classes tables/resolved/f.jars lists them all); shade them into the JAR or widen [sql] class_allowlist" "$msg"
 eq "the message stays short" 1 "$([ "${#msg}" -lt 1500 ] && echo 1)"
 eq "refused-classes has every one" "$n" "$(printf '%s\n' "$all" | grep -c '^fat.jar [a-z]')"
