@@ -41,6 +41,10 @@
 
 #define PG_SCHEMA_VERSION 1
 
+/* Seconds a connection may take before it fails (libpq's default: no
+ * limit). */
+#define CONNECT_TIMEOUT "5"
+
 /* Any key: the lock under which the schema is created or migrated. */
 #define SCHEMA_LOCK "7043712001"
 /* The first key of each environment's events' lock (the second: a hash
@@ -465,6 +469,8 @@ static void pg_close(void *impl)
 /* Connect to `uri`; the schema is the caller's business. */
 static int connect_to(struct pg **out, const char *uri, struct cmfs_err *err)
 {
+	const char *const keys[] = { "connect_timeout", "dbname", NULL };
+	const char *const values[] = { CONNECT_TIMEOUT, uri, NULL };
 	pthread_mutexattr_t a;
 	struct pg *g;
 	PGresult *res;
@@ -478,7 +484,10 @@ static int connect_to(struct pg **out, const char *uri, struct cmfs_err *err)
 	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
 	pthread_mutex_init(&g->lock, &a);
 	pthread_mutexattr_destroy(&a);
-	g->conn = PQconnectdb(uri);
+	/* A server that does not answer fails the open (and each attempt to
+	 * connect again) within seconds, not after the system's TCP timeout;
+	 * the URI's own connect_timeout, after it, wins. */
+	g->conn = PQconnectdbParams(keys, values, 1);
 	if (!g->conn || PQstatus(g->conn) != CONNECTION_OK) {
 		char line[512];
 
