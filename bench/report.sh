@@ -48,7 +48,7 @@ tables~$N CREATE TABLE files: cp -R~s~-~~
 find~find \\| wc -l of that environment, cold~s~-~~
 find-entries~  entries found~n~-~~
 shaded-up~Upload: cp of the shaded JAR ($SHADED_MIB MiB)~s~pt~1.111~throughput >= 0.9x passthrough
-inspect~Inspect shaded JAR ($SHADED_CLASSES classes); native = jdeps~s~inspect~~< 1 s and >= 20x faster than jdeps
+inspect~Inspect shaded JAR ($SHADED_CLASSES classes); native = jdeps~s~inspect~~< 1 s
 res-small-cold-p50~Resolve p50, $RES_FIRST artifacts, cold; others: small file~us~pt~2~<= 2x small-file cat via passthrough
 res-small-cold-p99~Resolve p99, $RES_FIRST artifacts, cold~us~-~~
 res-small-recold-p50~Resolve p50, $RES_FIRST artifacts, cold again (daemon warm)~us~pt~2~<= 2x small-file cat via passthrough
@@ -122,9 +122,9 @@ spec | awk -F'~' -v med="$W/medians" -v failed="$W/failed" '
 		if ($4 == "flat" && cv != "") met = (cv + 0 <= $5 + 0) ? "met" : "NOT met"
 		if ($4 == "rss" && cv != "") met = (cv + 0 <= $5 + 0) ? "met" : "NOT met"
 		if ($4 == "inspect" && cv != "") {
-			met = (cv / 1e6 < 1 && (nv == "" || nv / cv >= 20)) ? "met" : "NOT met"
+			# jdeps is shown for scale, not raced (issue 33).
+			met = (cv / 1e6 < 1) ? "met" : "NOT met"
 			if (nv != "") rn = sprintf("%.3f (jdeps %.1fx slower)", cv / nv, nv / cv)
-			if (nv == "") met = met " (no jdeps)"
 		}
 		if (key in bad) met = met ", FAILED runs"
 		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", $2, show(nv, $3), show(pv, $3), show(cv, $3), rp, rn, $6, met
