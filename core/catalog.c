@@ -66,6 +66,18 @@ void catalog_table_def_release(struct catalog_table_def *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/* The backend of *uri: PostgreSQL for a libpq connection URI, else
+ * SQLite (a "sqlite:" prefix taken off). */
+static const struct catalog_backend *backend_of(const char **uri)
+{
+	if (!strncmp(*uri, "postgresql://", 13) ||
+	    !strncmp(*uri, "postgres://", 11))
+		return &catalog_pg_backend;
+	if (!strncmp(*uri, "sqlite:", 7))
+		*uri += 7;
+	return &catalog_sqlite_backend;
+}
+
 int catalog_open(struct catalog **out, const char *uri, struct cmfs_err *err)
 {
 	struct catalog *c;
@@ -75,11 +87,9 @@ int catalog_open(struct catalog **out, const char *uri, struct cmfs_err *err)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
-	c->be = &catalog_sqlite_backend;
+	c->be = backend_of(&uri);
 	c->env_gen = __atomic_add_fetch(&env_gen_base, (uint64_t)1 << 32,
 					__ATOMIC_RELAXED);
-	if (!strncmp(uri, "sqlite:", 7))
-		uri += 7;
 	rc = c->be->open(&c->impl, uri, err);
 	if (rc) {
 		free(c);
@@ -494,11 +504,9 @@ int catalog_open_existing(struct catalog **out, const char *uri, int rdonly,
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
-	c->be = &catalog_sqlite_backend;
+	c->be = backend_of(&uri);
 	c->env_gen = __atomic_add_fetch(&env_gen_base, (uint64_t)1 << 32,
 					__ATOMIC_RELAXED);
-	if (!strncmp(uri, "sqlite:", 7))
-		uri += 7;
 	rc = c->be->open_existing(&c->impl, uri, rdonly, err);
 	if (rc) {
 		free(c);
@@ -546,4 +554,10 @@ int catalog_retired_put(struct catalog *c, const char *env, const char *name,
 			int64_t next, struct cmfs_err *err)
 {
 	return changed(c, c->be->retired_put(c->impl, env, name, next, err));
+}
+
+int catalog_bind_store(struct catalog *c, const char *id,
+		       struct cmfs_err *err)
+{
+	return c->be->bind_store ? c->be->bind_store(c->impl, id, err) : 0;
 }

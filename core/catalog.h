@@ -2,11 +2,11 @@
  * catalog.h - the catalog: environments, artifacts, versions, labels,
  * inspections, tables and events, behind one interface.
  *
- * Every function here dispatches to a backend (struct catalog_backend).
- * The one backend today is SQLite (catalog_sqlite.c, WAL mode, foreign
- * keys, schema version with migrations).  A second backend - a database
- * server that several hosts mount - implements the same table of functions
- * and nothing else in core/ or fs/ changes.
+ * Every function here dispatches to a backend (struct catalog_backend):
+ * SQLite (catalog_sqlite.c, WAL mode, foreign keys, schema version with
+ * migrations), the default, or PostgreSQL (catalog_pg.c, on libpq), a
+ * database server that several hosts are to mount.  Both implement the
+ * same table of functions; every rule is the caller's (repo.c).
  *
  * Transactions: catalog_begin() starts a write transaction that belongs to
  * the calling thread until catalog_end(); calls made in between by that
@@ -81,8 +81,11 @@ struct catalog_table_def {
 void catalog_table_def_release(struct catalog_table_def *d);
 
 /*
- * Open the catalog at `uri`: a file path (SQLite) or "sqlite:<path>".
- * Creates and migrates the schema.  Free with catalog_close().
+ * Open the catalog at `uri`: a file path (SQLite), "sqlite:<path>", or a
+ * libpq connection URI "postgresql://..." (PostgreSQL).  Creates and
+ * migrates the schema.  A PostgreSQL catalog is open to one such handle
+ * at a time, across hosts (-EBUSY while another has it: its blobs are
+ * still in one host's store).  Free with catalog_close().
  */
 int catalog_open(struct catalog **out, const char *uri, struct cmfs_err *err);
 void catalog_close(struct catalog *c);
@@ -399,6 +402,17 @@ int catalog_retired_put(struct catalog *c, const char *env, const char *name,
 			int64_t next, struct cmfs_err *err);
 
 /*
+ * The store whose files hold the blobs of this catalog's versions (those
+ * not inline): `id` (its host's name and its path) recorded at the first
+ * call; a call with another id is refused (-EXDEV, the message names the
+ * store recorded), so that a catalog whose blobs are one store's files is
+ * not mounted from another.  A catalog kept inside its store (SQLite)
+ * has nothing to check: 0.
+ */
+int catalog_bind_store(struct catalog *c, const char *id,
+		       struct cmfs_err *err);
+
+/*
  * For tests: the SQL text of the SQLite backend's statement that finds an
  * environment's artifacts by label (what resolution runs for every
  * identifier), so that a test can pin its query plan to the label index.
@@ -540,8 +554,12 @@ struct catalog_backend {
 			   int64_t next, struct cmfs_err *err);
 	int (*art_next_set)(void *impl, int64_t art_id, int64_t n,
 			    struct cmfs_err *err);
+	/* NULL: the catalog lives in its store (nothing to check). */
+	int (*bind_store)(void *impl, const char *id, struct cmfs_err *err);
 };
 
 extern const struct catalog_backend catalog_sqlite_backend;
+/* PostgreSQL (catalog_pg.c), for a "postgresql://" or "postgres://" URI. */
+extern const struct catalog_backend catalog_pg_backend;
 
 #endif

@@ -25,8 +25,8 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "catalog_rows.h"
 #include "jar.h"
-#include "json.h"
 
 #define SCHEMA_VERSION 11
 #define CMFS_STR_(x) #x
@@ -1778,64 +1778,6 @@ out:
 	return rc;
 }
 
-/* Split newline-terminated `text` into r->external. */
-static int split_external(struct jar_report *r, const char *text)
-{
-	const char *p, *e;
-	size_t n = 0;
-
-	for (p = text; *p; p++)
-		n += *p == '\n';
-	if (!n)
-		return 0;
-	r->external = calloc(n, sizeof(char *));
-	if (!r->external)
-		return -ENOMEM;
-	for (p = text; *p && (e = strchr(p, '\n')); p = e + 1) {
-		r->external[r->nexternal] = strndup(p, (size_t)(e - p));
-		if (!r->external[r->nexternal])
-			return -ENOMEM;
-		r->nexternal++;
-	}
-	return 0;
-}
-
-/* One [kind, identifier, class] row of an inspection's factories. */
-static int add_factory(void *arg, char **row)
-{
-	struct jar_report *r = arg;
-	struct jar_factory *f;
-
-	if (!row[0] || !row[2])
-		return -EINVAL;
-	f = realloc(r->factories, (r->nfactories + 1) * sizeof(*f));
-	if (!f)
-		return -ENOMEM;
-	r->factories = f;
-	f = &r->factories[r->nfactories++];
-	memset(f, 0, sizeof(*f));
-	if (jar_kind_parse(&f->kind, row[0]))
-		f->kind = JAR_KIND_OTHER;
-	f->identifier = row[1] ? strdup(row[1]) : NULL;
-	f->cls = strdup(row[2]);
-	return (row[1] && !f->identifier) || !f->cls ? -ENOMEM : 0;
-}
-
-/* The factories of JSON array `json` (inspection `sha256`) into r. */
-static int read_factories(const char *sha256, const char *json,
-			  struct jar_report *r, struct cmfs_err *err)
-{
-	int rc = json_rows(json ? json : "[]", 3, add_factory, r);
-
-	if (rc == -EINVAL)
-		return cmfs_err_set(err, -EIO,
-				    "catalog: the factories recorded for blob "
-				    "%.64s are damaged (cmfs fsck --repair "
-				    "recomputes them)",
-				    sha256);
-	return rc ? cmfs_err_set(err, rc, "out of memory") : 0;
-}
-
 /* Append a joined string to a comma list *dst (malloc'd): 0 or -ENOMEM. */
 static int list_add(char **dst, const char *s)
 {
@@ -1868,11 +1810,7 @@ static int read_options(struct sq *q, int64_t insp, int read,
 	int rc, step;
 
 	if (!read) {
-		for (i = 0; i < r->nfactories; i++)
-			r->factories[i].options.unknown =
-				OPTIONS_UNKNOWN_REQUIRED |
-				OPTIONS_UNKNOWN_OPTIONAL |
-				OPTIONS_UNKNOWN_PREFIXES;
+		catalog_rows_options_unknown(r);
 		return 0;
 	}
 	rc = prep(q, S_OPT_GET, &s, err);
@@ -1938,15 +1876,14 @@ static int read_insp(struct sq *q, sqlite3_stmt *s, struct jar_report *r,
 		if (e && !(r->error = strdup(e)))
 			rc = -ENOMEM;
 		if (!rc)
-			rc = split_external(
+			rc = catalog_rows_external(
 				r, (const char *)sqlite3_column_text(s, 1));
 		if (rc)
 			cmfs_err_set(err, rc, "out of memory");
 		else
-			rc = read_factories(
-				(const char *)sqlite3_column_text(s, 3),
-				(const char *)sqlite3_column_text(s, 2), r,
-				err);
+			rc = catalog_rows_factories(
+				r, (const char *)sqlite3_column_text(s, 2),
+				(const char *)sqlite3_column_text(s, 3), err);
 		insp = sqlite3_column_int64(s, 4);
 		read = sqlite3_column_int(s, 5);
 		found = 1;
@@ -2013,72 +1950,31 @@ out:
 	return rc;
 }
 
-/* Append one option to a definition being read. */
-/* One [key, value] row of a table's options. */
-static int def_add_opt(void *arg, char **row)
-{
-	struct catalog_table_def *d = arg;
-	const char *k = row[0], *v = row[1];
-	char **keys, **values;
-
-	if (!k || !v)
-		return -EINVAL;
-	if (!(keys = realloc(d->keys, (d->nopts + 1) * sizeof(char *))))
-		return -ENOMEM;
-	d->keys = keys;
-	values = realloc(d->values, (d->nopts + 1) * sizeof(char *));
-	if (!values)
-		return -ENOMEM;
-	d->values = values;
-	d->keys[d->nopts] = strdup(k);
-	d->values[d->nopts] = strdup(v);
-	d->nopts++;
-	return d->keys[d->nopts - 1] && d->values[d->nopts - 1] ? 0 : -ENOMEM;
-}
-
 static int sq_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 			struct cmfs_err *err)
 {
 	struct sq *q = impl;
-	struct catalog_table_def d;
 	sqlite3_stmt *s;
 	int rc;
 
-	memset(&d, 0, sizeof(d));
 	lock(q);
 	if ((rc = prep(q, S_TABLE_DEF, &s, err)))
 		goto out;
 	sqlite3_bind_int64(s, 1, id);
 	rc = sqlite3_step(s);
-	if (rc == SQLITE_ROW) {
-		const char *like = (const char *)sqlite3_column_text(s, 1);
-		const char *opts = (const char *)sqlite3_column_text(s, 2);
-
-		d.ddl = strdup((const char *)sqlite3_column_text(s, 0));
-		d.like_ddl = like ? strdup(like) : NULL;
-		rc = d.ddl && (!like || d.like_ddl) ? 0 : -ENOMEM;
-		if (!rc)
-			rc = json_rows(opts ? opts : "[]", 2, def_add_opt, &d);
-		if (rc == -EINVAL)
-			rc = cmfs_err_set(err, -EIO,
-					  "catalog: the options recorded for "
-					  "table %lld are damaged",
-					  (long long)id);
-	} else {
+	if (rc == SQLITE_ROW)
+		rc = catalog_rows_def(
+			out, id, (const char *)sqlite3_column_text(s, 0),
+			(const char *)sqlite3_column_text(s, 1),
+			(const char *)sqlite3_column_text(s, 2), err);
+	else
 		rc = rc == SQLITE_DONE
 			     ? -ENOENT
 			     : fail(q, sqlite3_extended_errcode(q->db), err);
-	}
 	done(s);
 out:
 	unlock(q);
-	if (rc) {
-		catalog_table_def_release(&d);
-		return rc == -ENOMEM ? cmfs_err_set(err, rc, "out of memory")
-				     : rc;
-	}
-	*out = d;
-	return 0;
+	return rc;
 }
 
 static int sq_table_put(void *impl, int64_t env_id, const char *name,

@@ -91,6 +91,7 @@ void config_release(struct config *c)
 
 	free(c->file);
 	free(c->store_path);
+	free(c->catalog_url);
 	free(c->sql.builtin_connectors);
 	free(c->sql.builtin_formats);
 	free(c->sql.class_allowlist);
@@ -154,6 +155,7 @@ static int copy_config(struct config *dst, const struct config *src)
 	memset(dst, 0, sizeof(*dst));
 	dst->file = dup0(src->file);
 	dst->store_path = dup0(src->store_path);
+	dst->catalog_url = dup0(src->catalog_url);
 	dst->sync = src->sync;
 	dst->inline_max = src->inline_max;
 	dst->limits = src->limits;
@@ -165,6 +167,8 @@ static int copy_config(struct config *dst, const struct config *src)
 	dst->sql.class_allowlist = dup0(src->sql.class_allowlist);
 	dst->sql.jar_path_prefix = dup0(src->sql.jar_path_prefix);
 	dst->sql.check_options = src->sql.check_options;
+	if (src->catalog_url && !dst->catalog_url)
+		goto oom;
 	if (src->nscopes) {
 		dst->scopes = calloc(src->nscopes, sizeof(*dst->scopes));
 		if (!dst->scopes)
@@ -195,6 +199,50 @@ static int copy_config(struct config *dst, const struct config *src)
 oom:
 	config_release(dst);
 	return -ENOMEM;
+}
+
+/*
+ * The password of a URI's user information (scheme://user:password@host)
+ * and the value of each password= parameter become "***".
+ */
+void config_url_safe(char *dst, size_t n, const char *url)
+{
+	const char *p = strstr(url, "://"), *at, *colon = NULL, *s;
+	size_t o = 0;
+
+	if (!n)
+		return;
+	p = p ? p + 3 : url;
+	at = strchr(p, '@');
+	if (at && !memchr(p, '/', (size_t)(at - p)))
+		colon = memchr(p, ':', (size_t)(at - p));
+	for (s = url; *s;) {
+		const char *hide = NULL;
+
+		if (colon && s == colon + 1)
+			hide = at;
+		else if ((s > url && (s[-1] == '?' || s[-1] == '&')) &&
+			 !strncmp(s, "password=", 9)) {
+			for (; *s != '='; s++)
+				if (o + 1 < n)
+					dst[o++] = *s;
+			s++;
+			if (o + 1 < n)
+				dst[o++] = '=';
+			hide = s + strcspn(s, "&");
+		}
+		if (hide) {
+			for (p = "***"; *p; p++)
+				if (o + 1 < n)
+					dst[o++] = *p;
+			s = hide;
+			continue;
+		}
+		if (o + 1 < n)
+			dst[o++] = *s;
+		s++;
+	}
+	dst[o] = '\0';
 }
 
 int config_parse_size(uint64_t *out, const char *s)
@@ -687,6 +735,16 @@ static int handle(struct load *l, const char *section, const char *name,
 		}
 		return fail(l, "unknown key '%s' in [store]", name);
 	}
+	if (!strcmp(section, "catalog")) {
+		if (!strcmp(name, "url")) {
+			if (strncmp(value, "postgresql://", 13) &&
+			    strncmp(value, "postgres://", 11))
+				return fail(l, "url: not a postgresql:// "
+					       "connection URI");
+			return set_str(l, &c->catalog_url, value);
+		}
+		return fail(l, "unknown key '%s' in [catalog]", name);
+	}
 	if (!strcmp(section, "limits"))
 		return handle_limits(l, name, value);
 	if (!strcmp(section, "sql")) {
@@ -769,8 +827,8 @@ static char *read_line(char *str, int num, void *stream)
 /* The sections this file may have. */
 static int section_known(const char *s, size_t n)
 {
-	static const char *const known[] = { "store", "limits", "sql",
-					     "mount", "log", "events",
+	static const char *const known[] = { "store", "catalog", "limits",
+					     "sql", "mount", "log", "events",
 					     "access" };
 	char env[64];
 	size_t i;

@@ -121,6 +121,12 @@ enum config_sync {
 struct config {
 	char *file;			/* NULL for the embedded default */
 	char *store_path;
+	/*
+	 * [catalog] url: a libpq connection URI (postgresql://...) of the
+	 * catalog, NULL for SQLite in store_path (the default).  May hold a
+	 * password: never logged (config_url_safe()).
+	 */
+	char *catalog_url;
 	enum config_sync sync;
 	uint64_t inline_max; /* bytes: blobs this small are inline */
 	struct config_limits limits;
@@ -131,6 +137,12 @@ struct config {
 	size_t nscopes;
 	struct config_scope *scopes;	/* [access] first when given */
 };
+
+/*
+ * `url` with any password in it replaced by "***", into dst (n bytes),
+ * for logs and messages.
+ */
+void config_url_safe(char *dst, size_t n, const char *url);
 
 /* Fill `c` with the embedded default.  Free with config_release(). */
 int config_defaults(struct config *c);

@@ -1473,9 +1473,11 @@ static int prepare_dir(const char *dir, int *made, struct cmfs_err *err)
 	return rc;
 }
 
-/* Open the store `path` as it is: it must exist with a catalog. */
-static int open_existing(const char *path, int rdonly, struct store **store,
-			 struct catalog **cat, struct cmfs_err *err)
+/* Open the store `path` as it is: it must exist with a catalog, its
+ * catalog.db or the one at `catalog` (a catalog URI). */
+static int open_existing(const char *path, const char *catalog, int rdonly,
+			 struct store **store, struct catalog **cat,
+			 struct cmfs_err *err)
 {
 	char db[PATH_MAX];
 	struct stat st;
@@ -1488,13 +1490,13 @@ static int open_existing(const char *path, int rdonly, struct store **store,
 				    path);
 	if ((rc = path_fmt(db, err, "%s/catalog.db", path)))
 		return rc;
-	if (access(db, F_OK))
+	if (!catalog && access(db, F_OK))
 		return cmfs_err_set(err, -ENOENT,
 				    "store %s: no catalog.db: not a cmfs store",
 				    path);
 	if ((rc = store_open(store, path, err)))
 		return rc;
-	rc = catalog_open_existing(cat, db, rdonly, err);
+	rc = catalog_open_existing(cat, catalog ? catalog : db, rdonly, err);
 	if (rc) {
 		store_close(*store);
 		*store = NULL;
@@ -1505,6 +1507,12 @@ static int open_existing(const char *path, int rdonly, struct store **store,
 int export_dump(const char *store, const char *dir, struct export_stats *out,
 		struct cmfs_err *err)
 {
+	return export_dump_from(store, NULL, dir, out, err);
+}
+
+int export_dump_from(const char *store, const char *catalog, const char *dir,
+		     struct export_stats *out, struct cmfs_err *err)
+{
 	struct vec envs = VEC_INIT(sizeof(struct catalog_env));
 	struct dump d;
 	char path[PATH_MAX];
@@ -1513,7 +1521,7 @@ int export_dump(const char *store, const char *dir, struct export_stats *out,
 
 	memset(&d, 0, sizeof(d));
 	buf_init(&d.b, (size_t)64 << 20);
-	rc = open_existing(store, 1, &d.store, &d.cat, err);
+	rc = open_existing(store, catalog, 1, &d.store, &d.cat, err);
 	if (!rc)
 		rc = prepare_dir(dir, &made, err);
 	if (rc)
@@ -2271,11 +2279,42 @@ static int load_marker(struct load *L, struct jnode **out,
 int export_load(const char *dir, const char *store, uint64_t inline_max,
 		struct export_stats *out, struct cmfs_err *err)
 {
+	return export_load_into(dir, store, NULL, inline_max, out, err);
+}
+
+/* The catalog an import writes: the store's catalog.db, or the one at
+ * `catalog`, bound to this store (a store with a catalog.db of its own is
+ * refused: the mount would refuse it too). */
+static int open_target(struct load *L, const char *catalog,
+		       struct cmfs_err *err)
+{
+	char db[PATH_MAX], id[PATH_MAX + 256];
+	int rc;
+
+	if ((rc = path_fmt(db, err, "%s/catalog.db", store_path(L->store))))
+		return rc;
+	if (!catalog)
+		return catalog_open(&L->cat, db, err);
+	if (!access(db, F_OK))
+		return cmfs_err_set(err, -EEXIST,
+				    "store %s has a catalog of its own "
+				    "(catalog.db): import into a store of the "
+				    "database's own",
+				    store_path(L->store));
+	if ((rc = catalog_open(&L->cat, catalog, err)))
+		return rc;
+	store_ident(L->store, id, sizeof(id));
+	return catalog_bind_store(L->cat, id, err);
+}
+
+int export_load_into(const char *dir, const char *store, const char *catalog,
+		     uint64_t inline_max, struct export_stats *out,
+		     struct cmfs_err *err)
+{
 	const struct jnode *envs = NULL;
 	struct jnode *marker = NULL;
 	struct catalog_env e;
 	struct load L;
-	char db[PATH_MAX];
 	pid_t busy;
 	uint64_t refs;
 	size_t i;
@@ -2296,8 +2335,7 @@ int export_load(const char *dir, const char *store, uint64_t inline_max,
 	}
 	if ((rc = store_open(&L.store, store, err)) ||
 	    (rc = store_lock(L.store, err)) ||
-	    (rc = path_fmt(db, err, "%s/catalog.db", store_path(L.store))) ||
-	    (rc = catalog_open(&L.cat, db, err)))
+	    (rc = open_target(&L, catalog, err)))
 		goto out;
 	for (i = 0; i < envs->n; i++)
 		if (!catalog_env_get(L.cat, envs->v[i]->s, &e, NULL)) {

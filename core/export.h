@@ -124,4 +124,17 @@ int export_dump(const char *store, const char *dir, struct export_stats *out,
 int export_load(const char *dir, const char *store, uint64_t inline_max,
 		struct export_stats *out, struct cmfs_err *err);
 
+/*
+ * The same with the catalog at `catalog` (a catalog URI, [catalog] url)
+ * instead of the store's catalog.db; NULL: the store's.  An import into
+ * a database binds it to the store (catalog_bind_store) and refuses a
+ * store that has a catalog.db of its own (-EEXIST), and a database in use
+ * by a mount (-EBUSY).
+ */
+int export_dump_from(const char *store, const char *catalog, const char *dir,
+		     struct export_stats *out, struct cmfs_err *err);
+int export_load_into(const char *dir, const char *store, const char *catalog,
+		     uint64_t inline_max, struct export_stats *out,
+		     struct cmfs_err *err);
+
 #endif

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+
 static const char *skip_ws(const char *p)
 {
 	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
@@ -189,4 +191,47 @@ done:
 		rc = -EINVAL; /* something after the array */
 	free(buf);
 	return rc;
+}
+
+/* `s` as a JSON string (or null) into b. */
+static int json_str(struct buf *b, const char *s)
+{
+	int rc = 0;
+
+	if (!s)
+		return buf_adds(b, "null");
+	rc = buf_addc(b, '"');
+	for (; !rc && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			rc = buf_printf(b, "\\%c", c);
+		else if (c < 0x20)
+			rc = buf_printf(b, "\\u%04x", c);
+		else
+			rc = buf_addc(b, (char)c);
+	}
+	return rc ? rc : buf_addc(b, '"');
+}
+
+int json_rows_write(struct buf *b, size_t n, size_t width,
+		      const char *(*field)(const void *arg, size_t i,
+					   size_t j),
+		      const void *arg)
+{
+	size_t i, j;
+	int rc = buf_addc(b, '[');
+
+	for (i = 0; !rc && i < n; i++) {
+		rc = buf_adds(b, i ? ",[" : "[");
+		for (j = 0; !rc && j < width; j++) {
+			if (j)
+				rc = buf_addc(b, ',');
+			if (!rc)
+				rc = json_str(b, field(arg, i, j));
+		}
+		if (!rc)
+			rc = buf_addc(b, ']');
+	}
+	return rc ? rc : buf_addc(b, ']');
 }

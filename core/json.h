@@ -20,6 +20,16 @@ int json_rows(const char *text, size_t width,
 	      int (*fn)(void *arg, char **fields), void *arg);
 
 /*
+ * Write `n` rows of `width` fields as the array json_rows() reads:
+ * field(arg, i, j) is row i's j-th string (UTF-8; NULL: null).  Appended
+ * to b (a struct buf); 0 or -ENOMEM.
+ */
+struct buf;
+int json_rows_write(struct buf *b, size_t n, size_t width,
+		    const char *(*field)(const void *arg, size_t i, size_t j),
+		    const void *arg);
+
+/*
  * The pieces of a JSON string both readers share (this one and export's
  * of export.json).  json_unicode: the escape at *p, just after its "\u"
  * (`end` bounds the text), as a code point in *cp, a UTF-16 surrogate

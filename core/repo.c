@@ -1296,6 +1296,36 @@ static int check_catalog_file(struct repo *r, const char *db,
 			    stat(db, &st) ? "missing" : "empty");
 }
 
+/*
+ * The store's own catalog.db, or the database of [catalog] url.  A store
+ * that has a catalog.db of its own is not mounted on a database: the
+ * database would know none of its artifacts.
+ */
+static int open_catalog(struct repo *r, const char *db, struct cmfs_err *err)
+{
+	char id[4096];
+	struct stat st;
+	int rc;
+
+	if (!r->cfg->catalog_url) {
+		if ((rc = check_catalog_file(r, db, err)))
+			return rc;
+		return catalog_open(&r->cat, db, err);
+	}
+	if (!stat(db, &st))
+		return cmfs_err_set(err, -EEXIST,
+				    "store %s has a catalog of its own "
+				    "(catalog.db) and [catalog] url is set: "
+				    "not mounted, the database would know "
+				    "none of its artifacts; give the database "
+				    "a store of its own",
+				    store_path(r->store));
+	if ((rc = catalog_open(&r->cat, r->cfg->catalog_url, err)))
+		return rc;
+	store_ident(r->store, id, sizeof(id));
+	return catalog_bind_store(r->cat, id, err);
+}
+
 static int sweep(struct repo *r, struct cmfs_err *err)
 {
 	struct blob_list loose = { NULL, 0 };
@@ -1391,8 +1421,7 @@ int repo_open(struct repo **out, const struct config *cfg,
 	r->batch = cfg->sync == CONFIG_SYNC_BATCH;
 	/* On a full disk, the reserve's room lets the catalog open. */
 	store_reserve_release(r->store, 0);
-	if ((rc = check_catalog_file(r, db, err)) ||
-	    (rc = catalog_open(&r->cat, db, err)) ||
+	if ((rc = open_catalog(r, db, err)) ||
 	    (rc = catalog_set_sync(r->cat, !r->batch, err)))
 		goto fail;
 	recover(r);

@@ -240,6 +240,16 @@ const char *store_path(const struct store *s)
 	return s->path;
 }
 
+void store_ident(const struct store *s, char *buf, size_t n)
+{
+	char host[256];
+
+	if (gethostname(host, sizeof(host)))
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(buf, n, "%s:%s", host, s->path);
+}
+
 /* ---- one writer: the lock ---- */
 
 int store_lock(struct store *s, struct cmfs_err *err)

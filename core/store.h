@@ -40,6 +40,13 @@ void store_close(struct store *s);
 const char *store_path(const struct store *s);
 
 /*
+ * The store as a catalog kept elsewhere knows it (catalog_bind_store):
+ * "host:/path", this host's name and the store's path, into buf (n
+ * bytes, cut short if need be).
+ */
+void store_ident(const struct store *s, char *buf, size_t n);
+
+/*
  * Become the one process that changes the store: flock(2) <store>/lock
  * for as long as the store is open, then remove the named staging files a
  * crash left.  -EBUSY, naming the holder's pid, while another process

@@ -153,8 +153,11 @@ static int cmd_inspect(int argc, char **argv)
 
 /* The store directory of configuration file `ini` into *out (malloc'd;
  * NULL without an ini) and its inline_max, or the default's, into
- * *inline_max (when not NULL). */
-static int store_of(const char *ini, char **out, uint64_t *inline_max)
+ * *inline_max (when not NULL).  Its [catalog] url into *url (malloc'd,
+ * NULL when none); a caller that passes no `url` works on a SQLite
+ * catalog only, and a url is refused. */
+static int store_of(const char *ini, char **out, uint64_t *inline_max,
+		    char **url)
 {
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct config cfg;
@@ -164,6 +167,17 @@ static int store_of(const char *ini, char **out, uint64_t *inline_max)
 		config_release(&cfg);
 		return -1;
 	}
+	if (cfg.catalog_url && !url) {
+		fprintf(stderr,
+			"cmfs: %s: [catalog] url is set: fsck works on a "
+			"SQLite catalog only (on a PostgreSQL catalog: not "
+			"built yet)\n",
+			ini);
+		config_release(&cfg);
+		return -1;
+	}
+	if (url && (*url = cfg.catalog_url))
+		cfg.catalog_url = NULL;
 	if (inline_max)
 		*inline_max = cfg.inline_max;
 	*out = ini ? strdup(cfg.store_path) : NULL;
@@ -204,7 +218,7 @@ static int cmd_fsck(int argc, char **argv)
 		fputs(cmfs_usage, stderr);
 		return FSCK_EXIT_USAGE;
 	}
-	if (ini && store_of(ini, &from_ini, NULL))
+	if (ini && store_of(ini, &from_ini, NULL, NULL))
 		return FSCK_EXIT_ERROR;
 	if (ini)
 		store = from_ini;
@@ -232,7 +246,7 @@ static int cmd_transfer(int argc, char **argv, int import)
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct export_stats st;
 	const char *pos[2] = { NULL, NULL }, *ini = NULL, *store, *dir;
-	char *from_ini = NULL;
+	char *from_ini = NULL, *url = NULL;
 	uint64_t inline_max;
 	int n = 0, i, rc;
 
@@ -254,13 +268,13 @@ static int cmd_transfer(int argc, char **argv, int import)
 	}
 	/* Without -c, the defaults: an import puts small blobs in the
 	 * catalog as a mount with no ini would. */
-	if (store_of(ini, &from_ini, &inline_max))
+	if (store_of(ini, &from_ini, &inline_max, &url))
 		return 1;
 	store = ini ? from_ini : pos[import ? 1 : 0];
 	dir = pos[import || ini ? 0 : 1];
 	memset(&st, 0, sizeof(st));
-	rc = import ? export_load(dir, store, inline_max, &st, &err)
-		    : export_dump(store, dir, &st, &err);
+	rc = import ? export_load_into(dir, store, url, inline_max, &st, &err)
+		    : export_dump_from(store, url, dir, &st, &err);
 	if (rc)
 		fprintf(stderr, "cmfs %s: %s\n", import ? "import" : "export",
 			cmfs_err_msg(&err));
@@ -272,6 +286,7 @@ static int cmd_transfer(int argc, char **argv, int import)
 		       (unsigned long long)st.bytes, st.tables, st.events,
 		       import ? "into" : "to", import ? store : dir);
 	free(from_ini);
+	free(url);
 	return rc ? 1 : 0;
 }
 

@@ -131,6 +131,22 @@ static int mount_key(struct cmfs *c, int changed, const char *key)
 	return changed != 0;
 }
 
+/* A string key only a mount reads: *now (NULL: not set) becomes a copy
+ * of `was` when they differ.  -ENOMEM, or 0. */
+static int keep_str(struct cmfs *c, char **now, const char *was,
+		    const char *key)
+{
+	char *copy;
+
+	if (!mount_key(c, strcmp(*now ? *now : "", was ? was : ""), key))
+		return 0;
+	if (was && !(copy = strdup(was)))
+		return -ENOMEM;
+	free(*now);
+	*now = was ? copy : NULL;
+	return 0;
+}
+
 /*
  * SIGHUP: read the configuration file again.  A bad file keeps the rules
  * in force; the store cannot move under a mount.  The old configuration
@@ -159,20 +175,15 @@ static void reload(struct cmfs *c)
 		return;
 	}
 	/* What only a mount reads keeps the value in force. */
-	if (mount_key(c, strcmp(n->store_path, c->cfg->store_path),
-		      "[store] path")) {
-		char *path = strdup(c->cfg->store_path);
-
-		if (!path) {
-			repo_log(c->repo, LOG_ERR,
-				 "SIGHUP: out of memory; keeping the "
-				 "configuration in force");
-			config_release(n);
-			free(n);
-			return;
-		}
-		free(n->store_path);
-		n->store_path = path;
+	if (keep_str(c, &n->store_path, c->cfg->store_path, "[store] path") ||
+	    keep_str(c, &n->catalog_url, c->cfg->catalog_url,
+		     "[catalog] url")) {
+		repo_log(c->repo, LOG_ERR,
+			 "SIGHUP: out of memory; keeping the configuration "
+			 "in force");
+		config_release(n);
+		free(n);
+		return;
 	}
 	if (mount_key(c, n->sync != c->cfg->sync, "[store] sync"))
 		n->sync = c->cfg->sync;
@@ -448,6 +459,12 @@ int main(int argc, char **argv)
 	if (repo_open(&c.repo, cfg, mnt, log_line, &lg, &err)) {
 		fprintf(stderr, "cmfs: %s\n", cmfs_err_msg(&err));
 		goto out_paths;
+	}
+	if (cfg->catalog_url) {
+		char safe[512];
+
+		config_url_safe(safe, sizeof(safe), cfg->catalog_url);
+		repo_log(c.repo, LOG_INFO, "catalog: PostgreSQL at %s", safe);
 	}
 	fuse_opt_add_arg(&args, "-osubtype=cmfs,fsname=cmfs");
 	c.se = fuse_session_new(&args, &cmfs_ops, sizeof(cmfs_ops), &c);

@@ -99,6 +99,9 @@ write_ini() {
 	{
 		printf '[store]\npath = %s\n' "$STORE"
 		if [ -n "${INI_EXTRA:-}" ]; then printf '%s\n' "$INI_EXTRA"; fi
+		if [ -n "${CMFS_TEST_PG:-}" ]; then
+			printf '[catalog]\nurl = %s\n' "$PG_URL"
+		fi
 	} >"$T/cmfs.ini"
 }
 
@@ -144,9 +147,14 @@ remount_cmfs() {
 	mount_cmfs "$@"
 }
 
-# The catalog, read with sqlite3 (the daemon may be running: WAL allows it).
+# The catalog, read with sqlite3 (the daemon may be running: WAL allows it),
+# or with psql when the test's catalog is PostgreSQL's (pg.sh).
 sql() {
-	sqlite3 "$STORE/catalog.db" "$1"
+	if [ -n "${PG_URL:-}" ]; then
+		pg_sql "$1"
+	else
+		sqlite3 "$STORE/catalog.db" "$1"
+	fi
 }
 
 cleanup() {
@@ -159,6 +167,8 @@ cleanup() {
 		tail -n 30 "$LOG"
 	fi
 	rm -rf "$T"
+	# A test's PostgreSQL cluster (pg.sh), whatever trap calls this.
+	if command -v pg_discard >/dev/null 2>&1; then pg_discard; fi
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
@@ -169,3 +179,10 @@ finish() {
 	[ "$FAIL" -eq 0 ] || exit 1
 	exit 0
 }
+
+# CMFS_TEST_PG=1: the test's mounts keep their catalog in a private
+# PostgreSQL cluster (pg.sh) instead of SQLite.
+if [ -n "${CMFS_TEST_PG:-}" ]; then
+	. "$TOP/tests/integ/pg.sh"
+	pg_start
+fi

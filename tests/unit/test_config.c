@@ -728,6 +728,54 @@ static void test_events_gate(void)
 	rm_temp_dir();
 }
 
+static void test_catalog_url(void)
+{
+	static const struct {
+		const char *url, *safe;
+	} safe[] = {
+		{ "postgresql://cmfs:s3cret@db.example:5432/cmfs",
+		  "postgresql://cmfs:***@db.example:5432/cmfs" },
+		{ "postgresql://cmfs@db/cmfs?password=s3cret&sslmode=require",
+		  "postgresql://cmfs@db/cmfs?password=***&sslmode=require" },
+		{ "postgresql://u:p@h/d?sslmode=require&password=x",
+		  "postgresql://u:***@h/d?sslmode=require&password=***" },
+		{ "postgresql:///cmfs?host=/run/postgresql",
+		  "postgresql:///cmfs?host=/run/postgresql" },
+		/* No user information: a colon of a port is not a password. */
+		{ "postgres://db:5432/cmfs", "postgres://db:5432/cmfs" },
+	};
+	struct config c;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	char path[256], msg[256], out[128];
+	size_t i;
+
+	T_INTEQ(config_defaults(&c), 0);
+	T_CHECK(c.catalog_url == NULL); /* SQLite in [store] path */
+	config_release(&c);
+	mktemp_dir();
+	write_ini(path, "pg.ini",
+		  "[catalog]\nurl = postgresql://cmfs@db.example/cmfs\n");
+	T_INTEQ(config_defaults(&c), 0);
+	T_INTEQ(config_load(&c, path, &err), 0);
+	T_STREQ(c.catalog_url, "postgresql://cmfs@db.example/cmfs");
+	config_release(&c);
+	T_ERRNO(load_text("[catalog]\nurl = mysql://db/cmfs\n", path, msg,
+			  sizeof(msg)),
+		EINVAL);
+	T_CONTAINS(msg, "not a postgresql:// connection URI");
+	T_ERRNO(load_text("[catalog]\nhost = db\n", path, msg, sizeof(msg)),
+		EINVAL);
+	T_CONTAINS(msg, "unknown key 'host' in [catalog]");
+	rm_temp_dir();
+	for (i = 0; i < sizeof(safe) / sizeof(safe[0]); i++) {
+		config_url_safe(out, sizeof(out), safe[i].url);
+		T_STREQ(out, safe[i].safe);
+	}
+	/* Cut short, still a string, still without the password. */
+	config_url_safe(out, 20, safe[0].url);
+	T_STREQ(out, "postgresql://cmfs:*");
+}
+
 static void test_list_has(void)
 {
 	T_INTEQ(config_list_has("a,b,c", "a"), 1);
@@ -765,5 +813,6 @@ int main(void)
 	T_RUN(test_list_has);
 	T_RUN(test_events);
 	T_RUN(test_events_gate);
+	T_RUN(test_catalog_url);
 	return T_DONE();
 }

@@ -146,10 +146,35 @@ static void test_sqlite_written(void)
 	buf_release(&want);
 }
 
+static const char *cell(const void *arg, size_t i, size_t j)
+{
+	return ((const char *const *)arg)[i * 3 + j];
+}
+
+/* What json_rows_write writes, json_rows reads back as it was. */
+static void test_written(void)
+{
+	static const char *const in[] = {
+		"connector", NULL, "a\"b\\c",
+		"\t\n\x01\x1f", "\xe2\x82\xac \xf0\x9f\x98\x80", "",
+	};
+	struct buf b = BUF_INIT(1 << 20);
+
+	T_INTEQ(json_rows_write(&b, 2, 3, cell, in), 0);
+	T_STREQ(rows(buf_str(&b), 3),
+		"connector|-|a\"b\\c;\t\n\x01\x1f|\xe2\x82\xac "
+		"\xf0\x9f\x98\x80|;");
+	buf_reset(&b);
+	T_INTEQ(json_rows_write(&b, 0, 3, cell, in), 0);
+	T_STREQ(buf_str(&b), "[]");
+	buf_release(&b);
+}
+
 int main(void)
 {
 	T_RUN(test_valid);
 	T_RUN(test_invalid);
 	T_RUN(test_sqlite_written);
+	T_RUN(test_written);
 	return T_DONE();
 }

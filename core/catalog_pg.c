@@ -1,0 +1,2005 @@
+/*
+ * catalog_pg.c - the PostgreSQL backend of the catalog, on libpq.
+ *
+ * The same rows as the SQLite backend (catalog_sqlite.c), in a schema of
+ * its own: its version in cmfs_schema, created on the first open and
+ * migrated there, under an advisory lock so that hosts opening at once
+ * create it once.  Triggers keep what SQLite's keep: each environment's
+ * counts, retired names, loose and inline blobs.
+ *
+ * Concurrency: one connection guarded by a recursive mutex, held from
+ * catalog_begin() to catalog_end() as in the SQLite backend, so a
+ * transaction belongs to the thread that began it.  Across connections
+ * (other hosts) PostgreSQL's row locks order writers: a version's number
+ * comes from one UPDATE of its artifact's row (ver_add), so two hosts
+ * adding versions to one artifact at once get consecutive numbers.
+ *
+ * Text columns compare and sort bytewise (COLLATE "C"), as SQLite's do.
+ * Label values and event lines are bytea: bytes, as the interface says.
+ * Factories and table options are kept as the JSON text json.h reads;
+ * factories' declared options are not kept yet (resolution checks no
+ * table's options against them on this backend).
+ *
+ * SQLSTATEs become errnos here and nowhere else: unique violation
+ * -EEXIST, other constraint or data errors -EINVAL, disk full -ENOSPC,
+ * out of memory -ENOMEM, serialization failure or deadlock -EAGAIN, the
+ * rest (a lost connection among them) -EIO.
+ */
+#include "catalog.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libpq-fe.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "catalog_rows.h"
+#include "config.h"
+#include "jar.h"
+#include "json.h"
+
+#define PG_SCHEMA_VERSION 1
+
+/* Seconds a connection may take before it fails (libpq's default: no
+ * limit). */
+#define CONNECT_TIMEOUT "5"
+
+/* Any key: the lock under which the schema is created or migrated. */
+#define SCHEMA_LOCK "7043712001"
+/* The first key of each environment's events' lock (the second: a hash
+ * of its name). */
+#define EVENTS_LOCK "704371"
+/* The lock a mount holds on its catalog: one mount at a time (blobs are
+ * still files of that mount's store, see catalog_pg_open). */
+#define MOUNT_LOCK "7043712003"
+
+/* The first schema: the SQLite backend's version 10, in PostgreSQL. */
+static const char *const schema_v1[] = {
+	"CREATE TABLE envs(id bigserial PRIMARY KEY,"
+	" name text COLLATE \"C\" NOT NULL UNIQUE, ctime bigint NOT NULL,"
+	" uid bigint NOT NULL, nart bigint NOT NULL DEFAULT 0,"
+	" ntab bigint NOT NULL DEFAULT 0)",
+	"CREATE TABLE artifacts(id bigserial PRIMARY KEY,"
+	" env_id bigint NOT NULL REFERENCES envs(id),"
+	" name text COLLATE \"C\" NOT NULL,"
+	" next_n bigint NOT NULL DEFAULT 1, UNIQUE(env_id, name))",
+	"CREATE TABLE versions(artifact_id bigint NOT NULL"
+	" REFERENCES artifacts(id) ON DELETE CASCADE, n bigint NOT NULL,"
+	" sha256 text COLLATE \"C\" NOT NULL, size bigint NOT NULL,"
+	" mtime bigint NOT NULL, uid bigint NOT NULL, insp bigint,"
+	" PRIMARY KEY(artifact_id, n))",
+	"CREATE INDEX versions_sha ON versions(sha256)",
+	"CREATE TABLE labels(artifact_id bigint NOT NULL"
+	" REFERENCES artifacts(id) ON DELETE CASCADE,"
+	" key text COLLATE \"C\" NOT NULL, value bytea NOT NULL,"
+	" PRIMARY KEY(artifact_id, key))",
+	"CREATE INDEX labels_kv ON labels(key, value)",
+	"CREATE TABLE inspections(id bigserial PRIMARY KEY,"
+	" sha256 text COLLATE \"C\" NOT NULL UNIQUE, error text,"
+	" external text NOT NULL, factories text NOT NULL DEFAULT '[]',"
+	" inspector integer NOT NULL)",
+	"CREATE TABLE tables(id bigserial PRIMARY KEY,"
+	" env_id bigint NOT NULL REFERENCES envs(id),"
+	" name text COLLATE \"C\" NOT NULL, ddl text NOT NULL, like_ddl text,"
+	" size bigint NOT NULL, mtime bigint NOT NULL, uid bigint NOT NULL,"
+	" options text NOT NULL DEFAULT '[]', UNIQUE(env_id, name))",
+	"CREATE TABLE events(env text COLLATE \"C\" NOT NULL,"
+	" off bigint NOT NULL, len bigint NOT NULL, line bytea NOT NULL,"
+	" PRIMARY KEY(env, off))",
+	"CREATE TABLE unsynced(seq bigserial PRIMARY KEY,"
+	" sha256 text NOT NULL)",
+	"CREATE TABLE loose(sha256 text COLLATE \"C\" PRIMARY KEY)",
+	"CREATE TABLE inline_blobs(id bigserial PRIMARY KEY,"
+	" sha256 text COLLATE \"C\" NOT NULL UNIQUE, bytes bytea NOT NULL)",
+	"CREATE TABLE retired(env text COLLATE \"C\" NOT NULL,"
+	" name text COLLATE \"C\" NOT NULL, next_n bigint NOT NULL,"
+	" holder bigint, PRIMARY KEY(env, name))",
+	"CREATE INDEX retired_holder ON retired(holder)"
+	" WHERE holder IS NOT NULL",
+	/* The store that holds the blob files (catalog_bind_store). */
+	"CREATE TABLE cmfs_store(id text NOT NULL)",
+	/* Each environment's counts of artifacts and tables. */
+	"CREATE FUNCTION cmfs_count() RETURNS trigger LANGUAGE plpgsql AS $$"
+	" BEGIN IF TG_TABLE_NAME = 'artifacts' THEN"
+	"  IF TG_OP = 'INSERT' THEN"
+	"   UPDATE envs SET nart = nart + 1 WHERE id = NEW.env_id;"
+	"  ELSE UPDATE envs SET nart = nart - 1 WHERE id = OLD.env_id; END IF;"
+	" ELSE IF TG_OP = 'INSERT' THEN"
+	"   UPDATE envs SET ntab = ntab + 1 WHERE id = NEW.env_id;"
+	"  ELSE UPDATE envs SET ntab = ntab - 1 WHERE id = OLD.env_id; END IF;"
+	" END IF; RETURN NULL; END $$",
+	"CREATE TRIGGER art_count AFTER INSERT OR DELETE ON artifacts"
+	" FOR EACH ROW EXECUTE FUNCTION cmfs_count()",
+	"CREATE TRIGGER tab_count AFTER INSERT OR DELETE ON tables"
+	" FOR EACH ROW EXECUTE FUNCTION cmfs_count()",
+	/* A name's next number stays with the name when its artifact goes
+	 * (the SQLite backend's schema 8 says why). */
+	"CREATE FUNCTION cmfs_retire() RETURNS trigger LANGUAGE plpgsql AS $$"
+	" BEGIN UPDATE retired SET holder = NULL WHERE holder = OLD.id;"
+	" INSERT INTO retired(env, name, next_n, holder)"
+	"  SELECT e.name, OLD.name, greatest(OLD.next_n, COALESCE((SELECT"
+	"  r.next_n FROM retired r WHERE r.env = e.name AND"
+	"  r.name = OLD.name), 1)), NULL FROM envs e WHERE e.id = OLD.env_id"
+	"  ON CONFLICT(env, name) DO UPDATE SET next_n = excluded.next_n,"
+	"  holder = NULL;"
+	" RETURN NULL; END $$",
+	"CREATE TRIGGER art_retire AFTER DELETE ON artifacts"
+	" FOR EACH ROW EXECUTE FUNCTION cmfs_retire()",
+	"CREATE FUNCTION cmfs_reuse() RETURNS trigger LANGUAGE plpgsql AS $$"
+	" DECLARE en text; rn bigint; BEGIN"
+	" SELECT name INTO en FROM envs WHERE id = NEW.env_id;"
+	" DELETE FROM retired WHERE env = en AND name = NEW.name"
+	"  RETURNING next_n INTO rn;"
+	" IF rn IS NOT NULL THEN NEW.next_n := greatest(NEW.next_n, rn);"
+	" END IF; RETURN NEW; END $$",
+	"CREATE TRIGGER art_reuse BEFORE INSERT ON artifacts"
+	" FOR EACH ROW EXECUTE FUNCTION cmfs_reuse()",
+	/* The last version of a blob gone: its inline row goes, and it is
+	 * loose; a version that takes a blob takes it out of loose. */
+	"CREATE FUNCTION cmfs_ver_del() RETURNS trigger LANGUAGE plpgsql AS $$"
+	" BEGIN IF NOT EXISTS (SELECT 1 FROM versions"
+	"  WHERE sha256 = OLD.sha256) THEN"
+	"  DELETE FROM inline_blobs WHERE sha256 = OLD.sha256;"
+	"  INSERT INTO loose(sha256) VALUES(OLD.sha256)"
+	"  ON CONFLICT DO NOTHING; END IF;"
+	" RETURN NULL; END $$",
+	"CREATE TRIGGER ver_del AFTER DELETE ON versions"
+	" FOR EACH ROW EXECUTE FUNCTION cmfs_ver_del()",
+	"CREATE FUNCTION cmfs_ver_add() RETURNS trigger LANGUAGE plpgsql AS $$"
+	" BEGIN DELETE FROM loose WHERE sha256 = NEW.sha256;"
+	" RETURN NULL; END $$",
+	"CREATE TRIGGER ver_add AFTER INSERT ON versions"
+	" FOR EACH ROW EXECUTE FUNCTION cmfs_ver_add()",
+	NULL
+};
+
+/* Each environment's counts, from the rows (fsck --repair). */
+#define RECOUNT                                                               \
+	"UPDATE envs SET"                                                     \
+	" nart = (SELECT count(*) FROM artifacts WHERE env_id = envs.id),"    \
+	" ntab = (SELECT count(*) FROM tables WHERE env_id = envs.id)"
+
+/* The columns of an artifact row with its latest version. */
+#define ART_COLS                                                             \
+	"a.id, a.env_id, a.name, v.n, v.sha256, v.size, v.mtime, v.uid,"     \
+	" (SELECT count(*) FROM versions WHERE artifact_id = a.id), v.insp"
+#define ART_LATEST                                                           \
+	" JOIN versions v ON v.artifact_id = a.id AND v.n ="                 \
+	" (SELECT max(n) FROM versions WHERE artifact_id = a.id)"
+#define VER_COLS "artifact_id, n, sha256, size, mtime, uid, insp"
+
+struct pg {
+	PGconn *conn;
+	pthread_mutex_t lock; /* guards conn and depth */
+	int depth;	      /* catalog_begin() nesting of the owner */
+	int mount;	      /* holds MOUNT_LOCK (catalog_open's) */
+	int broken;	      /* the connection was lost: made again before
+			       * the next statement outside a transaction */
+	char where[512];      /* the URI without its password */
+};
+
+/* The parameters of one statement, as text (or bytes: fmt 1). */
+#define MAX_PARAMS 8
+struct par {
+	int n;
+	const char *v[MAX_PARAMS];
+	int len[MAX_PARAMS];
+	int fmt[MAX_PARAMS];
+	char num[MAX_PARAMS][24];
+};
+
+static void p_int(struct par *p, int64_t v)
+{
+	snprintf(p->num[p->n], sizeof(p->num[0]), "%" PRId64, v);
+	p->v[p->n] = p->num[p->n];
+	p->n++;
+}
+
+/* A text parameter; NULL is SQL's NULL. */
+static void p_str(struct par *p, const char *s)
+{
+	p->v[p->n++] = s;
+}
+
+static void p_bin(struct par *p, const void *data, size_t len)
+{
+	p->v[p->n] = len ? data : "";
+	p->len[p->n] = (int)len;
+	p->fmt[p->n] = 1;
+	p->n++;
+}
+
+static void lock(struct pg *g)
+{
+	pthread_mutex_lock(&g->lock);
+}
+
+static void unlock(struct pg *g)
+{
+	pthread_mutex_unlock(&g->lock);
+}
+
+/* The errno of a failed result (its SQLSTATE), with its message. */
+static int fail(struct pg *g, const PGresult *res, struct cmfs_err *err)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE)
+				: NULL;
+	const char *msg = res ? PQresultErrorMessage(res) : "";
+	char line[512];
+	int code = -EIO;
+
+	if (!msg || !*msg)
+		msg = PQerrorMessage(g->conn);
+	snprintf(line, sizeof(line), "%s", msg ? msg : "");
+	line[strcspn(line, "\n")] = '\0';
+	if (state && !strcmp(state, "23505"))
+		code = -EEXIST;
+	else if (state && (!strncmp(state, "23", 2) ||
+			   !strncmp(state, "22", 2)))
+		code = -EINVAL;
+	else if (state && !strcmp(state, "53100"))
+		code = -ENOSPC;
+	else if (state && !strcmp(state, "53200"))
+		code = -ENOMEM;
+	else if (state && (!strcmp(state, "40001") || !strcmp(state, "40P01")))
+		code = -EAGAIN;
+	return cmfs_err_set(err, code, "catalog %s: %s", g->where, line);
+}
+
+/*
+ * Run `sql` with parameters `p` (may be NULL).  Rows, if wanted, in *out
+ * (the caller's to PQclear).  A connection lost between transactions is
+ * made again before the statement (and the mount's lock taken again);
+ * one lost inside a transaction fails it (-EIO), and the transaction with
+ * it.
+ */
+static int take_mount_lock(struct pg *g, struct cmfs_err *err);
+
+/*
+ * A failure of the connection, not of the statement: libpq's own (no
+ * SQLSTATE: the server closed the connection), a connection exception
+ * (class 08) or the server shutting down (57P01..57P03).  libpq may still
+ * call such a connection good until it next writes to it.
+ */
+static int lost(const PGresult *res)
+{
+	const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE)
+				: NULL;
+
+	return !state || !strncmp(state, "08", 2) ||
+	       !strncmp(state, "57P0", 4);
+}
+
+static int run(struct pg *g, const char *sql, const struct par *p,
+	       PGresult **out, struct cmfs_err *err)
+{
+	PGresult *res;
+	ExecStatusType st;
+	int rc;
+
+	if (out)
+		*out = NULL;
+	if ((g->broken || PQstatus(g->conn) != CONNECTION_OK) && !g->depth) {
+		PQreset(g->conn);
+		g->broken = PQstatus(g->conn) != CONNECTION_OK;
+		if (!g->broken && g->mount && (rc = take_mount_lock(g, err)))
+			return rc;
+	}
+	res = PQexecParams(g->conn, sql, p ? p->n : 0, NULL,
+			   p ? p->v : NULL, p ? p->len : NULL,
+			   p ? p->fmt : NULL, 0);
+	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+		rc = fail(g, res, err);
+		g->broken |= lost(res);
+		PQclear(res);
+		return rc;
+	}
+	if (out)
+		*out = res;
+	else
+		PQclear(res);
+	return 0;
+}
+
+/*
+ * The mount's lock on its catalog, a session lock: it goes with the
+ * connection, so a host that dies or loses the server frees it.
+ */
+static int take_mount_lock(struct pg *g, struct cmfs_err *err)
+{
+	PGresult *res = PQexec(g->conn,
+			       "SELECT pg_try_advisory_lock(" MOUNT_LOCK ")");
+	int rc = 0;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		rc = fail(g, res, err);
+	else if (strcmp(PQgetvalue(res, 0, 0), "t"))
+		rc = cmfs_err_set(err, -EBUSY,
+				  "catalog %s: in use by another mount: one "
+				  "host at a time until blobs live in the "
+				  "database",
+				  g->where);
+	PQclear(res);
+	return rc;
+}
+
+/* run() under the lock. */
+static int run_locked(struct pg *g, const char *sql, const struct par *p,
+		      PGresult **out, struct cmfs_err *err)
+{
+	int rc;
+
+	lock(g);
+	rc = run(g, sql, p, out, err);
+	unlock(g);
+	return rc;
+}
+
+/* Rows the statement of `res` changed. */
+static int64_t changes(PGresult *res)
+{
+	return strtoll(PQcmdTuples(res), NULL, 10);
+}
+
+/* Run `sql`; *n gets how many rows it changed. */
+static int run_count(struct pg *g, const char *sql, const struct par *p,
+		     int64_t *n, struct cmfs_err *err)
+{
+	PGresult *res;
+	int rc = run_locked(g, sql, p, &res, err);
+
+	*n = rc ? 0 : changes(res);
+	PQclear(res);
+	return rc;
+}
+
+static int64_t col_int(PGresult *res, int row, int col)
+{
+	return strtoll(PQgetvalue(res, row, col), NULL, 10);
+}
+
+static void col_str(char *dst, size_t n, PGresult *res, int row, int col)
+{
+	snprintf(dst, n, "%s", PQgetvalue(res, row, col));
+}
+
+/* A bytea column (text format: hex) as a NUL-terminated copy. */
+static char *col_bytes(PGresult *res, int row, int col, size_t *len)
+{
+	unsigned char *b;
+	size_t n = 0;
+	char *s;
+
+	b = PQunescapeBytea((const unsigned char *)PQgetvalue(res, row, col),
+			    &n);
+	if (!b)
+		return NULL;
+	s = malloc(n + 1);
+	if (s) {
+		memcpy(s, b, n);
+		s[n] = '\0';
+	}
+	PQfreemem(b);
+	if (len)
+		*len = n;
+	return s;
+}
+
+/* One integer: the first column of the first row, 0 when there is none
+ * or it is NULL. */
+static int scalar(struct pg *g, const char *sql, const struct par *p,
+		  int64_t *out, struct cmfs_err *err)
+{
+	PGresult *res;
+	int rc = run_locked(g, sql, p, &res, err);
+
+	*out = 0;
+	if (!rc && PQntuples(res) > 0)
+		*out = col_int(res, 0, 0);
+	PQclear(res);
+	return rc;
+}
+
+static int scalar_u(struct pg *g, const char *sql, const struct par *p,
+		    uint64_t *out, struct cmfs_err *err)
+{
+	int64_t v;
+	int rc = scalar(g, sql, p, &v, err);
+
+	*out = (uint64_t)v;
+	return rc;
+}
+
+static int migrate(struct pg *g, struct cmfs_err *err)
+{
+	PGresult *res;
+	int64_t version = 0;
+	int rc, i;
+
+	if ((rc = run(g, "BEGIN", NULL, NULL, err)))
+		return rc;
+	rc = run(g, "SELECT pg_advisory_xact_lock(" SCHEMA_LOCK ")", NULL,
+		 NULL, err);
+	if (!rc)
+		rc = run(g,
+			 "CREATE TABLE IF NOT EXISTS cmfs_schema("
+			 "version integer NOT NULL)",
+			 NULL, NULL, err);
+	if (!rc && !(rc = run(g, "SELECT version FROM cmfs_schema", NULL,
+			      &res, err))) {
+		if (PQntuples(res) > 0)
+			version = col_int(res, 0, 0);
+		PQclear(res);
+	}
+	if (!rc && version > PG_SCHEMA_VERSION)
+		rc = cmfs_err_set(err, -EPROTO,
+				  "catalog %s: schema %d is newer than this "
+				  "cmfs (%d): upgrade cmfs",
+				  g->where, (int)version, PG_SCHEMA_VERSION);
+	for (i = 0; !rc && version < 1 && schema_v1[i]; i++)
+		rc = run(g, schema_v1[i], NULL, NULL, err);
+	if (!rc && version < PG_SCHEMA_VERSION) {
+		struct par p = { 0 };
+
+		p_int(&p, PG_SCHEMA_VERSION);
+		rc = run(g, "DELETE FROM cmfs_schema", NULL, NULL, err);
+		if (!rc)
+			rc = run(g, "INSERT INTO cmfs_schema VALUES($1)", &p,
+				 NULL, err);
+	}
+	if (!rc)
+		return run(g, "COMMIT", NULL, NULL, err);
+	run(g, "ROLLBACK", NULL, NULL, NULL);
+	return rc;
+}
+
+static void pg_close(void *impl)
+{
+	struct pg *g = impl;
+
+	if (!g)
+		return;
+	PQfinish(g->conn);
+	pthread_mutex_destroy(&g->lock);
+	free(g);
+}
+
+/* Connect to `uri`; the schema is the caller's business. */
+static int connect_to(struct pg **out, const char *uri, struct cmfs_err *err)
+{
+	const char *const keys[] = { "connect_timeout", "dbname", NULL };
+	const char *const values[] = { CONNECT_TIMEOUT, uri, NULL };
+	pthread_mutexattr_t a;
+	struct pg *g;
+	PGresult *res;
+
+	*out = NULL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	config_url_safe(g->where, sizeof(g->where), uri);
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&g->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	/* A server that does not answer fails the open (and each attempt to
+	 * connect again) within seconds, not after the system's TCP timeout;
+	 * the URI's own connect_timeout, after it, wins. */
+	g->conn = PQconnectdbParams(keys, values, 1);
+	if (!g->conn || PQstatus(g->conn) != CONNECTION_OK) {
+		char line[512];
+
+		snprintf(line, sizeof(line), "%s",
+			 g->conn ? PQerrorMessage(g->conn) : "out of memory");
+		line[strcspn(line, "\n")] = '\0';
+		cmfs_err_set(err, -EIO, "catalog %s: cannot connect: %s",
+			     g->where, line);
+		pg_close(g);
+		return -EIO;
+	}
+	/* Notices (a trigger's, CREATE IF NOT EXISTS's) are not errors. */
+	res = PQexec(g->conn, "SET client_min_messages = warning");
+	PQclear(res);
+	*out = g;
+	return 0;
+}
+
+/*
+ * A mount's (and cmfs import's) open: the schema created or migrated,
+ * and the catalog's mount lock taken.  The lock stays until blobs live
+ * in the database: a second host would find versions whose bytes are in
+ * the first host's store only.
+ */
+static int pg_open(void **impl, const char *uri, struct cmfs_err *err)
+{
+	struct pg *g;
+	int rc = connect_to(&g, uri, err);
+
+	if (rc)
+		return rc;
+	if ((rc = migrate(g, err)) || (rc = take_mount_lock(g, err))) {
+		pg_close(g);
+		return rc;
+	}
+	g->mount = 1;
+	*impl = g;
+	return 0;
+}
+
+/* Only a database that holds a cmfs schema; `rdonly`: every transaction
+ * of this connection is read only, and the schema is not migrated. */
+static int pg_open_existing(void **impl, const char *uri, int rdonly,
+			    struct cmfs_err *err)
+{
+	struct pg *g;
+	int64_t version = 0;
+	int rc = connect_to(&g, uri, err);
+
+	if (rc)
+		return rc;
+	rc = scalar(g, "SELECT (to_regclass('cmfs_schema') IS NOT NULL)::int",
+		    NULL, &version, err);
+	if (!rc && version)
+		rc = scalar(g, "SELECT COALESCE(max(version), 0) FROM cmfs_schema",
+			    NULL, &version, err);
+	if (!rc && (version == 0 || version > PG_SCHEMA_VERSION))
+		rc = cmfs_err_set(err, -EPROTO,
+				  version == 0
+					  ? "catalog %s: no cmfs schema (an "
+					    "empty or foreign database)"
+					  : "catalog %s: schema %d is newer "
+					    "than this cmfs",
+				  g->where, (int)version);
+	if (!rc && rdonly)
+		rc = run(g, "SET default_transaction_read_only = on", NULL,
+			 NULL, err);
+	if (!rc && !rdonly)
+		rc = migrate(g, err);
+	if (rc) {
+		pg_close(g);
+		return rc;
+	}
+	*impl = g;
+	return 0;
+}
+
+static int begin_as(struct pg *g, const char *sql, struct cmfs_err *err)
+{
+	int rc = 0;
+
+	lock(g);
+	if (g->depth == 0)
+		rc = run(g, sql, NULL, NULL, err);
+	if (rc) {
+		unlock(g);
+		return rc;
+	}
+	g->depth++;
+	return 0;
+}
+
+static int pg_begin(void *impl, struct cmfs_err *err)
+{
+	return begin_as(impl, "BEGIN", err);
+}
+
+/* One snapshot for the whole transaction (SQLite's read transaction). */
+static int pg_begin_read(void *impl, struct cmfs_err *err)
+{
+	return begin_as(impl,
+			"BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+			err);
+}
+
+static int pg_end(void *impl, int rc, struct cmfs_err *err)
+{
+	struct pg *g = impl;
+
+	if (--g->depth == 0) {
+		if (rc == 0)
+			rc = run(g, "COMMIT", NULL, NULL, err);
+		if (rc)
+			run(g, "ROLLBACK", NULL, NULL, NULL);
+	}
+	unlock(g);
+	return rc;
+}
+
+/* A statement inside a transaction of its own, unless one is open. */
+static int txn_begin(struct pg *g, struct cmfs_err *err)
+{
+	return pg_begin(g, err);
+}
+
+/* What PostgreSQL can check from here: the connection, the schema's
+ * version and the counters the triggers keep. */
+static int pg_check(void *impl, char **out, struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	int64_t bad = 0;
+	int rc;
+
+	rc = scalar(g,
+		    "SELECT count(*) FROM envs WHERE"
+		    " nart <> (SELECT count(*) FROM artifacts"
+		    " WHERE env_id = envs.id) OR ntab <> (SELECT count(*)"
+		    " FROM tables WHERE env_id = envs.id)",
+		    NULL, &bad, err);
+	if (rc)
+		return rc;
+	if (bad) {
+		char line[128];
+
+		snprintf(line, sizeof(line),
+			 "%lld environments' counts differ from their rows",
+			 (long long)bad);
+		*out = strdup(line);
+	} else {
+		*out = strdup("ok");
+	}
+	return *out ? 0 : cmfs_err_set(err, -ENOMEM, "out of memory");
+}
+
+static void row_env(struct catalog_env *e, PGresult *res, int r)
+{
+	memset(e, 0, sizeof(*e));
+	e->id = col_int(res, r, 0);
+	col_str(e->name, sizeof(e->name), res, r, 1);
+	e->ctime = col_int(res, r, 2);
+	e->uid = (uint32_t)col_int(res, r, 3);
+}
+
+static void row_version(struct catalog_version *v, PGresult *res, int r,
+			int i)
+{
+	v->artifact_id = col_int(res, r, i);
+	v->n = col_int(res, r, i + 1);
+	col_str(v->sha256, sizeof(v->sha256), res, r, i + 2);
+	v->size = (uint64_t)col_int(res, r, i + 3);
+	v->mtime = col_int(res, r, i + 4);
+	v->uid = (uint32_t)col_int(res, r, i + 5);
+	v->insp = col_int(res, r, i + 6);
+}
+
+static void row_artifact(struct catalog_artifact *a, PGresult *res, int r)
+{
+	memset(a, 0, sizeof(*a));
+	a->id = col_int(res, r, 0);
+	a->env_id = col_int(res, r, 1);
+	col_str(a->name, sizeof(a->name), res, r, 2);
+	a->latest.artifact_id = a->id;
+	a->latest.n = col_int(res, r, 3);
+	col_str(a->latest.sha256, sizeof(a->latest.sha256), res, r, 4);
+	a->latest.size = (uint64_t)col_int(res, r, 5);
+	a->latest.mtime = col_int(res, r, 6);
+	a->latest.uid = (uint32_t)col_int(res, r, 7);
+	a->nversions = col_int(res, r, 8);
+	a->latest.insp = col_int(res, r, 9);
+}
+
+static void row_table(struct catalog_table *t, PGresult *res, int r)
+{
+	memset(t, 0, sizeof(*t));
+	t->id = col_int(res, r, 0);
+	t->env_id = col_int(res, r, 1);
+	col_str(t->name, sizeof(t->name), res, r, 2);
+	t->size = (uint64_t)col_int(res, r, 3);
+	t->mtime = col_int(res, r, 4);
+	t->uid = (uint32_t)col_int(res, r, 5);
+}
+
+/* Adapters so the row readers fit one callback type. */
+static void rd_env(void *o, PGresult *res, int r) { row_env(o, res, r); }
+static void rd_art(void *o, PGresult *res, int r) { row_artifact(o, res, r); }
+static void rd_ver(void *o, PGresult *res, int r)
+{
+	row_version(o, res, r, 0);
+}
+static void rd_table(void *o, PGresult *res, int r) { row_table(o, res, r); }
+
+/* At most one row of `sql`, read with `row` into out; -ENOENT if none. */
+static int one(struct pg *g, const char *sql, const struct par *p,
+	       void (*row)(void *out, PGresult *res, int r), void *out,
+	       struct cmfs_err *err)
+{
+	PGresult *res;
+	int rc = run_locked(g, sql, p, &res, err);
+
+	if (!rc) {
+		if (PQntuples(res) > 0)
+			row(out, res, 0);
+		else
+			rc = -ENOENT;
+	}
+	PQclear(res);
+	return rc;
+}
+
+/*
+ * Each row of `sql`, read with `row` into `tmp` and passed to `fn`.  The
+ * rows are all read before the first call (fn may call the catalog).
+ */
+static int walk(struct pg *g, const char *sql, const struct par *p,
+		void (*row)(void *out, PGresult *res, int r), void *tmp,
+		int (*fn)(void *arg, const void *row), void *arg,
+		struct cmfs_err *err)
+{
+	PGresult *res;
+	int rc = run_locked(g, sql, p, &res, err), i;
+
+	for (i = 0; !rc && i < PQntuples(res); i++) {
+		row(tmp, res, i);
+		rc = fn(arg, tmp);
+	}
+	PQclear(res);
+	return rc;
+}
+
+/* A row of text columns, for walk_text(). */
+struct text_row {
+	int ncol;
+	const char *v[4];
+	int (*fn)(void *arg, const char *const *row);
+	void *arg;
+};
+
+static void rd_text(void *out, PGresult *res, int r)
+{
+	struct text_row *t = out;
+	int i;
+
+	for (i = 0; i < t->ncol; i++)
+		t->v[i] = PQgetisnull(res, r, i) ? NULL
+						 : PQgetvalue(res, r, i);
+}
+
+static int call_text(void *arg, const void *row)
+{
+	const struct text_row *t = row;
+
+	(void)arg;
+	return t->fn(t->arg, t->v);
+}
+
+static int walk_text(struct pg *g, const char *sql, const struct par *p,
+		     int ncol, int (*fn)(void *arg, const char *const *row),
+		     void *arg, struct cmfs_err *err)
+{
+	struct text_row t = { ncol, { NULL }, fn, arg };
+
+	return walk(g, sql, p, rd_text, &t, call_text, NULL, err);
+}
+
+/* Statements whose one parameter is a row's id. */
+static int exec_id(struct pg *g, const char *sql, int64_t id,
+		   struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, id);
+	return run_locked(g, sql, &p, NULL, err);
+}
+
+static int scalar_id(struct pg *g, const char *sql, int64_t id,
+		     uint64_t *out, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, id);
+	return scalar_u(g, sql, &p, out, err);
+}
+
+static int walk_id(struct pg *g, const char *sql, int64_t id,
+		   void (*row)(void *out, PGresult *res, int r), void *tmp,
+		   int (*fn)(void *arg, const void *row), void *arg,
+		   struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, id);
+	return walk(g, sql, &p, row, tmp, fn, arg, err);
+}
+
+static int pg_env_add(void *impl, const char *name, uint32_t uid, int64_t now,
+		      struct catalog_env *out, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	int64_t id;
+	int rc;
+
+	p_str(&p, name);
+	p_int(&p, now);
+	p_int(&p, uid);
+	rc = scalar(impl,
+		    "INSERT INTO envs(name, ctime, uid) VALUES($1, $2, $3)"
+		    " RETURNING id",
+		    &p, &id, err);
+	if (!rc && out) {
+		memset(out, 0, sizeof(*out));
+		out->id = id;
+		snprintf(out->name, sizeof(out->name), "%s", name);
+		out->ctime = now;
+		out->uid = uid;
+	}
+	return rc;
+}
+
+static int pg_env_get(void *impl, const char *name, struct catalog_env *out,
+		      struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_str(&p, name);
+	return one(impl, "SELECT id, name, ctime, uid FROM envs WHERE name = $1",
+		   &p, rd_env, out, err);
+}
+
+static int pg_env_del(void *impl, int64_t env_id, struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct par p = { 0 };
+	int64_t busy = 0;
+	int rc;
+
+	p_int(&p, env_id);
+	lock(g);
+	rc = scalar(g,
+		    "SELECT (EXISTS(SELECT 1 FROM artifacts WHERE env_id = $1)"
+		    " OR EXISTS(SELECT 1 FROM tables WHERE env_id = $1))::int",
+		    &p, &busy, err);
+	if (!rc && busy)
+		rc = -ENOTEMPTY;
+	if (!rc)
+		rc = run(g, "DELETE FROM envs WHERE id = $1", &p, NULL, err);
+	unlock(g);
+	return rc;
+}
+
+static int pg_env_list(void *impl,
+		       int (*fn)(void *arg, const struct catalog_env *e),
+		       void *arg, struct cmfs_err *err)
+{
+	struct catalog_env e;
+
+	return walk(impl, "SELECT id, name, ctime, uid FROM envs ORDER BY name",
+		    NULL, rd_env, &e, (int (*)(void *, const void *))fn, arg,
+		    err);
+}
+
+static int pg_art_get(void *impl, int64_t env_id, const char *name,
+		      struct catalog_artifact *out, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, env_id);
+	p_str(&p, name);
+	return one(impl,
+		   "SELECT " ART_COLS " FROM artifacts a" ART_LATEST
+		   " WHERE a.env_id = $1 AND a.name = $2",
+		   &p, rd_art, out, err);
+}
+
+static int pg_art_add(void *impl, int64_t env_id, const char *name,
+		      int64_t *out, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, env_id);
+	p_str(&p, name);
+	return scalar(impl,
+		      "INSERT INTO artifacts(env_id, name) VALUES($1, $2)"
+		      " RETURNING id",
+		      &p, out, err);
+}
+
+static int pg_art_del(void *impl, int64_t art_id, struct cmfs_err *err)
+{
+	return exec_id(impl, "DELETE FROM artifacts WHERE id = $1", art_id, err);
+}
+
+/*
+ * Rename, keeping version numbers unique to their name: the SQLite
+ * backend's sq_art_rename() says how, step by step; the same steps here.
+ */
+static int pg_art_rename(void *impl, int64_t art_id, const char *name,
+			 struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct par a = { 0 }, p = { 0 }, q = { 0 };
+	int64_t env_id = 0, taken = 0, low = 0, shift;
+	int rc;
+
+	p_int(&a, art_id);
+	p_int(&p, art_id);
+	p_str(&p, name);
+	if ((rc = txn_begin(g, err)))
+		return rc;
+	rc = scalar(g,
+		    "SELECT r.next_n FROM retired r JOIN envs e ON"
+		    " e.name = r.env JOIN artifacts a ON a.env_id = e.id"
+		    " WHERE a.id = $1 AND r.name = $2"
+		    " AND r.holder IS DISTINCT FROM a.id",
+		    &p, &taken, err);
+	if (!rc)
+		rc = scalar(g,
+			    "SELECT min(n) FROM versions WHERE"
+			    " artifact_id = $1",
+			    &a, &low, err);
+	if (!rc)
+		rc = run(g,
+			 "INSERT INTO retired(env, name, next_n, holder)"
+			 " SELECT e.name, a.name, greatest(a.next_n,"
+			 " COALESCE((SELECT next_n FROM retired r WHERE"
+			 " r.env = e.name AND r.name = a.name), 1)), a.id"
+			 " FROM artifacts a JOIN envs e ON e.id = a.env_id"
+			 " WHERE a.id = $1 ON CONFLICT(env, name) DO UPDATE"
+			 " SET next_n = excluded.next_n,"
+			 " holder = excluded.holder",
+			 &a, NULL, err);
+	if (!rc)
+		rc = scalar(g,
+			    "UPDATE artifacts SET name = $2 WHERE id = $1"
+			    " RETURNING env_id",
+			    &p, &env_id, err);
+	if (rc || !env_id)
+		goto end;
+	shift = low && taken > low ? taken - low : 0;
+	p_int(&q, art_id);
+	p_int(&q, shift);
+	/* Through negative numbers: the key is (artifact, n). */
+	if (shift)
+		rc = run(g,
+			 "UPDATE versions SET n = -(n + $2)"
+			 " WHERE artifact_id = $1",
+			 &q, NULL, err);
+	if (!rc && shift)
+		rc = run(g,
+			 "UPDATE versions SET n = -n WHERE"
+			 " artifact_id = $1 AND n < 0",
+			 &a, NULL, err);
+	if (!rc)
+		rc = run(g,
+			 "UPDATE artifacts SET next_n = next_n + $2"
+			 " WHERE id = $1",
+			 &q, NULL, err);
+	q.n = 1;
+	p_int(&q, taken);
+	if (!rc)
+		rc = run(g,
+			 "UPDATE artifacts SET next_n = greatest(next_n, $2)"
+			 " WHERE id = $1",
+			 &q, NULL, err);
+	if (!rc) {
+		struct par d = { 0 };
+
+		p_int(&d, env_id);
+		p_str(&d, name);
+		rc = run(g,
+			 "DELETE FROM retired WHERE name = $2 AND env ="
+			 " (SELECT name FROM envs WHERE id = $1)",
+			 &d, NULL, err);
+	}
+end:
+	return pg_end(g, rc, err);
+}
+
+static int pg_art_count(void *impl, int64_t env_id, uint64_t *out,
+			struct cmfs_err *err)
+{
+	return scalar_id(impl, "SELECT nart FROM envs WHERE id = $1", env_id,
+			 out, err);
+}
+
+static int pg_art_list(void *impl, int64_t env_id,
+		       int (*fn)(void *arg, const struct catalog_artifact *a),
+		       void *arg, struct cmfs_err *err)
+{
+	struct catalog_artifact a;
+
+	return walk_id(impl,
+		       "SELECT " ART_COLS " FROM artifacts a" ART_LATEST
+		       " WHERE a.env_id = $1 ORDER BY a.name",
+		       env_id, rd_art, &a, (int (*)(void *, const void *))fn,
+		       arg, err);
+}
+
+static int pg_art_by_label(void *impl, int64_t env_id, const char *key,
+			   const char *value,
+			   int (*fn)(void *arg,
+				     const struct catalog_artifact *a),
+			   void *arg, struct cmfs_err *err)
+{
+	struct catalog_artifact a;
+	struct par p = { 0 };
+
+	p_str(&p, key);
+	p_bin(&p, value, strlen(value));
+	p_int(&p, env_id);
+	return walk(impl,
+		    "SELECT " ART_COLS " FROM labels l"
+		    " JOIN artifacts a ON a.id = l.artifact_id" ART_LATEST
+		    " WHERE l.key = $1 AND l.value = $2 AND a.env_id = $3"
+		    " ORDER BY a.name",
+		    &p, rd_art, &a, (int (*)(void *, const void *))fn, arg,
+		    err);
+}
+
+/*
+ * The number comes from the artifact's row, raised in the same statement
+ * that inserts the version: the UPDATE locks the row until commit, so a
+ * host adding a version to the same artifact meanwhile waits, then reads
+ * the raised number.  No gap, no duplicate.
+ */
+static int pg_ver_add(void *impl, int64_t art_id, const char *sha256,
+		      uint64_t size, int64_t mtime, uint32_t uid,
+		      struct catalog_version *out, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	int64_t n = 0;
+	int rc;
+
+	p_int(&p, art_id);
+	p_str(&p, sha256);
+	p_int(&p, (int64_t)size);
+	p_int(&p, mtime);
+	p_int(&p, uid);
+	rc = scalar(impl,
+		    "WITH a AS (UPDATE artifacts SET next_n = next_n + 1"
+		    " WHERE id = $1 RETURNING next_n - 1 AS n)"
+		    " INSERT INTO versions(" VER_COLS ")"
+		    " SELECT $1, a.n, $2, $3, $4, $5, (SELECT id FROM"
+		    " inspections WHERE sha256 = $2) FROM a RETURNING n",
+		    &p, &n, err);
+	if (!rc && !n)
+		rc = -ENOENT;
+	if (!rc && out) {
+		out->artifact_id = art_id;
+		out->n = n;
+		snprintf(out->sha256, sizeof(out->sha256), "%s", sha256);
+		out->size = size;
+		out->mtime = mtime;
+		out->uid = uid;
+		out->insp = 0; /* looked up by the blob */
+	}
+	return rc;
+}
+
+static int pg_ver_get(void *impl, int64_t art_id, int64_t n,
+		      struct catalog_version *out, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, art_id);
+	p_int(&p, n);
+	return one(impl,
+		   "SELECT " VER_COLS " FROM versions WHERE artifact_id = $1"
+		   " AND n = $2",
+		   &p, rd_ver, out, err);
+}
+
+static int pg_ver_del(void *impl, int64_t art_id, int64_t n,
+		      struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	int64_t k;
+	int rc;
+
+	p_int(&p, art_id);
+	p_int(&p, n);
+	rc = run_count(impl,
+		       "DELETE FROM versions WHERE artifact_id = $1 AND n = $2",
+		       &p, &k, err);
+	return !rc && !k ? -ENOENT : rc;
+}
+
+static int pg_ver_list(void *impl, int64_t art_id,
+		       int (*fn)(void *arg, const struct catalog_version *v),
+		       void *arg, struct cmfs_err *err)
+{
+	struct catalog_version v;
+
+	return walk_id(impl,
+		       "SELECT " VER_COLS " FROM versions WHERE artifact_id = $1"
+		       " ORDER BY n",
+		       art_id, rd_ver, &v, (int (*)(void *, const void *))fn,
+		       arg, err);
+}
+
+static int pg_blob_refs(void *impl, const char *sha256, uint64_t *out,
+			struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_str(&p, sha256);
+	return scalar_u(impl, "SELECT count(*) FROM versions WHERE sha256 = $1",
+			&p, out, err);
+}
+
+static int pg_blob_total(void *impl, uint64_t *out, struct cmfs_err *err)
+{
+	return scalar_u(impl,
+			"SELECT COALESCE(sum(size), 0) FROM (SELECT DISTINCT"
+			" sha256, size FROM versions) d",
+			NULL, out, err);
+}
+
+static int pg_ver_by_sha(void *impl, const char *sha256,
+			 int (*fn)(void *arg, const char *const *row),
+			 void *arg, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_str(&p, sha256);
+	return walk_text(impl,
+			 "SELECT e.name, a.name, v.n FROM versions v"
+			 " JOIN artifacts a ON a.id = v.artifact_id"
+			 " JOIN envs e ON e.id = a.env_id WHERE v.sha256 = $1"
+			 " ORDER BY e.name, a.name, v.n",
+			 &p, 3, fn, arg, err);
+}
+
+/*
+ * Durability is the server's: every commit returns once PostgreSQL has
+ * it on disk (its synchronous_commit), so there is nothing to set,
+ * checkpoint or sync from here.
+ */
+static int pg_set_sync(void *impl, int full, struct cmfs_err *err)
+{
+	(void)impl;
+	(void)full;
+	(void)err;
+	return 0;
+}
+
+static int pg_nothing(void *impl, struct cmfs_err *err)
+{
+	(void)impl;
+	(void)err;
+	return 0;
+}
+
+static int pg_env_recount(void *impl, struct cmfs_err *err)
+{
+	return run_locked(impl, RECOUNT, NULL, NULL, err);
+}
+
+/* The inspection row a version's blob has (NULL: none). */
+#define INSP_OF_VERSION                                                       \
+	"(SELECT id FROM inspections i WHERE i.sha256 = versions.sha256)"
+
+static int pg_insp_links(void *impl, int relink, uint64_t *out,
+			 struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	int rc;
+
+	lock(g);
+	rc = scalar_u(g,
+		      "SELECT count(*) FROM versions WHERE insp IS DISTINCT"
+		      " FROM " INSP_OF_VERSION " AND " INSP_OF_VERSION
+		      " IS NOT NULL",
+		      NULL, out, err);
+	if (!rc && relink && *out)
+		rc = run(g,
+			 "UPDATE versions SET insp = " INSP_OF_VERSION
+			 " WHERE insp IS DISTINCT FROM " INSP_OF_VERSION,
+			 NULL, NULL, err);
+	unlock(g);
+	return rc;
+}
+
+/* Statement `sql` with one parameter, a sha256; *n rows changed. */
+static int run_sha(struct pg *g, const char *sql, const char *sha256,
+		   int64_t *n, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	int64_t k;
+
+	p_str(&p, sha256);
+	return run_count(g, sql, &p, n ? n : &k, err);
+}
+
+static int pg_unsynced_add(void *impl, const char *sha256,
+			   struct cmfs_err *err)
+{
+	return run_sha(impl, "INSERT INTO unsynced(sha256) VALUES($1)", sha256,
+		       NULL, err);
+}
+
+static int pg_unsynced_mark(void *impl, int64_t *out, struct cmfs_err *err)
+{
+	return scalar(impl, "SELECT COALESCE(max(seq), 0) FROM unsynced",
+		      NULL, out, err);
+}
+
+static int pg_unsynced_clear(void *impl, int64_t upto, struct cmfs_err *err)
+{
+	return exec_id(impl, "DELETE FROM unsynced WHERE seq <= $1", upto, err);
+}
+
+static int pg_unsynced_list(void *impl,
+			    int (*fn)(void *arg, const char *const *row),
+			    void *arg, struct cmfs_err *err)
+{
+	return walk_text(impl, "SELECT DISTINCT sha256 FROM unsynced", NULL, 1,
+			 fn, arg, err);
+}
+
+static int pg_loose_add(void *impl, const char *sha256, struct cmfs_err *err)
+{
+	return run_sha(impl,
+		       "INSERT INTO loose(sha256) VALUES($1)"
+		       " ON CONFLICT DO NOTHING",
+		       sha256, NULL, err);
+}
+
+static int pg_loose_del(void *impl, const char *sha256, struct cmfs_err *err)
+{
+	return run_sha(impl, "DELETE FROM loose WHERE sha256 = $1", sha256,
+		       NULL, err);
+}
+
+static int pg_loose_list(void *impl,
+			 int (*fn)(void *arg, const char *const *row),
+			 void *arg, struct cmfs_err *err)
+{
+	return walk_text(impl, "SELECT sha256 FROM loose", NULL, 1, fn, arg,
+			 err);
+}
+
+static int pg_insp_stale(void *impl,
+			 int (*fn)(void *arg, const char *const *row),
+			 void *arg, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, JAR_INSPECTOR);
+	return walk_text(impl,
+			 "SELECT i.sha256, s.size FROM inspections i,"
+			 " LATERAL (SELECT size FROM versions v"
+			 " WHERE v.sha256 = i.sha256 LIMIT 1) s"
+			 " WHERE i.inspector < $1",
+			 &p, 2, fn, arg, err);
+}
+
+static int pg_inline_put(void *impl, const char *sha256, const void *data,
+			 size_t len, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_str(&p, sha256);
+	p_bin(&p, data, len);
+	return run_locked(impl,
+			  "INSERT INTO inline_blobs(sha256, bytes)"
+			  " VALUES($1, $2) ON CONFLICT(sha256) DO NOTHING",
+			  &p, NULL, err);
+}
+
+static int pg_inline_get(void *impl, const char *sha256, void **out,
+			 size_t *len, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	PGresult *res;
+	int rc;
+
+	*out = NULL;
+	*len = 0;
+	p_str(&p, sha256);
+	rc = run_locked(impl, "SELECT bytes FROM inline_blobs WHERE sha256 = $1",
+			&p, &res, err);
+	if (!rc && PQntuples(res) == 0)
+		rc = -ENOENT;
+	/* col_bytes gives one byte more: an empty blob is not a NULL. */
+	if (!rc && !(*out = col_bytes(res, 0, 0, len)))
+		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+	PQclear(res);
+	return rc;
+}
+
+static int pg_inline_del(void *impl, const char *sha256, struct cmfs_err *err)
+{
+	int64_t n = 0;
+	int rc = run_sha(impl, "DELETE FROM inline_blobs WHERE sha256 = $1",
+			 sha256, &n, err);
+
+	return !rc && !n ? -ENOENT : rc;
+}
+
+static int pg_inline_list(void *impl,
+			  int (*fn)(void *arg, const char *const *row),
+			  void *arg, struct cmfs_err *err)
+{
+	return walk_text(impl,
+			 "SELECT sha256, length(bytes) FROM inline_blobs"
+			 " ORDER BY sha256",
+			 NULL, 2, fn, arg, err);
+}
+
+static int pg_label_set(void *impl, int64_t art_id, const char *key,
+			const char *value, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, art_id);
+	p_str(&p, key);
+	p_bin(&p, value, strlen(value));
+	return run_locked(impl,
+			  "INSERT INTO labels(artifact_id, key, value)"
+			  " VALUES($1, $2, $3) ON CONFLICT(artifact_id, key)"
+			  " DO UPDATE SET value = excluded.value",
+			  &p, NULL, err);
+}
+
+static int pg_label_del(void *impl, int64_t art_id, const char *key,
+			struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	int64_t n;
+	int rc;
+
+	p_int(&p, art_id);
+	p_str(&p, key);
+	rc = run_count(impl,
+		       "DELETE FROM labels WHERE artifact_id = $1 AND key = $2",
+		       &p, &n, err);
+	return !rc && !n ? -ENODATA : rc;
+}
+
+static int pg_label_get(void *impl, int64_t art_id, const char *key,
+			char **out, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	PGresult *res;
+	int rc;
+
+	p_int(&p, art_id);
+	p_str(&p, key);
+	rc = run_locked(impl,
+			"SELECT value FROM labels WHERE artifact_id = $1"
+			" AND key = $2",
+			&p, &res, err);
+	if (!rc && PQntuples(res) == 0)
+		rc = -ENODATA;
+	if (!rc && !(*out = col_bytes(res, 0, 0, NULL)))
+		rc = -ENOMEM;
+	PQclear(res);
+	return rc;
+}
+
+static int pg_label_list(void *impl, int64_t art_id,
+			 int (*fn)(void *arg, const char *key,
+				   const char *value),
+			 void *arg, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	PGresult *res;
+	int rc, i;
+
+	p_int(&p, art_id);
+	rc = run_locked(impl,
+			"SELECT key, value FROM labels WHERE artifact_id = $1"
+			" ORDER BY key",
+			&p, &res, err);
+	for (i = 0; !rc && i < PQntuples(res); i++) {
+		char *v = col_bytes(res, i, 1, NULL);
+
+		rc = v ? fn(arg, PQgetvalue(res, i, 0), v) : -ENOMEM;
+		free(v);
+	}
+	PQclear(res);
+	return rc;
+}
+
+static const char *factory_field(const void *arg, size_t i, size_t j)
+{
+	const struct jar_factory *f = &((const struct jar_report *)arg)
+					       ->factories[i];
+
+	return j == 0 ? jar_kind_name(f->kind) : j == 1 ? f->identifier
+							 : f->cls;
+}
+
+static const char *option_field(const void *arg, size_t i, size_t j)
+{
+	const struct catalog_table_def *d = arg;
+
+	return j == 0 ? d->keys[i] : d->values[i];
+}
+
+/* A row keeps its number when it is put again (fsck): versions name it. */
+static int pg_insp_put(void *impl, const char *sha256,
+		       const struct jar_report *r, struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct buf ext = BUF_INIT((size_t)1 << 30);
+	struct buf fac = BUF_INIT((size_t)1 << 30);
+	struct par p = { 0 }, q = { 0 };
+	int64_t id = 0;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; !rc && i < r->nexternal; i++)
+		rc = buf_printf(&ext, "%s\n", r->external[i]);
+	if (!rc)
+		rc = json_rows_write(&fac, r->nfactories, 3, factory_field, r);
+	if (rc) {
+		rc = cmfs_err_set(err, rc, "out of memory");
+		goto out;
+	}
+	p_str(&p, sha256);
+	p_str(&p, r->error);
+	p_str(&p, buf_str(&ext));
+	p_str(&p, buf_str(&fac));
+	p_int(&p, JAR_INSPECTOR);
+	if ((rc = txn_begin(g, err)))
+		goto out;
+	rc = scalar(g,
+		    "INSERT INTO inspections(sha256, error, external,"
+		    " factories, inspector) VALUES($1, $2, $3, $4, $5)"
+		    " ON CONFLICT(sha256) DO UPDATE SET error = excluded.error,"
+		    " external = excluded.external,"
+		    " factories = excluded.factories,"
+		    " inspector = excluded.inspector RETURNING id",
+		    &p, &id, err);
+	/* Versions of this blob added before it was inspected. */
+	p_str(&q, sha256);
+	p_int(&q, id);
+	if (!rc)
+		rc = run(g,
+			 "UPDATE versions SET insp = $2 WHERE sha256 = $1"
+			 " AND insp IS DISTINCT FROM $2",
+			 &q, NULL, err);
+	rc = pg_end(g, rc, err);
+out:
+	buf_release(&ext);
+	buf_release(&fac);
+	return rc;
+}
+
+/* A row of (error, external, factories) into r. */
+static int read_insp(PGresult *res, const char *sha256, struct jar_report *r,
+		     struct cmfs_err *err)
+{
+	int rc = 0;
+
+	if (!PQgetisnull(res, 0, 0) &&
+	    !(r->error = strdup(PQgetvalue(res, 0, 0))))
+		rc = -ENOMEM;
+	if (!rc)
+		rc = catalog_rows_external(r, PQgetvalue(res, 0, 1));
+	if (rc)
+		return cmfs_err_set(err, rc, "out of memory");
+	return catalog_rows_factories(r, PQgetvalue(res, 0, 2), sha256, err);
+}
+
+/* By the blob (the row a version names, `id`, is found by it too). */
+static int pg_insp_get(void *impl, const char *sha256, int64_t id,
+		       struct jar_report **out, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	struct jar_report *r;
+	PGresult *res;
+	int rc;
+
+	(void)id; /* sha256 is the key: the row number adds nothing */
+	p_str(&p, sha256);
+	rc = run_locked(impl,
+			"SELECT error, external, factories FROM inspections"
+			" WHERE sha256 = $1",
+			&p, &res, err);
+	if (!rc && PQntuples(res) == 0)
+		rc = -ENOENT;
+	if (rc) {
+		PQclear(res);
+		return rc;
+	}
+	r = calloc(1, sizeof(*r));
+	rc = r ? read_insp(res, sha256, r, err)
+	       : cmfs_err_set(err, -ENOMEM, "out of memory");
+	/* Factories' options are not kept here yet: none is checked. */
+	if (!rc)
+		catalog_rows_options_unknown(r);
+	PQclear(res);
+	if (rc) {
+		jar_report_free(r);
+		return rc;
+	}
+	*out = r;
+	return 0;
+}
+
+static int pg_table_get(void *impl, int64_t env_id, const char *name,
+			struct catalog_table *out, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, env_id);
+	p_str(&p, name);
+	return one(impl,
+		   "SELECT id, env_id, name, size, mtime, uid FROM tables"
+		   " WHERE env_id = $1 AND name = $2",
+		   &p, rd_table, out, err);
+}
+
+static int pg_table_def(void *impl, int64_t id, struct catalog_table_def *out,
+			struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	PGresult *res;
+	int rc;
+
+	p_int(&p, id);
+	rc = run_locked(impl,
+			"SELECT ddl, like_ddl, options FROM tables"
+			" WHERE id = $1",
+			&p, &res, err);
+	if (!rc && PQntuples(res) == 0)
+		rc = -ENOENT;
+	if (!rc)
+		rc = catalog_rows_def(out, id, PQgetvalue(res, 0, 0),
+				      PQgetisnull(res, 0, 1)
+					      ? NULL
+					      : PQgetvalue(res, 0, 1),
+				      PQgetvalue(res, 0, 2), err);
+	PQclear(res);
+	return rc;
+}
+
+static int pg_table_put(void *impl, int64_t env_id, const char *name,
+			const struct catalog_table_def *def, int64_t mtime,
+			uint32_t uid, struct catalog_table *out,
+			struct cmfs_err *err)
+{
+	struct buf opts = BUF_INIT((size_t)1 << 30);
+	struct par p = { 0 };
+	size_t len = strlen(def->ddl);
+	int64_t id = 0;
+	int rc;
+
+	if ((rc = json_rows_write(&opts, def->nopts, 2, option_field, def))) {
+		buf_release(&opts);
+		return cmfs_err_set(err, rc, "out of memory");
+	}
+	p_int(&p, env_id);
+	p_str(&p, name);
+	p_str(&p, def->ddl);
+	p_str(&p, def->like_ddl);
+	p_int(&p, (int64_t)len);
+	p_int(&p, mtime);
+	p_int(&p, uid);
+	p_str(&p, buf_str(&opts));
+	rc = scalar(impl,
+		    "INSERT INTO tables(env_id, name, ddl, like_ddl, size,"
+		    " mtime, uid, options) VALUES($1, $2, $3, $4, $5, $6, $7,"
+		    " $8) ON CONFLICT(env_id, name) DO UPDATE SET"
+		    " ddl = $3, like_ddl = $4, size = $5, mtime = $6,"
+		    " uid = $7, options = $8 RETURNING id",
+		    &p, &id, err);
+	buf_release(&opts);
+	if (!rc && out) {
+		out->id = id;
+		out->env_id = env_id;
+		snprintf(out->name, sizeof(out->name), "%s", name);
+		out->size = len;
+		out->mtime = mtime;
+		out->uid = uid;
+	}
+	return rc;
+}
+
+static int pg_table_del(void *impl, int64_t id, struct cmfs_err *err)
+{
+	return exec_id(impl, "DELETE FROM tables WHERE id = $1", id, err);
+}
+
+static int pg_table_count(void *impl, int64_t env_id, uint64_t *out,
+			  struct cmfs_err *err)
+{
+	return scalar_id(impl, "SELECT ntab FROM envs WHERE id = $1", env_id,
+			 out, err);
+}
+
+static int pg_table_list(void *impl, int64_t env_id,
+			 int (*fn)(void *arg, const struct catalog_table *t),
+			 void *arg, struct cmfs_err *err)
+{
+	struct catalog_table t;
+
+	return walk_id(impl,
+		       "SELECT id, env_id, name, size, mtime, uid FROM tables"
+		       " WHERE env_id = $1 ORDER BY name",
+		       env_id, rd_table, &t, (int (*)(void *, const void *))fn,
+		       arg, err);
+}
+
+/*
+ * A line goes at the end of its environment's log.  Hosts appending to
+ * one log at once take turns by a lock on its name, held to the end of
+ * the transaction: each reads the end of the log after the last one's
+ * commit, so no two lines get one offset.
+ */
+static int pg_event_add(void *impl, size_t n, const char *const *envs,
+			const char *const *lines, struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	size_t i;
+	int rc;
+
+	if ((rc = txn_begin(g, err)))
+		return rc;
+	for (i = 0; !rc && i < n; i++) {
+		struct par e = { 0 }, p = { 0 };
+		size_t len = strlen(lines[i]);
+
+		p_str(&e, envs[i]);
+		p_str(&p, envs[i]);
+		p_int(&p, (int64_t)len);
+		p_bin(&p, lines[i], len);
+		rc = run(g,
+			 "SELECT pg_advisory_xact_lock(" EVENTS_LOCK ","
+			 " hashtext($1))",
+			 &e, NULL, err);
+		if (!rc)
+			rc = run(g,
+				 "INSERT INTO events(env, off, len, line)"
+				 " VALUES($1, COALESCE((SELECT off + len FROM"
+				 " events WHERE env = $1 ORDER BY off DESC"
+				 " LIMIT 1), 0), $2, $3)",
+				 &p, NULL, err);
+	}
+	return pg_end(g, rc, err);
+}
+
+static int pg_event_size(void *impl, const char *env, uint64_t *out,
+			 struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_str(&p, env);
+	return scalar_u(impl,
+			"SELECT COALESCE((SELECT off + len FROM events"
+			" WHERE env = $1 ORDER BY off DESC LIMIT 1) -"
+			" (SELECT off FROM events WHERE env = $1"
+			" ORDER BY off LIMIT 1), 0)",
+			&p, out, err);
+}
+
+static int pg_event_read(void *impl, const char *env, uint64_t off,
+			 size_t size, struct buf *out, struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct par p = { 0 }, q = { 0 };
+	PGresult *res = NULL;
+	int64_t base = 0;
+	int rc, i;
+
+	p_str(&p, env);
+	lock(g);
+	rc = scalar(g,
+		    "SELECT COALESCE((SELECT off FROM events WHERE env = $1"
+		    " ORDER BY off LIMIT 1), 0)",
+		    &p, &base, err);
+	if (rc)
+		goto out;
+	off += (uint64_t)base;
+	p_str(&q, env);
+	p_int(&q, (int64_t)off);
+	p_int(&q, (int64_t)off + (int64_t)size);
+	rc = run(g,
+		 "SELECT off, line FROM events WHERE env = $1 AND"
+		 " off >= COALESCE((SELECT max(off) FROM events"
+		 " WHERE env = $1 AND off <= $2), 0) AND off < $3 ORDER BY off",
+		 &q, &res, err);
+	for (i = 0; !rc && size && i < PQntuples(res); i++) {
+		uint64_t at = (uint64_t)col_int(res, i, 0);
+		size_t len, skip, take;
+		char *line = col_bytes(res, i, 1, &len);
+
+		if (!line) {
+			rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+			break;
+		}
+		if (at + len > off) {
+			skip = off > at ? (size_t)(off - at) : 0;
+			take = len - skip < size ? len - skip : size;
+			rc = buf_add(out, line + skip, take);
+			size -= take;
+			off += take;
+		}
+		free(line);
+	}
+	PQclear(res);
+out:
+	unlock(g);
+	return rc;
+}
+
+static int pg_event_envs(void *impl, int (*fn)(void *arg, const char *env),
+			 void *arg, struct cmfs_err *err)
+{
+	PGresult *res;
+	int rc = run_locked(impl,
+			    "SELECT DISTINCT env FROM events ORDER BY env",
+			    NULL, &res, err),
+	    i;
+
+	for (i = 0; !rc && i < PQntuples(res); i++)
+		rc = fn(arg, PQgetvalue(res, i, 0));
+	PQclear(res);
+	return rc;
+}
+
+static int pg_event_trim(void *impl, const char *env, uint64_t max_rows,
+			 const char *before, uint64_t *removed,
+			 struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	int64_t n = 0, k;
+	int rc = 0;
+
+	*removed = 0;
+	lock(g);
+	if (before) {
+		struct par p = { 0 };
+
+		p_str(&p, env);
+		p_str(&p, before);
+		/* Lines older than $2 (every line starts
+		 * "time=YYYY-MM-DDTHH:MM:SS.mmmZ"), from the oldest on. */
+		rc = run_count(g,
+			       "DELETE FROM events WHERE env = $1 AND off <"
+			       " COALESCE((SELECT off FROM events WHERE"
+			       " env = $1 AND substr(line, 6, 24) >="
+			       " convert_to($2, 'UTF8')"
+			       " ORDER BY off LIMIT 1),"
+			       " (SELECT max(off) + 1 FROM events"
+			       " WHERE env = $1))",
+			       &p, &k, err);
+		*removed += (uint64_t)k;
+	}
+	if (!rc && max_rows) {
+		struct par p = { 0 };
+
+		p_str(&p, env);
+		rc = scalar(g, "SELECT count(*) FROM events WHERE env = $1",
+			    &p, &n, err);
+		if (!rc && (uint64_t)n > max_rows) {
+			p_int(&p, n - (int64_t)max_rows);
+			rc = run_count(g,
+				       "DELETE FROM events WHERE env = $1 AND"
+				       " off < (SELECT off FROM events"
+				       " WHERE env = $1 ORDER BY off LIMIT 1"
+				       " OFFSET $2)",
+				       &p, &k, err);
+			*removed += (uint64_t)k;
+		}
+	}
+	unlock(g);
+	return rc;
+}
+
+static int pg_ver_put(void *impl, const struct catalog_version *v,
+		      struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct par p = { 0 }, q = { 0 };
+	int64_t k = 0;
+	int rc;
+
+	p_int(&p, v->artifact_id);
+	p_int(&p, v->n);
+	p_str(&p, v->sha256);
+	p_int(&p, (int64_t)v->size);
+	p_int(&p, v->mtime);
+	p_int(&p, v->uid);
+	p_int(&q, v->artifact_id);
+	p_int(&q, v->n);
+	if ((rc = txn_begin(g, err)))
+		return rc;
+	rc = run(g,
+		 "INSERT INTO versions(" VER_COLS ") VALUES($1, $2, $3, $4,"
+		 " $5, $6, (SELECT id FROM inspections WHERE sha256 = $3))",
+		 &p, NULL, err);
+	if (!rc)
+		rc = run_count(g,
+			       "UPDATE artifacts SET next_n ="
+			       " greatest(next_n, $2 + 1) WHERE id = $1",
+			       &q, &k, err);
+	if (!rc && !k)
+		rc = cmfs_err_set(err, -ENOENT, "artifact %lld: none",
+				  (long long)v->artifact_id);
+	return pg_end(g, rc, err);
+}
+
+static int pg_art_next_get(void *impl, int64_t art_id, int64_t *out,
+			   struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	PGresult *res;
+	int rc;
+
+	p_int(&p, art_id);
+	rc = run_locked(impl, "SELECT next_n FROM artifacts WHERE id = $1",
+			&p, &res, err);
+	if (!rc && PQntuples(res) == 0)
+		rc = -ENOENT;
+	if (!rc)
+		*out = col_int(res, 0, 0);
+	PQclear(res);
+	return rc;
+}
+
+static int pg_art_next_set(void *impl, int64_t art_id, int64_t n,
+			   struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	int64_t k;
+	int rc;
+
+	p_int(&p, art_id);
+	p_int(&p, n);
+	rc = run_count(impl,
+		       "UPDATE artifacts SET next_n = greatest(next_n, $2)"
+		       " WHERE id = $1 AND $2 > COALESCE((SELECT max(n)"
+		       " FROM versions WHERE artifact_id = $1), 0)",
+		       &p, &k, err);
+	if (!rc && !k)
+		rc = cmfs_err_set(err, -EINVAL,
+				  "artifact %lld: next version %lld is not "
+				  "above its versions",
+				  (long long)art_id, (long long)n);
+	return rc;
+}
+
+static int pg_retired_list(void *impl, const char *env,
+			   int (*fn)(void *arg, const char *name, int64_t next),
+			   void *arg, struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	PGresult *res;
+	int rc, i;
+
+	p_str(&p, env);
+	rc = run_locked(impl,
+			"SELECT name, next_n FROM retired WHERE env = $1"
+			" ORDER BY name",
+			&p, &res, err);
+	for (i = 0; !rc && i < PQntuples(res); i++)
+		rc = fn(arg, PQgetvalue(res, i, 0), col_int(res, i, 1));
+	PQclear(res);
+	return rc;
+}
+
+static int pg_retired_put(void *impl, const char *env, const char *name,
+			  int64_t next, struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct par p = { 0 };
+	int64_t held = 0;
+	int rc;
+
+	p_str(&p, env);
+	p_str(&p, name);
+	if ((rc = txn_begin(g, err)))
+		return rc;
+	rc = scalar(g,
+		    "SELECT count(*) FROM artifacts a JOIN envs e ON"
+		    " e.id = a.env_id WHERE e.name = $1 AND a.name = $2",
+		    &p, &held, err);
+	if (!rc && held)
+		rc = cmfs_err_set(err, -EEXIST,
+				  "%s: an artifact of %s holds the name", name,
+				  env);
+	p_int(&p, next);
+	if (!rc)
+		rc = run(g,
+			 "INSERT INTO retired(env, name, next_n)"
+			 " VALUES($1, $2, $3) ON CONFLICT(env, name) DO"
+			 " UPDATE SET next_n = greatest(retired.next_n,"
+			 " excluded.next_n)",
+			 &p, NULL, err);
+	return pg_end(g, rc, err);
+}
+
+static int pg_bind_store(void *impl, const char *id, struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct par p = { 0 };
+	PGresult *res;
+	int rc;
+
+	p_str(&p, id);
+	if ((rc = txn_begin(g, err)))
+		return rc;
+	rc = run(g,
+		 "INSERT INTO cmfs_store(id) SELECT $1 WHERE NOT EXISTS"
+		 " (SELECT 1 FROM cmfs_store)",
+		 &p, NULL, err);
+	if (!rc && !(rc = run(g, "SELECT id FROM cmfs_store", NULL, &res,
+			      err))) {
+		if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), id))
+			rc = cmfs_err_set(err, -EXDEV,
+					  "catalog %s: its blobs are in the "
+					  "store %s, not this one: mount it "
+					  "from there (blobs do not live in "
+					  "the database yet)",
+					  g->where,
+					  PQntuples(res) ? PQgetvalue(res, 0, 0)
+							 : "?");
+		PQclear(res);
+	}
+	return pg_end(g, rc, err);
+}
+
+const struct catalog_backend catalog_pg_backend = {
+	.name = "postgresql",
+	.open = pg_open,
+	.close = pg_close,
+	.begin = pg_begin,
+	.end = pg_end,
+	.check = pg_check,
+	.env_add = pg_env_add,
+	.env_get = pg_env_get,
+	.env_del = pg_env_del,
+	.env_list = pg_env_list,
+	.art_get = pg_art_get,
+	.art_add = pg_art_add,
+	.art_del = pg_art_del,
+	.art_rename = pg_art_rename,
+	.art_count = pg_art_count,
+	.art_list = pg_art_list,
+	.art_by_label = pg_art_by_label,
+	.ver_add = pg_ver_add,
+	.ver_get = pg_ver_get,
+	.ver_del = pg_ver_del,
+	.ver_list = pg_ver_list,
+	.blob_refs = pg_blob_refs,
+	.set_sync = pg_set_sync,
+	.checkpoint = pg_nothing,
+	.sync = pg_nothing,
+	.env_recount = pg_env_recount,
+	.insp_links = pg_insp_links,
+	.unsynced_add = pg_unsynced_add,
+	.unsynced_mark = pg_unsynced_mark,
+	.unsynced_clear = pg_unsynced_clear,
+	.unsynced_list = pg_unsynced_list,
+	.loose_add = pg_loose_add,
+	.loose_del = pg_loose_del,
+	.loose_list = pg_loose_list,
+	.insp_stale = pg_insp_stale,
+	.ver_by_sha = pg_ver_by_sha,
+	.inline_put = pg_inline_put,
+	.inline_get = pg_inline_get,
+	.inline_del = pg_inline_del,
+	.inline_list = pg_inline_list,
+	.blob_total = pg_blob_total,
+	.label_set = pg_label_set,
+	.label_del = pg_label_del,
+	.label_get = pg_label_get,
+	.label_list = pg_label_list,
+	.insp_put = pg_insp_put,
+	.insp_get = pg_insp_get,
+	.table_get = pg_table_get,
+	.table_def = pg_table_def,
+	.table_put = pg_table_put,
+	.table_del = pg_table_del,
+	.table_count = pg_table_count,
+	.table_list = pg_table_list,
+	.event_add = pg_event_add,
+	.event_size = pg_event_size,
+	.event_read = pg_event_read,
+	.event_envs = pg_event_envs,
+	.event_trim = pg_event_trim,
+	.open_existing = pg_open_existing,
+	.begin_read = pg_begin_read,
+	.ver_put = pg_ver_put,
+	.art_next_get = pg_art_next_get,
+	.art_next_set = pg_art_next_set,
+	.bind_store = pg_bind_store,
+	.retired_list = pg_retired_list,
+	.retired_put = pg_retired_put,
+};

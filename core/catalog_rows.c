@@ -1,0 +1,127 @@
+/*
+ * catalog_rows.c - rows of the catalog read back from their text, for
+ * every backend (catalog_rows.h).
+ */
+#include "catalog_rows.h"
+
+#include "options.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+int catalog_rows_external(struct jar_report *r, const char *text)
+{
+	const char *p, *e;
+	size_t n = 0;
+
+	for (p = text; *p; p++)
+		n += *p == '\n';
+	if (!n)
+		return 0;
+	r->external = calloc(n, sizeof(char *));
+	if (!r->external)
+		return -ENOMEM;
+	for (p = text; *p && (e = strchr(p, '\n')); p = e + 1) {
+		r->external[r->nexternal] = strndup(p, (size_t)(e - p));
+		if (!r->external[r->nexternal])
+			return -ENOMEM;
+		r->nexternal++;
+	}
+	return 0;
+}
+
+/* One [kind, identifier, class] row of an inspection's factories. */
+static int add_factory(void *arg, char **row)
+{
+	struct jar_report *r = arg;
+	struct jar_factory *f;
+
+	if (!row[0] || !row[2])
+		return -EINVAL;
+	f = realloc(r->factories, (r->nfactories + 1) * sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	r->factories = f;
+	f = &r->factories[r->nfactories++];
+	memset(f, 0, sizeof(*f));
+	if (jar_kind_parse(&f->kind, row[0]))
+		f->kind = JAR_KIND_OTHER;
+	f->identifier = row[1] ? strdup(row[1]) : NULL;
+	f->cls = strdup(row[2]);
+	return (row[1] && !f->identifier) || !f->cls ? -ENOMEM : 0;
+}
+
+int catalog_rows_factories(struct jar_report *r, const char *json,
+			   const char *sha256, struct cmfs_err *err)
+{
+	int rc = json_rows(json ? json : "[]", 3, add_factory, r);
+
+	if (rc == -EINVAL)
+		return cmfs_err_set(err, -EIO,
+				    "catalog: the factories recorded for blob "
+				    "%.64s are damaged (cmfs fsck --repair "
+				    "recomputes them)",
+				    sha256);
+	return rc ? cmfs_err_set(err, rc, "out of memory") : 0;
+}
+
+/* One [key, value] row of a table's options. */
+static int add_option(void *arg, char **row)
+{
+	struct catalog_table_def *d = arg;
+	const char *k = row[0], *v = row[1];
+	char **keys, **values;
+
+	if (!k || !v)
+		return -EINVAL;
+	if (!(keys = realloc(d->keys, (d->nopts + 1) * sizeof(char *))))
+		return -ENOMEM;
+	d->keys = keys;
+	values = realloc(d->values, (d->nopts + 1) * sizeof(char *));
+	if (!values)
+		return -ENOMEM;
+	d->values = values;
+	d->keys[d->nopts] = strdup(k);
+	d->values[d->nopts] = strdup(v);
+	d->nopts++;
+	return d->keys[d->nopts - 1] && d->values[d->nopts - 1] ? 0 : -ENOMEM;
+}
+
+int catalog_rows_def(struct catalog_table_def *out, int64_t id,
+		     const char *ddl, const char *like, const char *opts,
+		     struct cmfs_err *err)
+{
+	struct catalog_table_def d;
+	int rc;
+
+	memset(&d, 0, sizeof(d));
+	d.ddl = strdup(ddl);
+	d.like_ddl = like ? strdup(like) : NULL;
+	rc = d.ddl && (!like || d.like_ddl) ? 0 : -ENOMEM;
+	if (!rc)
+		rc = json_rows(opts ? opts : "[]", 2, add_option, &d);
+	if (rc) {
+		catalog_table_def_release(&d);
+		return rc == -EINVAL
+			       ? cmfs_err_set(err, -EIO,
+					      "catalog: the options recorded "
+					      "for table %lld are damaged",
+					      (long long)id)
+			       : cmfs_err_set(err, rc, "out of memory");
+	}
+	*out = d;
+	return 0;
+}
+
+void catalog_rows_options_unknown(struct jar_report *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nfactories; i++)
+		r->factories[i].options.unknown = OPTIONS_UNKNOWN_REQUIRED |
+						   OPTIONS_UNKNOWN_OPTIONAL |
+						   OPTIONS_UNKNOWN_PREFIXES;
+}

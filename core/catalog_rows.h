@@ -1,0 +1,41 @@
+/*
+ * catalog_rows.h - what every catalog backend reads back the same way
+ * from the text it keeps: an inspection's external classes (one a line)
+ * and factories, and a table's options (JSON rows, json.h).
+ */
+#ifndef CMFS_CATALOG_ROWS_H
+#define CMFS_CATALOG_ROWS_H
+
+#include "catalog.h"
+#include "err.h"
+#include "jar.h"
+
+/* The newline-terminated lines of `text` into r->external: 0 or -ENOMEM. */
+int catalog_rows_external(struct jar_report *r, const char *text);
+
+/*
+ * The [kind, identifier, class] rows of `json` (NULL: none) into
+ * r->factories.  -EIO when they are damaged (the message names blob
+ * `sha256` and the repair), -ENOMEM.
+ */
+int catalog_rows_factories(struct jar_report *r, const char *json,
+			   const char *sha256, struct cmfs_err *err);
+
+/*
+ * Mark every factory of `r` as declaring options the catalog does not
+ * know (an inspection from before they were kept, or a backend that does
+ * not keep them yet): resolution then refuses nothing on its options.
+ */
+void catalog_rows_options_unknown(struct jar_report *r);
+
+/*
+ * Table `id`'s definition from its columns: its text, its LIKE sources'
+ * (NULL: none) and its options' [key, value] rows (NULL: none), into
+ * *out (free with catalog_table_def_release()).  -EIO when the options
+ * are damaged (the message names the table), -ENOMEM.
+ */
+int catalog_rows_def(struct catalog_table_def *out, int64_t id,
+		     const char *ddl, const char *like, const char *opts,
+		     struct cmfs_err *err);
+
+#endif

@@ -1,0 +1,168 @@
+#!/bin/sh
+# [catalog] url: the catalog in PostgreSQL (a private cluster, pg.sh),
+# through real mounts.  What is built so far: one host at a time mounts
+# the database (its blobs above inline_max are files of that host's
+# store); a second mount, or a mount from another store, is refused with
+# the reason.  Skips only without PostgreSQL's binaries.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/pg.sh"
+pg_start
+UNIT=$TOP/${CMFS_BUILD:-build}/tests/test_catalog_pg
+
+# The backend alone, against this server (two connections at once among
+# its tests).
+out=$(CMFS_TEST_PG_URL=$PG_URL "$UNIT" 2>&1)
+contains "the backend's unit tests pass" " 0 failed" "$(printf '%s\n' "$out" | tail -n 1)"
+check "and ran" test "$(printf '%s\n' "$out" | sed -n 's/.*: \([0-9]*\) passed.*/\1/p')" -gt 100
+[ "$FAIL" -eq 0 ] || printf '%s\n' "$out" | tail -n 20
+
+# A fresh database for the mounts.
+pg_sql "DROP SCHEMA public CASCADE; CREATE SCHEMA public" >/dev/null 2>&1
+INI_EXTRA="[catalog]
+url = $PG_URL"
+mount_cmfs
+contains "the log names the catalog" "catalog: PostgreSQL at postgresql://cmfs@/postgres" "$(cat "$LOG")"
+eq "the schema is created at the first mount" 1 "$(pg_sql 'SELECT version FROM cmfs_schema')"
+check "no catalog.db in the store" test ! -e "$STORE/catalog.db"
+
+P=$M/envs/prod
+A=$P/artifacts
+TB=$P/tables
+R=$TB/resolved
+TYPE=user.cmf.confluent.io/sql-artifact-type
+IDENT=user.cmf.confluent.io/sql-artifact-identifier
+mkdir "$P"
+eq "the environment is a row" prod "$(pg_sql 'SELECT name FROM envs')"
+
+# An upload, its labels, its factories.
+cp "$FIX/mongodb.jar" "$A/mongodb-connector.jar"
+check "labelled connector" setfattr -n $TYPE -v connector "$A/mongodb-connector.jar"
+check "labelled mongodb" setfattr -n $IDENT -v mongodb "$A/mongodb-connector.jar"
+eq "the version is a row" "1|$(sha256sum <"$FIX/mongodb.jar" | cut -c1-64)" \
+	"$(pg_sql 'SELECT n, sha256 FROM versions')"
+eq "the labels are rows" 2 "$(pg_sql 'SELECT count(*) FROM labels')"
+contains "user.cmfs.factories" "mongodb" "$(getfattr --only-values -n user.cmfs.factories "$A/mongodb-connector.jar")"
+check "the bytes read back" cmp "$FIX/mongodb.jar" "$A/mongodb-connector.jar"
+
+# A table resolved against them.
+cp "$TOP/tests/ddl/valid/004-mongodb-orders.sql" "$TB/orders.sql"
+eq "the table resolves" "$P/versions/mongodb-connector.jar/1.jar" "$(cat "$R/orders.jars")"
+eq "the table is a row" orders "$(pg_sql 'SELECT name FROM tables')"
+
+# Versions: new bytes, a new number; the same bytes, none.
+cp "$DATA/mongodb-v2.jar" "$A/mongodb-connector.jar"
+cp "$DATA/mongodb-v2.jar" "$A/mongodb-connector.jar"
+eq "two versions" "1.jar 2.jar" "$(ls "$P/versions/mongodb-connector.jar" | tr '\n' ' ' | sed 's/ $//')"
+eq "the new version is resolved" "$P/versions/mongodb-connector.jar/2.jar" "$(cat "$R/orders.jars")"
+check "the pinned old path reads the old bytes" cmp "$FIX/mongodb.jar" "$P/versions/mongodb-connector.jar/1.jar"
+
+# Uploads of one artifact from several processes at once: one number each.
+# (The first upload of a name alone: creates of one new name at once are
+# refused but one, EEXIST, whatever the catalog.)
+head -c 200000 /dev/urandom >"$T/first.bin"
+cp "$T/first.bin" "$A/blob.bin"
+i=0
+pids=
+while [ $i -lt 8 ]; do
+	head -c 200000 /dev/urandom >"$T/r$i.bin"
+	cp "$T/r$i.bin" "$A/blob.bin" &
+	pids="$pids $!"
+	i=$((i + 1))
+done
+rcs=
+for p in $pids; do
+	wait "$p"
+	rcs="$rcs$?"
+done
+eq "eight uploads at once succeed" 00000000 "$rcs"
+eq "nine versions" 9 "$(ls "$P/versions/blob.bin" | wc -l | tr -d ' ')"
+eq "numbered 1 to 9" "1 9 9" "$(pg_sql "SELECT min(v.n), max(v.n), count(DISTINCT v.n) FROM versions v JOIN artifacts a ON a.id = v.artifact_id WHERE a.name = 'blob.bin'" | tr '|' ' ')"
+
+# rm, then the name goes on counting.
+rm "$A/blob.bin"
+check_not "rm: gone" test -e "$A/blob.bin"
+eq "its rows are gone" 0 "$(pg_sql "SELECT count(*) FROM artifacts WHERE name = 'blob.bin'")"
+cp "$T/r0.bin" "$A/blob.bin"
+eq "a new upload of the name is version 10" 10.bin "$(ls "$P/versions/blob.bin")"
+contains "events are kept in the database" "action=upload artifact=blob.bin version=10" "$(cat "$P/events")"
+
+# A second host on the same database: refused while the first has it.
+M2=$T/mnt2
+STORE2=$T/store2
+mkdir -p "$M2"
+printf '[store]\npath = %s\n[catalog]\nurl = %s\n' "$STORE2" "$PG_URL" >"$T/b.ini"
+check_not "a second mount is refused" "$CMFS" -c "$T/b.ini" -f "$M2"
+contains "with the reason" "one host at a time" "$("$CMFS" -c "$T/b.ini" -f "$M2" 2>&1)"
+check_not "and is not mounted" mountpoint -q "$M2"
+
+# The catalog outlives the mount: the same store mounts it again.
+remount_cmfs
+eq "after a remount, the artifacts" "blob.bin mongodb-connector.jar" "$(ls "$A" | tr '\n' ' ' | sed 's/ $//')"
+eq "and the resolution" "$P/versions/mongodb-connector.jar/2.jar" "$(cat "$R/orders.jars")"
+eq "and the labels" mongodb "$(getfattr --only-values -n $IDENT "$A/mongodb-connector.jar")"
+umount_cmfs
+
+# Another store on the database: its blobs are not there.
+contains "another store is refused" "its blobs are in the store" "$("$CMFS" -c "$T/b.ini" -f "$M2" 2>&1)"
+check_not "and is not mounted" mountpoint -q "$M2"
+# A store that has a catalog.db of its own is not mounted on a database.
+mkdir -p "$STORE2"
+: >"$STORE2/catalog.db"
+contains "a store with its own catalog is refused" "has a catalog of its own" "$("$CMFS" -c "$T/b.ini" -f "$M2" 2>&1)"
+# fsck works on SQLite only, and says so.
+contains "fsck says it does not work on PostgreSQL yet" "SQLite catalog only" "$("$CMFS" fsck -c "$T/cmfs.ini" 2>&1)"
+
+# The server gone and back: writes fail at once with a reason, then work
+# again without a remount.
+mount_cmfs
+stat "$A/blob.bin" >/dev/null # (a failed look-up is an EIO the log does not name)
+pg_stop
+errno_is "a label while the server is down" EIO setxattr "$A/blob.bin" user.team data
+i=0
+while ! grep -q 'action=label .*errno=EIO' "$LOG" && [ $i -lt 40 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+contains "the log says why" "reason=\"catalog postgresql://" "$(grep -F 'action=label' "$LOG" | tail -n 1)"
+pg_start_again
+check "after the server is back, a label" setfattr -n user.team -v data "$A/blob.bin"
+eq "is in the catalog" 1 "$(pg_sql "SELECT count(*) FROM labels WHERE key = 'team'")"
+
+# export and import: the database's catalog out to a SQLite store, and
+# that store's into another database, each the same export again.
+out=$("$CMFS" export -c "$T/cmfs.ini" "$T/exp" 2>&1)
+eq "export from the database beside its mount" 0 "$?"
+contains "with everything" "exported 1 environments, 2 artifacts (3 versions," "$out"
+umount_cmfs
+check "import into a SQLite store" "$CMFS" import "$T/exp" "$T/sqlite"
+check "export of it" "$CMFS" export "$T/sqlite" "$T/exp2"
+# Two exports alike but for when they were made.
+same_export() {
+	grep -v creationTimestamp "$1/export.json" >"$T/a.json"
+	grep -v creationTimestamp "$2/export.json" >"$T/b.json"
+	diff -r -x export.json "$1" "$2" && diff "$T/a.json" "$T/b.json"
+}
+check "the same export" same_export "$T/exp" "$T/exp2"
+pg_sql "CREATE DATABASE moved" >/dev/null
+URL2=$(printf '%s' "$PG_URL" | sed 's|/postgres?|/moved?|')
+printf '[store]\npath = %s\n[catalog]\nurl = %s\n' "$T/store3" "$URL2" >"$T/c.ini"
+out=$("$CMFS" import "$T/exp2" -c "$T/c.ini" 2>&1)
+eq "import of the SQLite store's export into a new database" 0 "$?"
+contains "says what it read" "imported 1 environments, 2 artifacts (3 versions," "$out"
+check "export of that" "$CMFS" export -c "$T/c.ini" "$T/exp3"
+check "the same export again" same_export "$T/exp" "$T/exp3"
+check_not "importing twice fails" "$CMFS" import "$T/exp2" -c "$T/c.ini"
+"$CMFS" -c "$T/c.ini" -f -o allow_other "$M2" >>"$LOG" 2>&1 &
+PID2=$!
+i=0
+while ! mountpoint -q "$M2" && [ $i -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+eq "the moved catalog mounts: its table resolves" "$M2/envs/prod/versions/mongodb-connector.jar/2.jar" \
+	"$(cat "$M2/envs/prod/tables/resolved/orders.jars")"
+check "and its bytes read back" cmp "$DATA/mongodb-v2.jar" "$M2/envs/prod/versions/mongodb-connector.jar/2.jar"
+eq "with its labels" mongodb "$(getfattr --only-values -n $IDENT "$M2/envs/prod/artifacts/mongodb-connector.jar")"
+fusermount3 -u "$M2"
+if wait "$PID2"; then pass; else fail "the second daemon exited non-zero"; fi
+finish
