@@ -384,8 +384,9 @@ static void test_inspections(void)
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct jar_factory f[2] = {
 		{ (char *)"com.example.M", JAR_KIND_CONNECTOR,
-		  (char *)"m\"o\\n\n\xe2\x82\xac" },
-		{ (char *)"com.example.F", JAR_KIND_FORMAT, NULL },
+		  (char *)"m\"o\\n\n\xe2\x82\xac", { NULL, 0, 0, NULL } },
+		{ (char *)"com.example.F", JAR_KIND_FORMAT, NULL,
+		  { NULL, 0, 0, NULL } },
 	};
 	char *ext[2] = { (char *)"java.lang.String", (char *)"org.x.Y" };
 	struct jar_report in, *out = NULL;
