@@ -58,7 +58,9 @@ static int listed(const struct config_who *w, const struct access_who *who)
 	return 0;
 }
 
-int access_allowed(const struct config *cfg, uid_t owner, const char *env,
+/* `right` by its own list: the environment's, else [access]'s, else the
+ * default. */
+static int by_list(const struct config *cfg, uid_t owner, const char *env,
 		   const struct access_who *who, enum config_right right)
 {
 	const struct config_scope *s = env ? config_scope_env(cfg, env) : NULL;
@@ -69,4 +71,13 @@ int access_allowed(const struct config *cfg, uid_t owner, const char *env,
 	if (s && s->who[right].set)
 		return listed(&s->who[right], who);
 	return who->uid == owner || right == CONFIG_READ;
+}
+
+int access_allowed(const struct config *cfg, uid_t owner, const char *env,
+		   const struct access_who *who, enum config_right right)
+{
+	/* An admin of a place holds every right there, as in CMF's roles. */
+	return by_list(cfg, owner, env, who, right) ||
+	       (right != CONFIG_ADMIN &&
+		by_list(cfg, owner, env, who, CONFIG_ADMIN));
 }

@@ -7,7 +7,10 @@
  *  - the environment's list for that right, when [env.<name>] gives one;
  *  - else the [access] list, when given;
  *  - else the default: the mounting user holds every right, everyone else
- *    may read.
+ *    may read;
+ *  - and whoever holds `admin` there holds read, upload and write_tables
+ *    there too (CMF's roles).  Creating or removing environment <e> is
+ *    `admin` of <e>: [env.<e>]'s list when it gives one.
  * The mounting user and root... are not special beyond the default: a
  * rule that leaves them out leaves them out.
  */

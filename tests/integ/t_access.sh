@@ -117,6 +117,30 @@ contains "one more within 10 minutes is refused" "64 reloads within 600 s" "$(ca
 eq "and the rules in force stay" OK "$(sy $U_RO write "$M/envs/dev/artifacts/ro3.txt" x)"
 umount_cmfs
 
+# An environment's admins hold every right there, as CMF's roles do, and
+# [env.<e>]'s admin list decides who creates <e>: here root may not read
+# by [access], yet administers prod2 and so reads and writes there; the
+# uploader administers nothing but prod2's own list names it.
+INI_EXTRA="[access]
+read = $U_RO
+upload = $U_UP
+write_tables = $U_TW
+admin = $U_TW
+[env.prod2]
+admin = root, $U_UP"
+mount_cmfs
+eq "[env.prod2] admin: root makes prod2 though [access] lets it not read" OK "$("$SYSC" mkdir "$M/envs/prod2")"
+eq "and uploads there" OK "$("$SYSC" write "$M/envs/prod2/artifacts/a.txt" x)"
+eq "and writes a table there" OK "$("$SYSC" write "$M/envs/prod2/tables/t.sql" "CREATE TABLE t (a INT) WITH ('connector' = 'datagen')")"
+eq "and reads it" OK "$("$SYSC" read "$M/envs/prod2/tables/resolved/t.jars")"
+eq "but not prod, where it is not admin" EACCES "$("$SYSC" read "$P/artifacts/lib.jar")"
+eq "an admin of prod2 by its list reads there" OK "$(sy $U_UP read "$M/envs/prod2/artifacts/a.txt")"
+eq "[access] admin: the table writer reads prod" OK "$(sy $U_TW read "$P/artifacts/lib.jar")"
+eq "and uploads there" OK "$(sy $U_TW write "$P/artifacts/tw.txt" x)"
+eq "but is not prod2's admin: [env.prod2] decides there" EACCES "$(sy $U_TW unlink "$M/envs/prod2/artifacts/a.txt")"
+eq "the reader stays a reader" EACCES "$(sy $U_RO write "$P/artifacts/ro.txt" x)"
+umount_cmfs
+
 # Without rules: the mounting user does everything, others read.
 INI_EXTRA=
 mount_cmfs
