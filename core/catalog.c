@@ -442,6 +442,19 @@ int catalog_table_del(struct catalog *c, int64_t id, struct cmfs_err *err)
 	return changed(c, c->be->table_del(c->impl, id, err));
 }
 
+/* Not changed(): a refusal changes no resolution. */
+int catalog_table_refusal_set(struct catalog *c, int64_t id, const char *text,
+			      struct cmfs_err *err)
+{
+	return c->be->table_refusal_set(c->impl, id, text, err);
+}
+
+int catalog_table_refusal_get(struct catalog *c, int64_t id, struct buf *out,
+			      struct cmfs_err *err)
+{
+	return c->be->table_refusal_get(c->impl, id, out, err);
+}
+
 int catalog_table_count(struct catalog *c, int64_t env_id, uint64_t *out,
 			struct cmfs_err *err)
 {

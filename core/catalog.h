@@ -280,6 +280,17 @@ int catalog_table_put(struct catalog *c, int64_t env_id, const char *name,
 		      uint32_t uid, struct catalog_table *out,
 		      struct cmfs_err *err);
 int catalog_table_del(struct catalog *c, int64_t id, struct cmfs_err *err);
+/*
+ * Why the last write of table `id` was refused: `text`, or NULL for none.
+ * catalog_table_put clears it in its own statement; the row's removal
+ * takes it.  A transaction of its own or part of the caller's.
+ */
+int catalog_table_refusal_set(struct catalog *c, int64_t id, const char *text,
+			      struct cmfs_err *err);
+/* Append table `id`'s refusal to `out` (nothing when none); -ENOENT. */
+struct buf;
+int catalog_table_refusal_get(struct catalog *c, int64_t id, struct buf *out,
+			      struct cmfs_err *err);
 int catalog_table_count(struct catalog *c, int64_t env_id, uint64_t *out,
 			struct cmfs_err *err);
 /*
@@ -523,6 +534,10 @@ struct catalog_backend {
 			 uint32_t uid, struct catalog_table *out,
 			 struct cmfs_err *err);
 	int (*table_del)(void *impl, int64_t id, struct cmfs_err *err);
+	int (*table_refusal_set)(void *impl, int64_t id, const char *text,
+				 struct cmfs_err *err);
+	int (*table_refusal_get)(void *impl, int64_t id, struct buf *out,
+				 struct cmfs_err *err);
 	int (*table_count)(void *impl, int64_t env_id, uint64_t *out,
 			   struct cmfs_err *err);
 	int (*table_list)(void *impl, int64_t env_id,

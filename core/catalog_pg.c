@@ -41,7 +41,7 @@
 #include "jar.h"
 #include "json.h"
 
-#define PG_SCHEMA_VERSION 1
+#define PG_SCHEMA_VERSION 2
 
 /* Seconds a connection may take before it fails (libpq's default: no
  * limit). */
@@ -161,6 +161,10 @@ static const char *const schema_v1[] = {
 	"UPDATE envs SET"                                                     \
 	" nart = (SELECT count(*) FROM artifacts WHERE env_id = envs.id),"    \
 	" ntab = (SELECT count(*) FROM tables WHERE env_id = envs.id)"
+
+/* Version 2: why a table's last write was refused (SQLite's v12). */
+static const char *const schema_v2[] = {
+	"ALTER TABLE tables ADD COLUMN refusal text", NULL};
 
 /* The columns of an artifact row with its latest version. */
 #define ART_COLS                                                             \
@@ -442,6 +446,8 @@ static int migrate(struct pg *g, struct cmfs_err *err)
 				  g->where, (int)version, PG_SCHEMA_VERSION);
 	for (i = 0; !rc && version < 1 && schema_v1[i]; i++)
 		rc = run(g, schema_v1[i], NULL, NULL, err);
+	for (i = 0; !rc && version < 2 && schema_v2[i]; i++)
+		rc = run(g, schema_v2[i], NULL, NULL, err);
 	if (!rc && version < PG_SCHEMA_VERSION) {
 		struct par p = { 0 };
 
@@ -1577,7 +1583,7 @@ static int pg_table_put(void *impl, int64_t env_id, const char *name,
 		    " mtime, uid, options) VALUES($1, $2, $3, $4, $5, $6, $7,"
 		    " $8) ON CONFLICT(env_id, name) DO UPDATE SET"
 		    " ddl = $3, like_ddl = $4, size = $5, mtime = $6,"
-		    " uid = $7, options = $8 RETURNING id",
+		    " uid = $7, options = $8, refusal = NULL RETURNING id",
 		    &p, &id, err);
 	buf_release(&opts);
 	if (!rc && out) {
@@ -1594,6 +1600,35 @@ static int pg_table_put(void *impl, int64_t env_id, const char *name,
 static int pg_table_del(void *impl, int64_t id, struct cmfs_err *err)
 {
 	return exec_id(impl, "DELETE FROM tables WHERE id = $1", id, err);
+}
+
+static int pg_table_refusal_set(void *impl, int64_t id, const char *text,
+				struct cmfs_err *err)
+{
+	struct par p = { 0 };
+
+	p_int(&p, id);
+	p_str(&p, text);
+	return run_locked(impl, "UPDATE tables SET refusal = $2 WHERE id = $1",
+			  &p, NULL, err);
+}
+
+static int pg_table_refusal_get(void *impl, int64_t id, struct buf *out,
+				struct cmfs_err *err)
+{
+	struct par p = { 0 };
+	PGresult *res;
+	int rc;
+
+	p_int(&p, id);
+	rc = run_locked(impl, "SELECT refusal FROM tables WHERE id = $1", &p,
+			&res, err);
+	if (!rc && PQntuples(res) == 0)
+		rc = -ENOENT;
+	if (!rc && !PQgetisnull(res, 0, 0))
+		rc = buf_adds(out, PQgetvalue(res, 0, 0));
+	PQclear(res);
+	return rc;
 }
 
 static int pg_table_count(void *impl, int64_t env_id, uint64_t *out,
@@ -1987,6 +2022,8 @@ const struct catalog_backend catalog_pg_backend = {
 	.table_def = pg_table_def,
 	.table_put = pg_table_put,
 	.table_del = pg_table_del,
+	.table_refusal_set = pg_table_refusal_set,
+	.table_refusal_get = pg_table_refusal_get,
 	.table_count = pg_table_count,
 	.table_list = pg_table_list,
 	.event_add = pg_event_add,

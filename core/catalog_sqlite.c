@@ -28,7 +28,7 @@
 #include "catalog_rows.h"
 #include "jar.h"
 
-#define SCHEMA_VERSION 11
+#define SCHEMA_VERSION 12
 #define CMFS_STR_(x) #x
 #define CMFS_STR(x) CMFS_STR_(x)
 
@@ -273,11 +273,18 @@ static const char *const schema_v11[] = {
 	" DEFAULT 0",
 	NULL};
 
+/*
+ * Version 12: why the last write of a table was refused (NULL: it was
+ * not, or a later write succeeded); user.cmfs.error of the table.
+ */
+static const char *const schema_v12[] = {
+	"ALTER TABLE tables ADD COLUMN refusal TEXT", NULL};
+
 /* The steps from each version to the next: migrations[v] makes v + 1. */
 static const char *const *const migrations[SCHEMA_VERSION] = {
 	schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
 	schema_v6, schema_v7, schema_v8, schema_v9, schema_v10,
-	schema_v11,
+	schema_v11, schema_v12,
 };
 
 /* The prepared statements, by index into sql[]. */
@@ -320,6 +327,8 @@ enum {
 	S_TABLE_GET,
 	S_TABLE_DEF,
 	S_TABLE_PUT,
+	S_TABLE_REFUSAL_SET,
+	S_TABLE_REFUSAL_GET,
 	S_TABLE_OPTS_DEL,
 	S_TABLE_OPT_ADD,
 	S_TABLE_DEL,
@@ -450,7 +459,9 @@ static const char *const sql[S_COUNT] = {
 			" mtime, uid) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
 			" ON CONFLICT(env_id, name) DO UPDATE SET"
 			" ddl = ?3, like_ddl = ?4, size = ?5, mtime = ?6,"
-			" uid = ?7 RETURNING id",
+			" uid = ?7, refusal = NULL RETURNING id",
+	[S_TABLE_REFUSAL_SET] = "UPDATE tables SET refusal = ?2 WHERE id = ?1",
+	[S_TABLE_REFUSAL_GET] = "SELECT refusal FROM tables WHERE id = ?",
 	[S_TABLE_OPTS_DEL] = "UPDATE tables SET options = '[]' WHERE id = ?",
 	[S_TABLE_OPT_ADD] = "UPDATE tables SET options = json_insert(options,"
 			    " '$[#]', json_array(?2, ?3)) WHERE id = ?1",
@@ -2033,6 +2044,51 @@ out:
 	return rc;
 }
 
+static int sq_table_refusal_set(void *impl, int64_t id, const char *text,
+				struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if (!(rc = prep(q, S_TABLE_REFUSAL_SET, &s, err))) {
+		sqlite3_bind_int64(s, 1, id);
+		if (text)
+			sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
+		rc = exec_stmt(q, s, err);
+	}
+	unlock(q);
+	return rc;
+}
+
+static int sq_table_refusal_get(void *impl, int64_t id, struct buf *out,
+				struct cmfs_err *err)
+{
+	struct sq *q = impl;
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(q);
+	if ((rc = prep(q, S_TABLE_REFUSAL_GET, &s, err)))
+		goto out;
+	sqlite3_bind_int64(s, 1, id);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW)
+		rc = sqlite3_column_type(s, 0) == SQLITE_NULL
+			     ? 0
+			     : buf_adds(out,
+					(const char *)sqlite3_column_text(s, 0));
+	else
+		rc = rc == SQLITE_DONE
+			     ? -ENOENT
+			     : fail(q, sqlite3_extended_errcode(q->db), err);
+	done(s);
+out:
+	unlock(q);
+	return rc;
+}
+
 static int sq_table_del(void *impl, int64_t id, struct cmfs_err *err)
 {
 	return exec_id(impl, S_TABLE_DEL, id, err);
@@ -2973,6 +3029,8 @@ const struct catalog_backend catalog_sqlite_backend = {
 	.table_def = sq_table_def,
 	.table_put = sq_table_put,
 	.table_del = sq_table_del,
+	.table_refusal_set = sq_table_refusal_set,
+	.table_refusal_get = sq_table_refusal_get,
 	.table_count = sq_table_count,
 	.table_list = sq_table_list,
 	.event_add = sq_event_add,

@@ -39,7 +39,9 @@
  * number, also of names no artifact holds now), bytes, times and uids, labels,
  * tables (text, merged options, LIKE text, time, uid) and events.  Inspections
  * are recomputed from the bytes.  Scratch files (editors' temp files) are not
- * exported; nor are the events of environments that no longer exist.
+ * exported; nor are the events of environments that no longer exist, nor
+ * why a table's last write was refused (user.cmfs.error of the table:
+ * an imported table starts with none; events keep the refusal).
  *
  * JSON is written by hand and read by a small strict reader: UTF-8,
  * integers only, no duplicate keys, no unknown keys, depth and size caps;

@@ -101,7 +101,6 @@
  * its rates are [events]' (config.h). */
 #define GATE_WHOS 1024
 #define SEEN_SLOTS 4096 /* resolutions whose last result is remembered */
-#define REFUSALS_MAX 1024 /* tables whose last write's refusal is kept */
 #define TRIM_EVERY 1000 /* lines between two retention passes, at most */
 #define TRIM_MS (3600 * 1000) /* and an hour */
 /* Retired blobs wait for an export this long between looks. */
@@ -192,16 +191,6 @@ struct repo {
 	unsigned added;	/* lines since the last retention (atomic) */
 	pthread_mutex_t seen_lock; /* guards seen */
 	struct seen *seen; /* SEEN_SLOTS of them, or NULL */
-	pthread_mutex_t refusals_lock; /* guards refusals, nrefusals */
-	struct refusal *refusals; /* newest first */
-	size_t nrefusals;
-};
-
-/* Why the last write of a table was refused (repo_table_error()). */
-struct refusal {
-	struct refusal *next;
-	char *key; /* env/table */
-	char *msg;
 };
 
 /* The last result of a resolution whose line was written (repo_resolve). */
@@ -1055,97 +1044,41 @@ out:
 	vec_release(&envs);
 }
 
-/* "env/name", malloc'd into *out; -ENOMEM. */
-static int refusal_key(char **out, const char *env, const char *name)
-{
-	size_t n = strlen(env) + strlen(name) + 2;
-
-	*out = malloc(n);
-	if (!*out)
-		return -ENOMEM;
-	snprintf(*out, n, "%s/%s", env, name);
-	return 0;
-}
-
-/* Free a list of refusals. */
-static void refusals_free(struct refusal *f)
-{
-	struct refusal *next;
-
-	for (; f; f = next) {
-		next = f->next;
-		free(f->key);
-		free(f->msg);
-		free(f);
-	}
-}
-
 /*
- * Remember why the last write of table `name` was refused (`msg`), or
- * forget it (NULL): what user.cmfs.error of tables/<name>.sql says, from
- * a refused write until the next good one.  Kept in memory, for at most
- * REFUSALS_MAX tables (the oldest refusal goes first); a restart forgets,
- * and events keeps every refusal anyway.
+ * Keep why the last write of table `name` was refused (`msg`) on its row
+ * of the catalog: what user.cmfs.error of tables/<name>.sql says, across
+ * remounts, until a good write (catalog_table_put clears it in the same
+ * statement), a rename onto it or its removal (the row goes).  A table
+ * not (yet) in the catalog keeps nothing.  Its own transaction, after the
+ * refused one rolled back; a failure here is not the caller's (the
+ * refusal is in events anyway).
  */
 static void table_refusal(struct repo *r, const char *env, const char *name,
 			  const char *msg)
 {
-	struct refusal **pp, *f = NULL;
-	char *key = NULL;
-	size_t n;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_env e;
+	struct catalog_table t;
 
-	if (refusal_key(&key, env, name))
-		return;
-	pthread_mutex_lock(&r->refusals_lock);
-	for (pp = &r->refusals; *pp; pp = &(*pp)->next)
-		if (!strcmp((*pp)->key, key)) {
-			f = *pp;
-			*pp = f->next;
-			f->next = NULL;
-			r->nrefusals--;
-			refusals_free(f);
-			break;
-		}
-	/* newest first; out of memory, the reason is only not kept */
-	f = msg ? calloc(1, sizeof(*f)) : NULL;
-	if (f && (f->msg = strdup(msg))) {
-		f->key = key;
-		key = NULL;
-		f->next = r->refusals;
-		r->refusals = f;
-		r->nrefusals++;
-	} else {
-		free(f);
-	}
-	if (r->nrefusals > REFUSALS_MAX) {
-		for (pp = &r->refusals, n = 0; n < REFUSALS_MAX; n++)
-			pp = &(*pp)->next;
-		refusals_free(*pp);
-		*pp = NULL;
-		r->nrefusals = REFUSALS_MAX;
-	}
-	pthread_mutex_unlock(&r->refusals_lock);
-	free(key);
+	if (!catalog_env_get(r->cat, env, &e, &err) &&
+	    !catalog_table_get(r->cat, e.id, name, &t, &err))
+		catalog_table_refusal_set(r->cat, t.id, msg, &err);
 }
 
 int repo_table_error(struct repo *r, const char *env, const char *name,
 		     struct buf *out)
 {
-	const struct refusal *f;
-	char *key = NULL;
-	int rc = 0;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_env e;
+	struct catalog_table t;
+	int rc = catalog_env_get(r->cat, env, &e, &err);
 
-	if (refusal_key(&key, env, name))
-		return -ENOMEM;
-	pthread_mutex_lock(&r->refusals_lock);
-	for (f = r->refusals; f; f = f->next)
-		if (!strcmp(f->key, key)) {
-			rc = buf_adds(out, f->msg);
-			break;
-		}
-	pthread_mutex_unlock(&r->refusals_lock);
-	free(key);
-	return rc;
+	if (!rc)
+		rc = catalog_table_get(r->cat, e.id, name, &t, &err);
+	if (!rc)
+		rc = catalog_table_refusal_get(r->cat, t.id, out, &err);
+	/* no table, or a catalog that failed: no reason to tell */
+	return rc == -ENOMEM ? rc : 0;
 }
 
 void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
@@ -1399,7 +1332,6 @@ int repo_open(struct repo **out, const struct config *cfg,
 	pthread_mutex_init(&r->scratch_lock, NULL);
 	budget_init(&r->insp, INSPECT_BUDGET);
 	pthread_mutex_init(&r->seen_lock, NULL);
-	pthread_mutex_init(&r->refusals_lock, NULL);
 	if ((mountpoint && !(r->mountpoint = strdup(mountpoint))) ||
 	    !(r->resolved = resolve_cache_new()) ||
 	    !(r->gate = events_gate_new(&gc)) ||
@@ -1487,8 +1419,6 @@ void repo_close(struct repo *r)
 	}
 	events_gate_free(r->gate);
 	free(r->seen);
-	refusals_free(r->refusals);
-	pthread_mutex_destroy(&r->refusals_lock);
 	pthread_mutex_destroy(&r->gc_lock);
 	pthread_mutex_destroy(&r->scratch_lock);
 	budget_release(&r->insp);
@@ -3352,10 +3282,6 @@ refused:
 	if (rc) {
 		record(r, &ev, rc == -ENOENT ? NULL : env, rc, err);
 		table_refusal(r, env, name, cmfs_err_msg(err));
-	} else {
-		table_refusal(r, env, name, NULL);
-		if (from)
-			table_refusal(r, env, from, NULL);
 	}
 	catalog_table_def_release(&d);
 	ddl_table_free(t);
@@ -3401,8 +3327,6 @@ int repo_table_remove(struct repo *r, const struct repo_who *who,
 	if (!rc)
 		record(r, &ev, env, 0, NULL);
 	rc = end(r, rc, err);
-	if (!rc)
-		table_refusal(r, env, name, NULL);
 out:
 	if (rc && rc != -ENOENT)
 		record(r, &ev, env, rc, err);

@@ -226,8 +226,9 @@ int repo_table_remove(struct repo *r, const struct repo_who *who,
 /*
  * Why the last write of table `name` (file, rename or restore) was
  * refused, appended to `out`; nothing once a write succeeded or the table
- * was removed.  Kept in memory for the last 1024 refused tables: a
- * restart forgets (events keeps every refusal).  0 or -ENOMEM.
+ * was removed.  Kept on the table's row of the catalog, so a remount
+ * keeps it; a table not in the catalog keeps none (events keeps every
+ * refusal).  0 or -ENOMEM.
  */
 int repo_table_error(struct repo *r, const char *env, const char *name,
 		     struct buf *out);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tables/: what Flink's validator refuses is refused at write time, and
 # the reason is readable where the user wrote (user.cmfs.error on an
-# existing table until the next good write; events for a new one).
+# existing table until the next good write, across remounts; events for
+# a new one).
 . "$(dirname "$0")/lib.sh"
 mount_cmfs
 mkdir "$M/envs/prod"
@@ -72,6 +73,14 @@ errno_is "a good write again" OK write "$TB/shop.sql" "$good"
 eq "the reason is gone" "" "$(reason "$TB/shop.sql")"
 errno_is "refused once more" EINVAL write "$TB/shop.sql" "CREATE TABLE shop (a INT"
 contains "the new reason" "1:25: expected" "$(reason "$TB/shop.sql")"
+# The catalog keeps it: a remount still says why, until a good write.
+remount_cmfs
+contains "a remount keeps the reason" "1:25: expected" "$(reason "$TB/shop.sql")"
+errno_is "a good write after the remount" OK write "$TB/shop.sql" "$good"
+eq "which clears it" "" "$(reason "$TB/shop.sql")"
+remount_cmfs
+eq "for good" "" "$(reason "$TB/shop.sql")"
+errno_is "refused after the remount" EINVAL write "$TB/shop.sql" "CREATE TABLE shop (a INT"
 check "rm of the table" rm "$TB/shop.sql"
 errno_is "the table again" OK write "$TB/shop.sql" "$good"
 eq "a new table starts with no reason" "" "$(reason "$TB/shop.sql")"

@@ -22,7 +22,7 @@ INI_EXTRA="[catalog]
 url = $PG_URL"
 mount_cmfs
 contains "the log names the catalog" "catalog: PostgreSQL at postgresql://cmfs@/postgres" "$(cat "$LOG")"
-eq "the schema is created at the first mount" 1 "$(pg_sql 'SELECT version FROM cmfs_schema')"
+eq "the schema is created at the first mount" 2 "$(pg_sql 'SELECT version FROM cmfs_schema')"
 check "no catalog.db in the store" test ! -e "$STORE/catalog.db"
 
 P=$M/envs/prod

@@ -68,7 +68,7 @@ static void test_open(void)
 	T_ERRNO(catalog_open_existing(&d, url, 1, &err), EPROTO);
 	T_CONTAINS(cmfs_err_msg(&err), "no cmfs schema");
 	c = setup();
-	T_INTEQ(pg_int("SELECT version FROM cmfs_schema"), 1);
+	T_INTEQ(pg_int("SELECT version FROM cmfs_schema"), 2);
 	T_INTEQ(pg_int("SELECT count(*) FROM envs"), 0);
 	/* A second mount is refused while the first holds the catalog. */
 	cmfs_err_clear(&err);
@@ -85,6 +85,15 @@ static void test_open(void)
 	/* Closed: the next mount opens it, schema as it was. */
 	T_INTEQ(catalog_open(&d, url, &err), 0);
 	catalog_close(d);
+	/* A version-1 catalog (no refusals) is brought up to 2. */
+	pg_int("ALTER TABLE tables DROP COLUMN refusal;"
+	       " UPDATE cmfs_schema SET version = 1");
+	T_INTEQ(catalog_open(&d, url, &err), 0);
+	catalog_close(d);
+	T_INTEQ(pg_int("SELECT version FROM cmfs_schema"), 2);
+	T_INTEQ(pg_int("SELECT count(*) FROM information_schema.columns"
+		       " WHERE table_name = 'tables' AND column_name = 'refusal'"),
+		1);
 	/* A password never reaches a message. */
 	cmfs_err_clear(&err);
 	T_CHECK(catalog_open(&d, "postgresql://cmfs:s3cret@127.0.0.1:1/x",
@@ -231,7 +240,7 @@ static void test_tables_events(void)
 	struct catalog_table_def d = { 0 }, got = { 0 };
 	char *keys[2] = { (char *)"connector", (char *)"q\"uo\\te\t" };
 	char *values[2] = { (char *)"kafka", (char *)"\xe2\x82\xac" };
-	struct buf b = BUF_INIT(4096);
+	struct buf b = BUF_INIT(4096), why = BUF_INIT(4096);
 	const char *envs[2] = { "dev", "dev" };
 	const char *lines[2] = { "time=2026-01-01T00:00:00.000Z a\n",
 				 "time=2026-06-01T00:00:00.000Z b\n" };
@@ -258,7 +267,14 @@ static void test_tables_events(void)
 	/* Replaced in place: one row, its options those of the new text. */
 	d.nopts = 1;
 	d.like_ddl = (char *)"CREATE TABLE base (b INT)";
+	T_INTEQ(catalog_table_refusal_set(c, t.id, "why", &err), 0);
+	T_INTEQ(catalog_table_refusal_get(c, t.id, &why, &err), 0);
+	T_STREQ(buf_str(&why), "why");
+	buf_reset(&why);
 	T_INTEQ(catalog_table_put(c, e.id, "t", &d, 6, 7, &t, &err), 0);
+	/* a good write clears the refusal */
+	T_INTEQ(catalog_table_refusal_get(c, t.id, &why, &err), 0);
+	T_INTEQ((long long)why.len, 0);
 	T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
 	T_INTEQ(n, 1);
 	T_INTEQ(catalog_table_def(c, t.id, &got, &err), 0);
@@ -284,6 +300,7 @@ static void test_tables_events(void)
 	T_INTEQ(catalog_event_read(c, "dev", 0, 1000, &b, &err), 0);
 	T_STREQ(buf_str(&b), lines[1]);
 	buf_release(&b);
+	buf_release(&why);
 	catalog_close(c);
 }
 
