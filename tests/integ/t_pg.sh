@@ -96,10 +96,15 @@ contains "with the reason" "one host at a time" "$("$CMFS" -c "$T/b.ini" -f "$M2
 check_not "and is not mounted" mountpoint -q "$M2"
 
 # The catalog outlives the mount: the same store mounts it again.
+errno_is "a refused rewrite" EINVAL write "$TB/orders.sql" "CREATE TABLE orders (a INT"
 remount_cmfs
 eq "after a remount, the artifacts" "blob.bin mongodb-connector.jar" "$(ls "$A" | tr '\n' ' ' | sed 's/ $//')"
 eq "and the resolution" "$P/versions/mongodb-connector.jar/2.jar" "$(cat "$R/orders.jars")"
 eq "and the labels" mongodb "$(getfattr --only-values -n $IDENT "$A/mongodb-connector.jar")"
+contains "and why the rewrite was refused" "1:27: expected" \
+	"$(getfattr --absolute-names --only-values -n user.cmfs.error "$TB/orders.sql" 2>&1)"
+check "a good rewrite" cp "$TOP/tests/ddl/valid/004-mongodb-orders.sql" "$TB/orders.sql"
+eq "clears it" "" "$(getfattr --absolute-names --only-values -n user.cmfs.error "$TB/orders.sql" 2>&1)"
 umount_cmfs
 
 # Another store on the database: its blobs are not there.
