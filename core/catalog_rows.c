@@ -33,13 +33,12 @@ int catalog_rows_external(struct jar_report *r, const char *text)
 	return 0;
 }
 
-/* One [kind, identifier, class] row of an inspection's factories. */
-static int add_factory(void *arg, char **row)
+int catalog_rows_factory_add(struct jar_report *r, const char *kind,
+			     const char *identifier, const char *cls)
 {
-	struct jar_report *r = arg;
 	struct jar_factory *f;
 
-	if (!row[0] || !row[2])
+	if (!kind || !cls)
 		return -EINVAL;
 	f = realloc(r->factories, (r->nfactories + 1) * sizeof(*f));
 	if (!f)
@@ -47,11 +46,17 @@ static int add_factory(void *arg, char **row)
 	r->factories = f;
 	f = &r->factories[r->nfactories++];
 	memset(f, 0, sizeof(*f));
-	if (jar_kind_parse(&f->kind, row[0]))
+	if (jar_kind_parse(&f->kind, kind))
 		f->kind = JAR_KIND_OTHER;
-	f->identifier = row[1] ? strdup(row[1]) : NULL;
-	f->cls = strdup(row[2]);
-	return (row[1] && !f->identifier) || !f->cls ? -ENOMEM : 0;
+	f->identifier = identifier ? strdup(identifier) : NULL;
+	f->cls = strdup(cls);
+	return (identifier && !f->identifier) || !f->cls ? -ENOMEM : 0;
+}
+
+/* One [kind, identifier, class] row of an inspection's factories. */
+static int add_factory(void *arg, char **row)
+{
+	return catalog_rows_factory_add(arg, row[0], row[1], row[2]);
 }
 
 int catalog_rows_factories(struct jar_report *r, const char *json,
@@ -68,11 +73,9 @@ int catalog_rows_factories(struct jar_report *r, const char *json,
 	return rc ? cmfs_err_set(err, rc, "out of memory") : 0;
 }
 
-/* One [key, value] row of a table's options. */
-static int add_option(void *arg, char **row)
+int catalog_rows_option_add(struct catalog_table_def *d, const char *k,
+			    const char *v)
 {
-	struct catalog_table_def *d = arg;
-	const char *k = row[0], *v = row[1];
 	char **keys, **values;
 
 	if (!k || !v)
@@ -88,6 +91,12 @@ static int add_option(void *arg, char **row)
 	d->values[d->nopts] = strdup(v);
 	d->nopts++;
 	return d->keys[d->nopts - 1] && d->values[d->nopts - 1] ? 0 : -ENOMEM;
+}
+
+/* One [key, value] row of a table's options. */
+static int add_option(void *arg, char **row)
+{
+	return catalog_rows_option_add(arg, row[0], row[1]);
 }
 
 int catalog_rows_def(struct catalog_table_def *out, int64_t id,

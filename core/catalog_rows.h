@@ -1,7 +1,7 @@
 /*
- * catalog_rows.h - what every catalog backend reads back the same way
- * from the text it keeps: an inspection's external classes (one a line)
- * and factories, and a table's options (JSON rows, json.h).
+ * catalog_rows.h - what every catalog backend reads back the same way:
+ * an inspection's external classes (one a line of a text) and factories,
+ * and a table's options, one row at a time or from JSON rows (json.h).
  */
 #ifndef CMFS_CATALOG_ROWS_H
 #define CMFS_CATALOG_ROWS_H
@@ -12,6 +12,21 @@
 
 /* The newline-terminated lines of `text` into r->external: 0 or -ENOMEM. */
 int catalog_rows_external(struct jar_report *r, const char *text);
+
+/*
+ * One factory (kind, identifier or NULL, class) appended to r->factories;
+ * a kind this build does not know reads as JAR_KIND_OTHER.  -EINVAL when
+ * kind or class is NULL (a damaged row), -ENOMEM.
+ */
+int catalog_rows_factory_add(struct jar_report *r, const char *kind,
+			     const char *identifier, const char *cls);
+
+/*
+ * One option (key, value) appended to d's.  -EINVAL when either is NULL
+ * (a damaged row), -ENOMEM.
+ */
+int catalog_rows_option_add(struct catalog_table_def *d, const char *key,
+			    const char *value);
 
 /*
  * The [kind, identifier, class] rows of `json` (NULL: none) into

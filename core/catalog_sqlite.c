@@ -28,7 +28,7 @@
 #include "catalog_rows.h"
 #include "jar.h"
 
-#define SCHEMA_VERSION 12
+#define SCHEMA_VERSION 13
 #define CMFS_STR_(x) #x
 #define CMFS_STR(x) CMFS_STR_(x)
 
@@ -112,8 +112,8 @@ static const char *const schema_v3[] = {
  * class] and [key, value], in order).  A resolution read each from a
  * table of its own: two more B-trees, two more random disk reads when
  * the catalog is not in memory (100,000 artifacts: about 5 reads a
- * resolution, each as long as reading a small file).  SQLite's JSON
- * functions write and read them; nothing else does.
+ * resolution, each as long as reading a small file).  Version 13 puts
+ * them back into tables of their own.
  */
 static const char *const schema_v4[] = {
 	"ALTER TABLE inspections ADD COLUMN factories TEXT NOT NULL"
@@ -280,11 +280,49 @@ static const char *const schema_v11[] = {
 static const char *const schema_v12[] = {
 	"ALTER TABLE tables ADD COLUMN refusal TEXT", NULL};
 
+/*
+ * Version 13: a JAR's factories and a table's options are rows of child
+ * tables again, in order (seq), keyed by the inspection's and the table's
+ * row, as a factory's options are (version 11): the catalog holds no JSON.
+ * Factories that no longer read as JSON are left behind and their
+ * inspection is marked as made by inspector 0, so that the mount makes
+ * it again (reinspect.h); option rows that do not read are left behind.
+ */
+static const char *const schema_v13[] = {
+	"CREATE TABLE insp_factories(insp INTEGER NOT NULL"
+	" REFERENCES inspections(id) ON DELETE CASCADE,"
+	" seq INTEGER NOT NULL, kind TEXT NOT NULL, identifier TEXT,"
+	" class TEXT NOT NULL, PRIMARY KEY(insp, seq)) WITHOUT ROWID",
+	"UPDATE inspections SET inspector = 0 WHERE NOT json_valid(factories)"
+	" OR json_type(factories) <> 'array'",
+	"UPDATE inspections SET inspector = 0 WHERE inspector <> 0 AND"
+	" EXISTS(SELECT 1 FROM json_each(CASE WHEN inspector <> 0 THEN"
+	" factories ELSE '[]' END) f WHERE json_extract(f.value, '$[0]')"
+	" IS NULL OR json_extract(f.value, '$[2]') IS NULL)",
+	"INSERT INTO insp_factories SELECT i.id, f.key,"
+	" json_extract(f.value, '$[0]'), json_extract(f.value, '$[1]'),"
+	" json_extract(f.value, '$[2]') FROM inspections i,"
+	" json_each(CASE WHEN i.inspector <> 0 THEN i.factories"
+	" ELSE '[]' END) f",
+	"ALTER TABLE inspections DROP COLUMN factories",
+	"CREATE TABLE tab_options(table_id INTEGER NOT NULL"
+	" REFERENCES tables(id) ON DELETE CASCADE, seq INTEGER NOT NULL,"
+	" key TEXT NOT NULL, value TEXT NOT NULL,"
+	" PRIMARY KEY(table_id, seq)) WITHOUT ROWID",
+	"INSERT INTO tab_options SELECT t.id, o.key,"
+	" json_extract(o.value, '$[0]'), json_extract(o.value, '$[1]')"
+	" FROM tables t, json_each(CASE WHEN json_valid(t.options)"
+	" AND json_type(t.options) = 'array' THEN t.options ELSE '[]' END) o"
+	" WHERE json_extract(o.value, '$[0]') IS NOT NULL"
+	" AND json_extract(o.value, '$[1]') IS NOT NULL",
+	"ALTER TABLE tables DROP COLUMN options",
+	NULL};
+
 /* The steps from each version to the next: migrations[v] makes v + 1. */
 static const char *const *const migrations[SCHEMA_VERSION] = {
 	schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
 	schema_v6, schema_v7, schema_v8, schema_v9, schema_v10,
-	schema_v11, schema_v12,
+	schema_v11, schema_v12, schema_v13,
 };
 
 /* The prepared statements, by index into sql[]. */
@@ -317,7 +355,9 @@ enum {
 	S_INSP_PUT,
 	S_INSP_ADD,
 	S_INSP_LINK,
+	S_FACT_DEL,
 	S_FACT_PUT,
+	S_FACT_GET,
 	S_INSP_GET,
 	S_INSP_GET_ID,
 	S_OPT_DEL,
@@ -331,6 +371,7 @@ enum {
 	S_TABLE_REFUSAL_GET,
 	S_TABLE_OPTS_DEL,
 	S_TABLE_OPT_ADD,
+	S_TABLE_OPT_GET,
 	S_TABLE_DEL,
 	S_TABLE_COUNT,
 	S_TABLE_LIST,
@@ -423,23 +464,23 @@ static const char *const sql[S_COUNT] = {
 	/* A row keeps its number when it is put again (fsck): versions
 	 * name it. */
 	[S_INSP_PUT] = "INSERT INTO inspections(sha256, error, external,"
-		       " factories, inspector) VALUES(?, ?, ?, '[]', "
-		       CMFS_STR(JAR_INSPECTOR) ") ON CONFLICT(sha256)"
-		       " DO UPDATE SET error = excluded.error,"
-		       " external = excluded.external, factories = '[]',"
+		       " inspector) VALUES(?, ?, ?, " CMFS_STR(JAR_INSPECTOR)
+		       ") ON CONFLICT(sha256) DO UPDATE SET"
+		       " error = excluded.error, external = excluded.external,"
 		       " inspector = excluded.inspector RETURNING id",
 	[S_INSP_ADD] = "INSERT INTO inspections(sha256, error, external,"
-		       " factories, inspector) VALUES(?1, ?2, ?3, CASE WHEN ?6"
-		       " IS NULL THEN '[]' ELSE json_array(json_array(?4, ?5,"
-		       " ?6)) END, " CMFS_STR(JAR_INSPECTOR) ")",
+		       " inspector) VALUES(?1, ?2, ?3, "
+		       CMFS_STR(JAR_INSPECTOR) ")",
 	[S_INSP_LINK] = "UPDATE versions SET insp = ?2 WHERE sha256 = ?1"
 			" AND insp IS NOT ?2",
-	[S_FACT_PUT] = "UPDATE inspections SET factories = json_insert("
-		       "factories, '$[#]', json_array(?2, ?3, ?4))"
-		       " WHERE sha256 = ?1",
-	[S_INSP_GET] = "SELECT error, external, factories, sha256, id,"
+	[S_FACT_DEL] = "DELETE FROM insp_factories WHERE insp = ?1",
+	[S_FACT_PUT] = "INSERT INTO insp_factories(insp, seq, kind,"
+		       " identifier, class) VALUES(?1, ?5, ?2, ?3, ?4)",
+	[S_FACT_GET] = "SELECT kind, identifier, class FROM insp_factories"
+		       " WHERE insp = ?1 ORDER BY seq",
+	[S_INSP_GET] = "SELECT error, external, sha256, id,"
 		       " options_read FROM inspections WHERE sha256 = ?",
-	[S_INSP_GET_ID] = "SELECT error, external, factories, sha256, id,"
+	[S_INSP_GET_ID] = "SELECT error, external, sha256, id,"
 			  " options_read FROM inspections WHERE id = ?"
 			  " AND sha256 = ?",
 	[S_OPT_DEL] = "DELETE FROM factory_options WHERE insp = ?1",
@@ -453,8 +494,7 @@ static const char *const sql[S_COUNT] = {
 		      " WHERE insp = ?1 ORDER BY factory, role, key",
 	[S_TABLE_GET] = "SELECT id, env_id, name, size, mtime, uid FROM tables"
 			" WHERE env_id = ? AND name = ?",
-	[S_TABLE_DEF] =
-		"SELECT ddl, like_ddl, options FROM tables WHERE id = ?",
+	[S_TABLE_DEF] = "SELECT ddl, like_ddl FROM tables WHERE id = ?",
 	[S_TABLE_PUT] = "INSERT INTO tables(env_id, name, ddl, like_ddl, size,"
 			" mtime, uid) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)"
 			" ON CONFLICT(env_id, name) DO UPDATE SET"
@@ -462,9 +502,11 @@ static const char *const sql[S_COUNT] = {
 			" uid = ?7, refusal = NULL RETURNING id",
 	[S_TABLE_REFUSAL_SET] = "UPDATE tables SET refusal = ?2 WHERE id = ?1",
 	[S_TABLE_REFUSAL_GET] = "SELECT refusal FROM tables WHERE id = ?",
-	[S_TABLE_OPTS_DEL] = "UPDATE tables SET options = '[]' WHERE id = ?",
-	[S_TABLE_OPT_ADD] = "UPDATE tables SET options = json_insert(options,"
-			    " '$[#]', json_array(?2, ?3)) WHERE id = ?1",
+	[S_TABLE_OPTS_DEL] = "DELETE FROM tab_options WHERE table_id = ?",
+	[S_TABLE_OPT_ADD] = "INSERT INTO tab_options(table_id, seq, key,"
+			    " value) VALUES(?1, ?4, ?2, ?3)",
+	[S_TABLE_OPT_GET] = "SELECT key, value FROM tab_options"
+			    " WHERE table_id = ?1 ORDER BY seq",
 	[S_TABLE_DEL] = "DELETE FROM tables WHERE id = ?",
 	[S_TABLE_COUNT] = "SELECT COALESCE((SELECT ntab FROM envs"
 			  " WHERE id = ?), 0)",
@@ -1723,7 +1765,7 @@ static int sq_insp_put(void *impl, const char *sha256,
 	struct buf ext = BUF_INIT((size_t)1 << 30);
 	sqlite3_stmt *s;
 	uint64_t id = 0;
-	size_t i, first = 0;
+	size_t i;
 	int rc = 0, step, xerr, fresh = 0;
 
 	for (i = 0; !rc && i < r->nexternal; i++)
@@ -1735,9 +1777,9 @@ static int sq_insp_put(void *impl, const char *sha256,
 	if (rc)
 		goto out;
 	/*
-	 * A blob not inspected before, with its first factory, if any: one
-	 * INSERT (an upload's usual case; the upsert with RETURNING was a
-	 * tenth of an upload's commit).  A row already there: the upsert.
+	 * A blob not inspected before: a plain INSERT (an upload's usual
+	 * case; the upsert with RETURNING was a tenth of an upload's
+	 * commit).  A row already there: the upsert, its factories dropped.
 	 */
 	rc = prep(q, S_INSP_ADD, &s, err);
 	if (!rc) {
@@ -1745,15 +1787,12 @@ static int sq_insp_put(void *impl, const char *sha256,
 		if (r->error)
 			sqlite3_bind_text(s, 2, r->error, -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 3, buf_str(&ext), -1, SQLITE_STATIC);
-		if (r->nfactories)
-			bind_factory(s, 4, &r->factories[0]);
 		step = sqlite3_step(s);
 		xerr = step == SQLITE_DONE ? 0
 					   : sqlite3_extended_errcode(q->db);
 		done(s);
 		if (step == SQLITE_DONE) {
 			id = (uint64_t)sqlite3_last_insert_rowid(q->db);
-			first = r->nfactories ? 1 : 0;
 			fresh = 1;
 		} else if (xerr != SQLITE_CONSTRAINT_UNIQUE) {
 			rc = fail(q, xerr, err);
@@ -1765,6 +1804,8 @@ static int sq_insp_put(void *impl, const char *sha256,
 			sqlite3_bind_text(s, 3, buf_str(&ext), -1,
 					  SQLITE_STATIC);
 			rc = scalar(q, s, &id, err);
+			if (!rc)
+				rc = exec_id(q, S_FACT_DEL, (int64_t)id, err);
 		}
 	}
 	/* Versions of this blob added before it was inspected. */
@@ -1773,11 +1814,12 @@ static int sq_insp_put(void *impl, const char *sha256,
 		sqlite3_bind_int64(s, 2, (int64_t)id);
 		rc = exec_stmt(q, s, err);
 	}
-	for (i = first; !rc && i < r->nfactories; i++) {
+	for (i = 0; !rc && i < r->nfactories; i++) {
 		if ((rc = prep(q, S_FACT_PUT, &s, err)))
 			break;
-		sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 1, (int64_t)id);
 		bind_factory(s, 2, &r->factories[i]);
+		sqlite3_bind_int64(s, 5, (int64_t)i);
 		rc = exec_stmt(q, s, err);
 	}
 	if (!rc)
@@ -1873,12 +1915,75 @@ static int read_options(struct sq *q, int64_t insp, int read,
 	return rc;
 }
 
+/* Column i of s when it holds text, else NULL (NULL, or edited into a
+ * number or bytes). */
+static const char *text_col(sqlite3_stmt *s, int i)
+{
+	return sqlite3_column_type(s, i) == SQLITE_TEXT ? col(s, i) : NULL;
+}
+
+/*
+ * Each row of prepared statement s handed to add(arg, its first three
+ * text columns), in order; an error of add stops the walk.  -EINVAL (a
+ * damaged row, err not set: the caller names it), -ENOMEM, or SQLite's
+ * error.  Resets s.
+ */
+static int each_row(struct sq *q, sqlite3_stmt *s,
+		    int (*add)(void *arg, const char *a, const char *b,
+			       const char *c),
+		    void *arg, struct cmfs_err *err)
+{
+	int rc = 0, step = SQLITE_DONE;
+
+	while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW)
+		rc = add(arg, text_col(s, 0), text_col(s, 1), text_col(s, 2));
+	if (!rc && step != SQLITE_DONE)
+		rc = fail(q, sqlite3_extended_errcode(q->db), err);
+	else if (rc == -ENOMEM)
+		rc = cmfs_err_set(err, rc, "out of memory");
+	done(s);
+	return rc;
+}
+
+static int add_factory(void *r, const char *kind, const char *identifier,
+		       const char *cls)
+{
+	return catalog_rows_factory_add(r, kind, identifier, cls);
+}
+
+static int add_option(void *d, const char *key, const char *value,
+		      const char *unused)
+{
+	(void)unused;
+	return catalog_rows_option_add(d, key, value);
+}
+
+/* The factories rows of inspection `insp` (of blob sha256) into r. */
+static int read_factories(struct sq *q, int64_t insp, const char *sha256,
+			  struct jar_report *r, struct cmfs_err *err)
+{
+	sqlite3_stmt *s;
+	int rc = prep(q, S_FACT_GET, &s, err);
+
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(s, 1, insp);
+	rc = each_row(q, s, add_factory, r, err);
+	return rc != -EINVAL ? rc
+			     : cmfs_err_set(err, -EIO,
+					    "catalog: the factories recorded "
+					    "for blob %.64s are damaged (cmfs "
+					    "fsck --repair recomputes them)",
+					    sha256);
+}
+
 /* The row of S_INSP_GET or S_INSP_GET_ID into r; -ENOENT if none. */
 static int read_insp(struct sq *q, sqlite3_stmt *s, struct jar_report *r,
 		     struct cmfs_err *err)
 {
 	int rc = sqlite3_step(s), read = 0, found = 0;
 	int64_t insp = 0;
+	char sha[65];
 
 	if (rc == SQLITE_ROW) {
 		const char *e = (const char *)sqlite3_column_text(s, 0);
@@ -1891,12 +1996,9 @@ static int read_insp(struct sq *q, sqlite3_stmt *s, struct jar_report *r,
 				r, (const char *)sqlite3_column_text(s, 1));
 		if (rc)
 			cmfs_err_set(err, rc, "out of memory");
-		else
-			rc = catalog_rows_factories(
-				r, (const char *)sqlite3_column_text(s, 2),
-				(const char *)sqlite3_column_text(s, 3), err);
-		insp = sqlite3_column_int64(s, 4);
-		read = sqlite3_column_int(s, 5);
+		snprintf(sha, sizeof(sha), "%s", col(s, 2) ? col(s, 2) : "");
+		insp = sqlite3_column_int64(s, 3);
+		read = sqlite3_column_int(s, 4);
 		found = 1;
 	} else if (rc == SQLITE_DONE) {
 		rc = -ENOENT;
@@ -1904,6 +2006,8 @@ static int read_insp(struct sq *q, sqlite3_stmt *s, struct jar_report *r,
 		rc = fail(q, sqlite3_extended_errcode(q->db), err);
 	}
 	done(s);
+	if (!rc && found)
+		rc = read_factories(q, insp, sha, r, err);
 	if (!rc && found)
 		rc = read_options(q, insp, read, r, err);
 	return rc;
@@ -1974,15 +2078,24 @@ static int sq_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 	sqlite3_bind_int64(s, 1, id);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
-		rc = catalog_rows_def(
-			out, id, (const char *)sqlite3_column_text(s, 0),
-			(const char *)sqlite3_column_text(s, 1),
-			(const char *)sqlite3_column_text(s, 2), err);
+		rc = catalog_rows_def(out, id, col(s, 0), col(s, 1), NULL,
+				      err);
 	else
 		rc = rc == SQLITE_DONE
 			     ? -ENOENT
 			     : fail(q, sqlite3_extended_errcode(q->db), err);
 	done(s);
+	if (!rc && !(rc = prep(q, S_TABLE_OPT_GET, &s, err))) {
+		sqlite3_bind_int64(s, 1, id);
+		rc = each_row(q, s, add_option, out, err);
+		if (rc == -EINVAL)
+			rc = cmfs_err_set(err, -EIO,
+					  "catalog: the options recorded for "
+					  "table %lld are damaged",
+					  (long long)id);
+	}
+	if (rc && rc != -ENOENT)
+		catalog_table_def_release(out);
 out:
 	unlock(q);
 	return rc;
@@ -2028,6 +2141,7 @@ static int sq_table_put(void *impl, int64_t env_id, const char *name,
 		sqlite3_bind_int64(s, 1, id);
 		sqlite3_bind_text(s, 2, def->keys[i], -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 3, def->values[i], -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 4, (int64_t)i);
 		rc = exec_stmt(q, s, err);
 	}
 	rc = sq_end(q, rc, err);

@@ -208,6 +208,23 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 
 /* A version-7 catalog made as version 6 had it: events in a rowid table
  * with an index on (env, off), lines and all. */
+/* A version-13 catalog made as version 12 had it: factories and table
+ * options as JSON arrays in their rows' columns, rows and all. */
+#define V13_TO_V12                                                             \
+	"ALTER TABLE inspections ADD COLUMN factories TEXT NOT NULL"           \
+	" DEFAULT '[]';"                                                       \
+	"UPDATE inspections SET factories = (SELECT"                           \
+	" json_group_array(json_array(kind, identifier, class)) FROM"          \
+	" (SELECT kind, identifier, class FROM insp_factories f"                \
+	" WHERE f.insp = inspections.id ORDER BY seq));"                       \
+	"DROP TABLE insp_factories;"                                           \
+	"ALTER TABLE tables ADD COLUMN options TEXT NOT NULL DEFAULT '[]';"    \
+	"UPDATE tables SET options = (SELECT"                                  \
+	" json_group_array(json_array(key, value)) FROM"                       \
+	" (SELECT key, value FROM tab_options o"                               \
+	" WHERE o.table_id = tables.id ORDER BY seq));"                        \
+	"DROP TABLE tab_options;"                                              \
+	"PRAGMA user_version = 12;"
 /* A version-12 catalog made as version 11 had it: no refusals. */
 #define V12_TO_V11                                                             \
 	"ALTER TABLE tables DROP COLUMN refusal; PRAGMA user_version = 11;"
@@ -274,7 +291,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 12);
+	T_INTEQ(pragma_int("user_version"), 13);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -289,7 +306,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 12);
+	T_INTEQ(pragma_int("user_version"), 13);
 	{
 		char mode[16];
 
@@ -325,7 +342,7 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+		T_INTEQ(exec_sql(V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
 					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
@@ -335,7 +352,7 @@ static void test_open(void)
 				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 12);
+		T_INTEQ(pragma_int("user_version"), 13);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -356,14 +373,14 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+		T_INTEQ(exec_sql(V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
 					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 12);
+		T_INTEQ(pragma_int("user_version"), 13);
 		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
 		T_INTEQ(mark, 0);
 		catalog_close(c);
@@ -400,13 +417,13 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+		T_INTEQ(exec_sql(V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
 					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 12);
+		T_INTEQ(pragma_int("user_version"), 13);
 		T_INTEQ(exec_sql("SELECT * FROM factories"), 1);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
@@ -456,13 +473,13 @@ static void test_open(void)
 		k = c ? art(c, e.id, "k.jar", SHA_B, 3) : 0;
 		u = c ? art(c, e.id, "u.txt", SHA_C, 3) : 0;
 		catalog_close(c);
-		T_INTEQ(exec_sql(V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
+		T_INTEQ(exec_sql(V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
 				 V5_TO_V4),
 			0);
 		T_INTEQ(pragma_int("user_version"), 4);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 12);
+		T_INTEQ(pragma_int("user_version"), 13);
 		/* Every version of an inspected blob names its row. */
 		T_INTEQ(query_int("SELECT count(*) FROM versions v"
 				  " WHERE v.insp IS NOT (SELECT id FROM"
@@ -503,13 +520,13 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_add(c, "prod", "two\n", &err) : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
+		T_INTEQ(exec_sql(V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE name = 'events_env_off'"),
 			1);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 12);
+		T_INTEQ(pragma_int("user_version"), 13);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE tbl_name = 'events'"),
 			1);
@@ -541,10 +558,10 @@ static void test_open(void)
 		T_INTEQ(catalog_art_add(c, e.id, "m.jar", &id, &err), 0);
 		T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7), 0);
+		T_INTEQ(exec_sql(V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 12);
+		T_INTEQ(pragma_int("user_version"), 13);
 		T_INTEQ(c ? catalog_art_del(c, id, &err) : -1, 0);
 		T_INTEQ(c ? catalog_art_add(c, e.id, "m.jar", &id, &err) : -1,
 			0);
@@ -555,8 +572,88 @@ static void test_open(void)
 		catalog_close(c);
 	}
 
+	/* Version 12 kept factories and table options as JSON in their
+	 * rows: brought into rows of their own, in order, values intact;
+	 * factories that no longer read leave their inspection to be made
+	 * again. */
+	{
+		struct jar_factory f[2] = {
+			{ (char *)"com.y.A", JAR_KIND_CONNECTOR, (char *)"ya",
+			  NO_OPTIONS },
+			{ (char *)"com.y.B", JAR_KIND_FORMAT, NULL, NO_OPTIONS },
+		};
+		char *keys[2] = { (char *)"connector", (char *)"k" };
+		char *values[2] = { (char *)"ya", (char *)"v \"w\"" };
+		struct catalog_table_def d, got;
+		struct catalog_table t;
+		struct jar_report in, *out = NULL;
+
+		memset(&in, 0, sizeof(in));
+		in.nfactories = 2;
+		in.factories = f;
+		memset(&d, 0, sizeof(d));
+		d.ddl = (char *)"CREATE TABLE y (a INT)";
+		d.nopts = 2;
+		d.keys = keys;
+		d.values = values;
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(c ? catalog_env_get(c, "prod", &e, &err) : -1, 0);
+		T_INTEQ(c ? catalog_insp_put(c, SHA_A, &in, &err) : -1, 0);
+		T_INTEQ(c ? catalog_insp_put(c, SHA_C, &in, &err) : -1, 0);
+		T_INTEQ(c ? catalog_table_put(c, e.id, "y", &d, 1, 0, &t, &err)
+			  : -1,
+			0);
+		catalog_close(c);
+		T_INTEQ(exec_sql(V13_TO_V12), 0);
+		T_INTEQ(query_int("SELECT count(*) FROM inspections WHERE"
+				  " json_array_length(factories) = 2"),
+			2);
+		T_INTEQ(exec_sql("UPDATE inspections SET factories = '[{'"
+				 " WHERE sha256 = '" SHA_C "'"),
+			0);
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(pragma_int("user_version"), 13);
+		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
+		T_INTEQ(out ? out->nfactories : 0, 2);
+		if (out && out->nfactories == 2) {
+			T_STREQ(out->factories[0].cls, "com.y.A");
+			T_STREQ(out->factories[0].identifier, "ya");
+			T_INTEQ(out->factories[1].kind, JAR_KIND_FORMAT);
+			T_CHECK(out->factories[1].identifier == NULL);
+		}
+		jar_report_free(out);
+		T_INTEQ(query_int("SELECT inspector FROM inspections"
+				  " WHERE sha256 = '" SHA_C "'"),
+			0);
+		memset(&got, 0, sizeof(got));
+		T_INTEQ(c ? catalog_table_def(c, t.id, &got, &err) : -1, 0);
+		T_INTEQ(got.nopts, 2);
+		if (got.nopts == 2) {
+			T_STREQ(got.keys[0], "connector");
+			T_STREQ(got.keys[1], "k");
+			T_STREQ(got.values[1], "v \"w\"");
+		}
+		catalog_table_def_release(&got);
+		/* Put again: the rows are replaced, not added to. */
+		T_INTEQ(c ? catalog_insp_put(c, SHA_A, &in, &err) : -1, 0);
+		T_INTEQ(c ? catalog_table_put(c, e.id, "y", &d, 1, 0, &t, &err)
+			  : -1,
+			0);
+		T_INTEQ(query_int("SELECT count(*) FROM insp_factories f,"
+				  " inspections i WHERE f.insp = i.id AND"
+				  " i.sha256 = '" SHA_A "'"),
+			2);
+		T_INTEQ(query_int("SELECT count(*) FROM tab_options"
+				  " WHERE table_id = (SELECT id FROM tables"
+				  " WHERE name = 'y')"),
+			2);
+		catalog_close(c);
+	}
+
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 13"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 14"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
@@ -1620,9 +1717,9 @@ static void test_inspections(void)
 		jar_report_free(out);
 	}
 	/* Factories edited into something else: an error, not a guess. */
-	T_INTEQ(exec_sql("UPDATE inspections SET factories ="
-			 " '[[\"connector\",\"k\"]]' WHERE sha256 = '" SHA_A
-			 "'"),
+	T_INTEQ(exec_sql("UPDATE insp_factories SET class = x'00' WHERE"
+			 " insp = (SELECT id FROM inspections WHERE"
+			 " sha256 = '" SHA_A "')"),
 		0);
 	out = NULL;
 	T_ERRNO(catalog_insp_get(c, SHA_A, &out, &err), EIO);
@@ -1687,7 +1784,7 @@ static void test_tables(void)
 
 	/* Options edited into something else: an error, and the good
 	 * ones come back when they are put back. */
-	T_INTEQ(exec_sql("UPDATE tables SET options = '[[\"k\",null]]'"), 0);
+	T_INTEQ(exec_sql("UPDATE tab_options SET value = x'00'"), 0);
 	T_ERRNO(catalog_table_def(c, t.id, &got, &err), EIO);
 	T_CHECK(got.ddl == NULL && got.nopts == 0);
 	T_CONTAINS(err.msg, "options recorded for table");
