@@ -13,7 +13,7 @@ eq "ls -l shows its size" "$(stat -c %s "$DDL/valid/004-mongodb-orders.sql")" "$
 eq "stored as written" "$(cat "$DDL/valid/004-mongodb-orders.sql")" \
 	"$(sql "SELECT ddl FROM tables WHERE name = 'orders'")"
 eq "its options are in the catalog" mongodb \
-	"$(sql "SELECT o.value ->> 1 FROM tables t, json_each(t.options) o WHERE t.name = 'orders' AND o.value ->> 0 = 'connector'")"
+	"$(sql "SELECT o.value FROM tables t, tab_options o WHERE o.table_id = t.id AND t.name = 'orders' AND o.key = 'connector'")"
 contains "the write is in events" "action=table-write table=orders connector=mongodb result=ok" \
 	"$(last_event prod 'table=orders')"
 
@@ -113,12 +113,12 @@ cat >"$TB/derived.sql" <<'SQL'
 CREATE TABLE derived (extra INT) WITH ('rows-per-second' = '10') LIKE base;
 SQL
 eq "LIKE merges the options" "connector=datagen rows-per-second=10" \
-	"$(sql "SELECT group_concat((o.value ->> 0) || '=' || (o.value ->> 1), ' ') FROM (SELECT o.value FROM tables t, json_each(t.options) o WHERE t.name = 'derived' ORDER BY o.key) o")"
+	"$(sql "SELECT group_concat(o.key || '=' || o.value, ' ') FROM (SELECT o.key, o.value FROM tables t, tab_options o WHERE o.table_id = t.id AND t.name = 'derived' ORDER BY o.seq) o")"
 errno_is "LIKE of a missing table" EINVAL write "$TB/d2.sql" \
 	"CREATE TABLE d2 (x INT) LIKE nothing"
 rm "$TB/base.sql"
 eq "the derived table keeps its merged options" 2 \
-	"$(sql "SELECT json_array_length(options) FROM tables WHERE name = 'derived'")"
+	"$(sql "SELECT count(*) FROM tables t, tab_options o WHERE o.table_id = t.id AND t.name = 'derived'")"
 
 remount_cmfs
 contains "tables survive a remount" "'shop3'" "$(cat "$TB/orders.sql")"
