@@ -7,6 +7,7 @@
 #include "options.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -123,6 +124,95 @@ int catalog_rows_def(struct catalog_table_def *out, int64_t id,
 	}
 	*out = d;
 	return 0;
+}
+
+static const char *const unknown_sets[] = {"required", "optional",
+					   "prefixes", "validation"};
+
+int catalog_rows_options_each(const struct jar_report *r,
+			      int (*fn)(void *arg, size_t factory,
+					const char *role, const char *key,
+					const struct options_option *o),
+			      void *arg)
+{
+	size_t i, j;
+	int rc = 0;
+
+	for (i = 0; !rc && i < r->nfactories; i++) {
+		const struct options_set *o = &r->factories[i].options;
+		const char *p = o->prefixes, *e;
+
+		for (j = 0; !rc && j < o->n; j++)
+			rc = fn(arg, i, o->v[j].required ? "required"
+							 : "optional",
+				o->v[j].key, &o->v[j]);
+		for (j = 0; !rc && j < 4; j++)
+			if (o->unknown & (1u << j))
+				rc = fn(arg, i, "unknown", unknown_sets[j],
+					NULL);
+		while (!rc && p && *p) {
+			char one[256];
+			size_t n;
+
+			e = strchr(p, ',');
+			n = e ? (size_t)(e - p) : strlen(p);
+			snprintf(one, sizeof(one), "%.*s", (int)n, p);
+			rc = fn(arg, i, "prefix", one, NULL);
+			p = e ? e + 1 : NULL;
+		}
+	}
+	return rc;
+}
+
+/* Append a joined string to a comma list *dst (malloc'd): 0 or -ENOMEM. */
+static int list_add(char **dst, const char *s)
+{
+	size_t n = *dst ? strlen(*dst) : 0;
+	char *v = realloc(*dst, n + strlen(s) + 2);
+
+	if (!v)
+		return -ENOMEM;
+	if (n)
+		v[n++] = ',';
+	strcpy(v + n, s);
+	*dst = v;
+	return 0;
+}
+
+int catalog_rows_option_read(struct jar_report *r, int64_t factory,
+			     const char *role, const char *key,
+			     const struct options_option *o)
+{
+	struct options_set *set;
+	struct options_option v;
+	unsigned j;
+
+	if (factory < 0 || (uint64_t)factory >= r->nfactories || !role ||
+	    !key)
+		return 0;
+	set = &r->factories[factory].options;
+	if (!strcmp(role, "unknown")) {
+		for (j = 0; j < 4 && strcmp(key, unknown_sets[j]); j++)
+			;
+		set->unknown |= j < 4 ? 1u << j : OPTIONS_UNKNOWN_PREFIXES;
+		return 0;
+	}
+	if (!strcmp(role, "prefix"))
+		return list_add(&set->prefixes, key);
+	v = *o;
+	v.key = (char *)key;
+	if (!v.type)
+		v.type = (char *)"?";
+	v.required = !strcmp(role, "required");
+	return options_set_add(set, &v);
+}
+
+void catalog_rows_options_sort(struct jar_report *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nfactories; i++)
+		options_set_sort(&r->factories[i].options);
 }
 
 void catalog_rows_options_unknown(struct jar_report *r)

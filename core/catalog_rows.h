@@ -9,6 +9,10 @@
 #include "catalog.h"
 #include "err.h"
 #include "jar.h"
+#include "options.h"
+
+#include <stddef.h>
+#include <stdint.h>
 
 /* The newline-terminated lines of `text` into r->external: 0 or -ENOMEM. */
 int catalog_rows_external(struct jar_report *r, const char *text);
@@ -42,6 +46,33 @@ int catalog_rows_factories(struct jar_report *r, const char *json,
  * not keep them yet): resolution then refuses nothing on its options.
  */
 void catalog_rows_options_unknown(struct jar_report *r);
+
+/*
+ * Each declared option of r's factories handed to fn(arg, the factory's
+ * place, role, key, o) in the rows factory_options keeps: role
+ * "required" or "optional" with the option (o), "unknown" with the set
+ * the bytecode does not show whole ("required", "optional", "prefixes",
+ * "validation"), "prefix" with a prefix validateExcept lets through (o
+ * NULL for both).  The first error of fn stops the walk and is returned.
+ */
+int catalog_rows_options_each(const struct jar_report *r,
+			      int (*fn)(void *arg, size_t factory,
+					const char *role, const char *key,
+					const struct options_option *o),
+			      void *arg);
+
+/*
+ * One such row read back into r: o holds the option's fields other than
+ * key and required (ignored for "unknown" and "prefix").  A row naming
+ * no factory of r or no role is skipped.  0 or -ENOMEM.  Once all rows
+ * are in, catalog_rows_options_sort(r).
+ */
+int catalog_rows_option_read(struct jar_report *r, int64_t factory,
+			     const char *role, const char *key,
+			     const struct options_option *o);
+
+/* Sort each factory's options by key, as resolution searches them. */
+void catalog_rows_options_sort(struct jar_report *r);
 
 /*
  * Table `id`'s definition from its columns: its text, its LIKE sources'

@@ -1675,17 +1675,24 @@ static void bind_factory(sqlite3_stmt *s, int at, const struct jar_factory *f)
 	sqlite3_bind_text(s, at + 2, f->cls, -1, SQLITE_STATIC);
 }
 
+/* Where put_option writes: the catalog, the inspection's row, the error. */
+struct opt_dst {
+	struct sq *q;
+	int64_t insp;
+	struct cmfs_err *err;
+};
+
 /* One row of factory_options; o NULL for a 'prefix' or 'unknown' row. */
-static int put_option(struct sq *q, int64_t insp, size_t factory,
-		      const char *role, const char *key,
-		      const struct options_option *o, struct cmfs_err *err)
+static int put_option(void *arg, size_t factory, const char *role,
+		      const char *key, const struct options_option *o)
 {
+	struct opt_dst *d = arg;
 	sqlite3_stmt *s;
-	int rc = prep(q, S_OPT_PUT, &s, err);
+	int rc = prep(d->q, S_OPT_PUT, &s, d->err);
 
 	if (rc)
 		return rc;
-	sqlite3_bind_int64(s, 1, insp);
+	sqlite3_bind_int64(s, 1, d->insp);
 	sqlite3_bind_int64(s, 2, (int64_t)factory);
 	sqlite3_bind_text(s, 3, role, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 4, key, -1, SQLITE_STATIC);
@@ -1706,7 +1713,7 @@ static int put_option(struct sq *q, int64_t insp, size_t factory,
 					  SQLITE_STATIC);
 		sqlite3_bind_int(s, 11, o->forward);
 	}
-	return exec_stmt(q, s, err);
+	return exec_stmt(d->q, s, d->err);
 }
 
 /*
@@ -1717,40 +1724,16 @@ static int put_option(struct sq *q, int64_t insp, size_t factory,
 static int put_options(struct sq *q, int64_t insp, const struct jar_report *r,
 		       int fresh, struct cmfs_err *err)
 {
-	static const char *const unk[] = {"required", "optional",
-					  "prefixes", "validation"};
+	struct opt_dst d = {q, insp, err};
 	sqlite3_stmt *s;
-	size_t i, j;
 	int rc = 0;
 
 	if (!fresh && !(rc = prep(q, S_OPT_DEL, &s, err))) {
 		sqlite3_bind_int64(s, 1, insp);
 		rc = exec_stmt(q, s, err);
 	}
-	for (i = 0; !rc && i < r->nfactories; i++) {
-		const struct options_set *o = &r->factories[i].options;
-		const char *p = o->prefixes, *e;
-
-		for (j = 0; !rc && j < o->n; j++)
-			rc = put_option(q, insp, i,
-					o->v[j].required ? "required"
-							 : "optional",
-					o->v[j].key, &o->v[j], err);
-		for (j = 0; !rc && j < 4; j++)
-			if (o->unknown & (1u << j))
-				rc = put_option(q, insp, i, "unknown", unk[j],
-						NULL, err);
-		while (!rc && p && *p) {
-			char one[256];
-			size_t n;
-
-			e = strchr(p, ',');
-			n = e ? (size_t)(e - p) : strlen(p);
-			snprintf(one, sizeof(one), "%.*s", (int)n, p);
-			rc = put_option(q, insp, i, "prefix", one, NULL, err);
-			p = e ? e + 1 : NULL;
-		}
-	}
+	if (!rc)
+		rc = catalog_rows_options_each(r, put_option, &d);
 	if (!rc && !(rc = prep(q, S_OPT_MARK, &s, err))) {
 		sqlite3_bind_int64(s, 1, insp);
 		rc = exec_stmt(q, s, err);
@@ -1831,21 +1814,6 @@ out:
 	return rc;
 }
 
-/* Append a joined string to a comma list *dst (malloc'd): 0 or -ENOMEM. */
-static int list_add(char **dst, const char *s)
-{
-	size_t n = *dst ? strlen(*dst) : 0;
-	char *v = realloc(*dst, n + strlen(s) + 2);
-
-	if (!v)
-		return -ENOMEM;
-	if (n)
-		v[n++] = ',';
-	strcpy(v + n, s);
-	*dst = v;
-	return 0;
-}
-
 static const char *col(sqlite3_stmt *s, int i)
 {
 	return (const char *)sqlite3_column_text(s, i);
@@ -1859,7 +1827,6 @@ static int read_options(struct sq *q, int64_t insp, int read,
 			struct jar_report *r, struct cmfs_err *err)
 {
 	sqlite3_stmt *s;
-	size_t i;
 	int rc, step;
 
 	if (!read) {
@@ -1871,38 +1838,18 @@ static int read_options(struct sq *q, int64_t insp, int read,
 		return rc;
 	sqlite3_bind_int64(s, 1, insp);
 	while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t f = sqlite3_column_int64(s, 0);
-		const char *role = col(s, 1), *key = col(s, 2);
-		struct options_set *o;
+		struct options_option v;
 
-		if (f < 0 || (uint64_t)f >= r->nfactories || !role || !key)
-			continue;
-		o = &r->factories[f].options;
-		if (!strcmp(role, "unknown")) {
-			o->unknown |= !strcmp(key, "required")
-					      ? OPTIONS_UNKNOWN_REQUIRED
-				      : !strcmp(key, "optional")
-					      ? OPTIONS_UNKNOWN_OPTIONAL
-				      : !strcmp(key, "validation")
-					      ? OPTIONS_UNVALIDATED
-					      : OPTIONS_UNKNOWN_PREFIXES;
-		} else if (!strcmp(role, "prefix")) {
-			rc = list_add(&o->prefixes, key);
-		} else {
-			struct options_option v;
-
-			memset(&v, 0, sizeof(v));
-			v.key = (char *)key;
-			v.type = (char *)(col(s, 3) ? col(s, 3) : "?");
-			v.list = sqlite3_column_int(s, 4);
-			v.values = (char *)col(s, 5);
-			v.defval = (char *)col(s, 6);
-			v.deprecated = (char *)col(s, 7);
-			v.fallback = (char *)col(s, 8);
-			v.forward = sqlite3_column_int(s, 9);
-			v.required = !strcmp(role, "required");
-			rc = options_set_add(o, &v);
-		}
+		memset(&v, 0, sizeof(v));
+		v.type = (char *)col(s, 3);
+		v.list = sqlite3_column_int(s, 4);
+		v.values = (char *)col(s, 5);
+		v.defval = (char *)col(s, 6);
+		v.deprecated = (char *)col(s, 7);
+		v.fallback = (char *)col(s, 8);
+		v.forward = sqlite3_column_int(s, 9);
+		rc = catalog_rows_option_read(r, sqlite3_column_int64(s, 0),
+					      col(s, 1), col(s, 2), &v);
 	}
 	if (!rc && step != SQLITE_DONE)
 		rc = fail(q, sqlite3_extended_errcode(q->db), err);
@@ -1910,8 +1857,8 @@ static int read_options(struct sq *q, int64_t insp, int read,
 		cmfs_err_set(err, rc, "out of memory");
 	done(s);
 	/* Rows come by role and key; a set is searched sorted by key. */
-	for (i = 0; !rc && i < r->nfactories; i++)
-		options_set_sort(&r->factories[i].options);
+	if (!rc)
+		catalog_rows_options_sort(r);
 	return rc;
 }
 
