@@ -16,9 +16,8 @@
  *
  * Text columns compare and sort bytewise (COLLATE "C"), as SQLite's do.
  * Label values and event lines are bytea: bytes, as the interface says.
- * Factories and table options are kept as the JSON text json.h reads;
- * factories' declared options are not kept yet (resolution checks no
- * table's options against them on this backend).
+ * Factories, their declared options and table options are rows of child
+ * tables, as in the SQLite backend.
  *
  * SQLSTATEs become errnos here and nowhere else: unique violation
  * -EEXIST, other constraint or data errors -EINVAL, disk full -ENOSPC,
@@ -39,9 +38,11 @@
 #include "catalog_rows.h"
 #include "config.h"
 #include "jar.h"
-#include "json.h"
 
-#define PG_SCHEMA_VERSION 2
+#define PG_SCHEMA_VERSION 4
+
+#define CMFS_STR_(x) #x
+#define CMFS_STR(x) CMFS_STR_(x)
 
 /* Seconds a connection may take before it fails (libpq's default: no
  * limit). */
@@ -166,6 +167,47 @@ static const char *const schema_v1[] = {
 static const char *const schema_v2[] = {
 	"ALTER TABLE tables ADD COLUMN refusal text", NULL};
 
+/*
+ * Version 4: factories and table options leave their JSON columns for
+ * rows of child tables, and factories' declared options are kept (SQLite's
+ * v11 and v13).  Inspections from before know no options: marked as made
+ * by the inspector before this one, so the mount makes them again
+ * (reinspect.h); so are those whose factories do not read.
+ */
+static const char *const schema_v4[] = {
+	"CREATE TABLE insp_factories(insp bigint NOT NULL"
+	" REFERENCES inspections(id) ON DELETE CASCADE, seq integer NOT NULL,"
+	" kind text COLLATE \"C\" NOT NULL, identifier text COLLATE \"C\","
+	" class text COLLATE \"C\" NOT NULL, PRIMARY KEY(insp, seq))",
+	"UPDATE inspections SET inspector = LEAST(inspector, "
+	CMFS_STR(JAR_INSPECTOR) " - 1)",
+	"UPDATE inspections i SET inspector = 0 WHERE EXISTS(SELECT 1 FROM"
+	" json_array_elements(i.factories::json) f(e) WHERE f.e->>0 IS NULL"
+	" OR f.e->>2 IS NULL)",
+	"INSERT INTO insp_factories SELECT i.id, f.ord - 1, f.e->>0,"
+	" f.e->>1, f.e->>2 FROM inspections i, json_array_elements("
+	"i.factories::json) WITH ORDINALITY f(e, ord) WHERE i.inspector <> 0",
+	"ALTER TABLE inspections DROP COLUMN factories",
+	"CREATE TABLE factory_options(insp bigint NOT NULL"
+	" REFERENCES inspections(id) ON DELETE CASCADE,"
+	" factory integer NOT NULL, role text COLLATE \"C\" NOT NULL,"
+	" key text COLLATE \"C\" NOT NULL, type text,"
+	" list integer NOT NULL DEFAULT 0, vals text, defval text,"
+	" deprecated text, fallback text, forward integer NOT NULL DEFAULT 0,"
+	" PRIMARY KEY(insp, factory, role, key))",
+	"ALTER TABLE inspections ADD COLUMN options_read integer NOT NULL"
+	" DEFAULT 0",
+	"CREATE TABLE tab_options(table_id bigint NOT NULL"
+	" REFERENCES tables(id) ON DELETE CASCADE, seq integer NOT NULL,"
+	" key text COLLATE \"C\" NOT NULL, value text NOT NULL,"
+	" PRIMARY KEY(table_id, seq))",
+	"INSERT INTO tab_options SELECT t.id, o.ord - 1, o.e->>0, o.e->>1"
+	" FROM tables t, json_array_elements(t.options::json)"
+	" WITH ORDINALITY o(e, ord)"
+	" WHERE o.e->>0 IS NOT NULL AND o.e->>1 IS NOT NULL",
+	"ALTER TABLE tables DROP COLUMN options",
+	NULL};
+
 /* The columns of an artifact row with its latest version. */
 #define ART_COLS                                                             \
 	"a.id, a.env_id, a.name, v.n, v.sha256, v.size, v.mtime, v.uid,"     \
@@ -186,7 +228,7 @@ struct pg {
 };
 
 /* The parameters of one statement, as text (or bytes: fmt 1). */
-#define MAX_PARAMS 8
+#define MAX_PARAMS 12
 struct par {
 	int n;
 	const char *v[MAX_PARAMS];
@@ -448,6 +490,8 @@ static int migrate(struct pg *g, struct cmfs_err *err)
 		rc = run(g, schema_v1[i], NULL, NULL, err);
 	for (i = 0; !rc && version < 2 && schema_v2[i]; i++)
 		rc = run(g, schema_v2[i], NULL, NULL, err);
+	for (i = 0; !rc && version < 4 && schema_v4[i]; i++)
+		rc = run(g, schema_v4[i], NULL, NULL, err);
 	if (!rc && version < PG_SCHEMA_VERSION) {
 		struct par p = { 0 };
 
@@ -1400,20 +1444,38 @@ static int pg_label_list(void *impl, int64_t art_id,
 	return rc;
 }
 
-static const char *factory_field(const void *arg, size_t i, size_t j)
+/* Where put_option writes: the connection, the inspection's row, the
+ * error. */
+struct opt_dst {
+	struct pg *g;
+	int64_t insp;
+	struct cmfs_err *err;
+};
+
+/* One row of factory_options; o NULL for a 'prefix' or 'unknown' row. */
+static int put_option(void *arg, size_t factory, const char *role,
+		      const char *key, const struct options_option *o)
 {
-	const struct jar_factory *f = &((const struct jar_report *)arg)
-					       ->factories[i];
+	struct opt_dst *d = arg;
+	struct par p = { 0 };
 
-	return j == 0 ? jar_kind_name(f->kind) : j == 1 ? f->identifier
-							 : f->cls;
-}
-
-static const char *option_field(const void *arg, size_t i, size_t j)
-{
-	const struct catalog_table_def *d = arg;
-
-	return j == 0 ? d->keys[i] : d->values[i];
+	p_int(&p, d->insp);
+	p_int(&p, (int64_t)factory);
+	p_str(&p, role);
+	p_str(&p, key);
+	p_str(&p, o ? o->type : NULL);
+	p_int(&p, o ? o->list : 0);
+	p_str(&p, o ? o->values : NULL);
+	p_str(&p, o ? o->defval : NULL);
+	p_str(&p, o ? o->deprecated : NULL);
+	p_str(&p, o ? o->fallback : NULL);
+	p_int(&p, o ? o->forward : 0);
+	return run(d->g,
+		   "INSERT INTO factory_options(insp, factory, role, key, type,"
+		   " list, vals, defval, deprecated, fallback, forward)"
+		   " VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+		   " ON CONFLICT DO NOTHING",
+		   &p, NULL, d->err);
 }
 
 /* A row keeps its number when it is put again (fsck): versions name it. */
@@ -1422,16 +1484,14 @@ static int pg_insp_put(void *impl, const char *sha256,
 {
 	struct pg *g = impl;
 	struct buf ext = BUF_INIT((size_t)1 << 30);
-	struct buf fac = BUF_INIT((size_t)1 << 30);
 	struct par p = { 0 }, q = { 0 };
+	struct opt_dst d = { g, 0, err };
 	int64_t id = 0;
 	size_t i;
 	int rc = 0;
 
 	for (i = 0; !rc && i < r->nexternal; i++)
 		rc = buf_printf(&ext, "%s\n", r->external[i]);
-	if (!rc)
-		rc = json_rows_write(&fac, r->nfactories, 3, factory_field, r);
 	if (rc) {
 		rc = cmfs_err_set(err, rc, "out of memory");
 		goto out;
@@ -1439,18 +1499,40 @@ static int pg_insp_put(void *impl, const char *sha256,
 	p_str(&p, sha256);
 	p_str(&p, r->error);
 	p_str(&p, buf_str(&ext));
-	p_str(&p, buf_str(&fac));
 	p_int(&p, JAR_INSPECTOR);
 	if ((rc = txn_begin(g, err)))
 		goto out;
 	rc = scalar(g,
 		    "INSERT INTO inspections(sha256, error, external,"
-		    " factories, inspector) VALUES($1, $2, $3, $4, $5)"
+		    " inspector, options_read) VALUES($1, $2, $3, $4, 1)"
 		    " ON CONFLICT(sha256) DO UPDATE SET error = excluded.error,"
 		    " external = excluded.external,"
-		    " factories = excluded.factories,"
-		    " inspector = excluded.inspector RETURNING id",
+		    " inspector = excluded.inspector, options_read = 1"
+		    " RETURNING id",
 		    &p, &id, err);
+	if (!rc)
+		rc = exec_id(g, "DELETE FROM insp_factories WHERE insp = $1",
+			     id, err);
+	if (!rc)
+		rc = exec_id(g, "DELETE FROM factory_options WHERE insp = $1",
+			     id, err);
+	for (i = 0; !rc && i < r->nfactories; i++) {
+		const struct jar_factory *f = &r->factories[i];
+		struct par fp = { 0 };
+
+		p_int(&fp, id);
+		p_int(&fp, (int64_t)i);
+		p_str(&fp, jar_kind_name(f->kind));
+		p_str(&fp, f->identifier);
+		p_str(&fp, f->cls);
+		rc = run(g,
+			 "INSERT INTO insp_factories(insp, seq, kind,"
+			 " identifier, class) VALUES($1, $2, $3, $4, $5)",
+			 &fp, NULL, err);
+	}
+	d.insp = id;
+	if (!rc)
+		rc = catalog_rows_options_each(r, put_option, &d);
 	/* Versions of this blob added before it was inspected. */
 	p_str(&q, sha256);
 	p_int(&q, id);
@@ -1462,15 +1544,17 @@ static int pg_insp_put(void *impl, const char *sha256,
 	rc = pg_end(g, rc, err);
 out:
 	buf_release(&ext);
-	buf_release(&fac);
 	return rc;
 }
 
-/* A row of (error, external, factories) into r. */
-static int read_insp(PGresult *res, const char *sha256, struct jar_report *r,
+/* The rows of (error, external, id, options_read) into r, with its
+ * factories and their options. */
+static int read_insp(struct pg *g, PGresult *res, struct jar_report *r,
 		     struct cmfs_err *err)
 {
-	int rc = 0;
+	struct par p = { 0 };
+	PGresult *rows;
+	int rc = 0, i;
 
 	if (!PQgetisnull(res, 0, 0) &&
 	    !(r->error = strdup(PQgetvalue(res, 0, 0))))
@@ -1479,13 +1563,64 @@ static int read_insp(PGresult *res, const char *sha256, struct jar_report *r,
 		rc = catalog_rows_external(r, PQgetvalue(res, 0, 1));
 	if (rc)
 		return cmfs_err_set(err, rc, "out of memory");
-	return catalog_rows_factories(r, PQgetvalue(res, 0, 2), sha256, err);
+	p_int(&p, col_int(res, 0, 2));
+	rc = run(g,
+		 "SELECT kind, identifier, class FROM insp_factories"
+		 " WHERE insp = $1 ORDER BY seq",
+		 &p, &rows, err);
+	if (rc)
+		return rc;
+	for (i = 0; !rc && i < PQntuples(rows); i++)
+		rc = catalog_rows_factory_add(
+			r, PQgetvalue(rows, i, 0),
+			PQgetisnull(rows, i, 1) ? NULL : PQgetvalue(rows, i, 1),
+			PQgetvalue(rows, i, 2));
+	PQclear(rows);
+	if (rc)
+		return cmfs_err_set(err, rc, "out of memory");
+	if (!col_int(res, 0, 3)) {
+		/* Inspected before options were kept: none is checked. */
+		catalog_rows_options_unknown(r);
+		return 0;
+	}
+	rc = run(g,
+		 "SELECT factory, role, key, type, list, vals, defval,"
+		 " deprecated, fallback, forward FROM factory_options"
+		 " WHERE insp = $1 ORDER BY factory, role, key",
+		 &p, &rows, err);
+	if (rc)
+		return rc;
+	for (i = 0; !rc && i < PQntuples(rows); i++) {
+		struct options_option v;
+		int c;
+
+		memset(&v, 0, sizeof(v));
+		for (c = 3; c < 10; c++)
+			if (c != 4 && c != 9 && !PQgetisnull(rows, i, c))
+				*(c == 3   ? &v.type
+				  : c == 5 ? &v.values
+				  : c == 6 ? &v.defval
+				  : c == 7 ? &v.deprecated
+					   : &v.fallback) =
+					PQgetvalue(rows, i, c);
+		v.list = (int)col_int(rows, i, 4);
+		v.forward = (int)col_int(rows, i, 9);
+		rc = catalog_rows_option_read(r, col_int(rows, i, 0),
+					      PQgetvalue(rows, i, 1),
+					      PQgetvalue(rows, i, 2), &v);
+	}
+	PQclear(rows);
+	if (rc)
+		return cmfs_err_set(err, rc, "out of memory");
+	catalog_rows_options_sort(r);
+	return 0;
 }
 
 /* By the blob (the row a version names, `id`, is found by it too). */
 static int pg_insp_get(void *impl, const char *sha256, int64_t id,
 		       struct jar_report **out, struct cmfs_err *err)
 {
+	struct pg *g = impl;
 	struct par p = { 0 };
 	struct jar_report *r;
 	PGresult *res;
@@ -1493,22 +1628,22 @@ static int pg_insp_get(void *impl, const char *sha256, int64_t id,
 
 	(void)id; /* sha256 is the key: the row number adds nothing */
 	p_str(&p, sha256);
-	rc = run_locked(impl,
-			"SELECT error, external, factories FROM inspections"
-			" WHERE sha256 = $1",
-			&p, &res, err);
+	lock(g);
+	rc = run(g,
+		 "SELECT error, external, id, options_read FROM inspections"
+		 " WHERE sha256 = $1",
+		 &p, &res, err);
 	if (!rc && PQntuples(res) == 0)
 		rc = -ENOENT;
 	if (rc) {
+		unlock(g);
 		PQclear(res);
 		return rc;
 	}
 	r = calloc(1, sizeof(*r));
-	rc = r ? read_insp(res, sha256, r, err)
+	rc = r ? read_insp(g, res, r, err)
 	       : cmfs_err_set(err, -ENOMEM, "out of memory");
-	/* Factories' options are not kept here yet: none is checked. */
-	if (!rc)
-		catalog_rows_options_unknown(r);
+	unlock(g);
 	PQclear(res);
 	if (rc) {
 		jar_report_free(r);
@@ -1534,15 +1669,15 @@ static int pg_table_get(void *impl, int64_t env_id, const char *name,
 static int pg_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 			struct cmfs_err *err)
 {
+	struct pg *g = impl;
 	struct par p = { 0 };
 	PGresult *res;
-	int rc;
+	int rc, i;
 
 	p_int(&p, id);
-	rc = run_locked(impl,
-			"SELECT ddl, like_ddl, options FROM tables"
-			" WHERE id = $1",
-			&p, &res, err);
+	lock(g);
+	rc = run(g, "SELECT ddl, like_ddl FROM tables WHERE id = $1", &p,
+		 &res, err);
 	if (!rc && PQntuples(res) == 0)
 		rc = -ENOENT;
 	if (!rc)
@@ -1550,8 +1685,22 @@ static int pg_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 				      PQgetisnull(res, 0, 1)
 					      ? NULL
 					      : PQgetvalue(res, 0, 1),
-				      PQgetvalue(res, 0, 2), err);
+				      NULL, err);
 	PQclear(res);
+	res = NULL;
+	if (!rc)
+		rc = run(g,
+			 "SELECT key, value FROM tab_options WHERE table_id = $1"
+			 " ORDER BY seq",
+			 &p, &res, err);
+	unlock(g);
+	for (i = 0; res && !rc && i < PQntuples(res); i++)
+		if ((rc = catalog_rows_option_add(out, PQgetvalue(res, i, 0),
+						  PQgetvalue(res, i, 1))))
+			cmfs_err_set(err, rc, "out of memory");
+	PQclear(res);
+	if (rc && rc != -ENOENT)
+		catalog_table_def_release(out);
 	return rc;
 }
 
@@ -1560,16 +1709,12 @@ static int pg_table_put(void *impl, int64_t env_id, const char *name,
 			uint32_t uid, struct catalog_table *out,
 			struct cmfs_err *err)
 {
-	struct buf opts = BUF_INIT((size_t)1 << 30);
+	struct pg *g = impl;
 	struct par p = { 0 };
-	size_t len = strlen(def->ddl);
+	size_t i, len = strlen(def->ddl);
 	int64_t id = 0;
 	int rc;
 
-	if ((rc = json_rows_write(&opts, def->nopts, 2, option_field, def))) {
-		buf_release(&opts);
-		return cmfs_err_set(err, rc, "out of memory");
-	}
 	p_int(&p, env_id);
 	p_str(&p, name);
 	p_str(&p, def->ddl);
@@ -1577,15 +1722,31 @@ static int pg_table_put(void *impl, int64_t env_id, const char *name,
 	p_int(&p, (int64_t)len);
 	p_int(&p, mtime);
 	p_int(&p, uid);
-	p_str(&p, buf_str(&opts));
-	rc = scalar(impl,
+	if ((rc = txn_begin(g, err)))
+		return rc;
+	rc = scalar(g,
 		    "INSERT INTO tables(env_id, name, ddl, like_ddl, size,"
-		    " mtime, uid, options) VALUES($1, $2, $3, $4, $5, $6, $7,"
-		    " $8) ON CONFLICT(env_id, name) DO UPDATE SET"
+		    " mtime, uid) VALUES($1, $2, $3, $4, $5, $6, $7)"
+		    " ON CONFLICT(env_id, name) DO UPDATE SET"
 		    " ddl = $3, like_ddl = $4, size = $5, mtime = $6,"
-		    " uid = $7, options = $8, refusal = NULL RETURNING id",
+		    " uid = $7, refusal = NULL RETURNING id",
 		    &p, &id, err);
-	buf_release(&opts);
+	if (!rc)
+		rc = exec_id(g, "DELETE FROM tab_options WHERE table_id = $1",
+			     id, err);
+	for (i = 0; !rc && i < def->nopts; i++) {
+		struct par o = { 0 };
+
+		p_int(&o, id);
+		p_int(&o, (int64_t)i);
+		p_str(&o, def->keys[i]);
+		p_str(&o, def->values[i]);
+		rc = run(g,
+			 "INSERT INTO tab_options(table_id, seq, key, value)"
+			 " VALUES($1, $2, $3, $4)",
+			 &o, NULL, err);
+	}
+	rc = pg_end(g, rc, err);
 	if (!rc && out) {
 		out->id = id;
 		out->env_id = env_id;

@@ -22,7 +22,7 @@ INI_EXTRA="[catalog]
 url = $PG_URL"
 mount_cmfs
 contains "the log names the catalog" "catalog: PostgreSQL at postgresql://cmfs@/postgres" "$(cat "$LOG")"
-eq "the schema is created at the first mount" 2 "$(pg_sql 'SELECT version FROM cmfs_schema')"
+eq "the schema is created at the first mount" 4 "$(pg_sql 'SELECT version FROM cmfs_schema')"
 check "no catalog.db in the store" test ! -e "$STORE/catalog.db"
 
 P=$M/envs/prod
@@ -48,6 +48,23 @@ check "the bytes read back" cmp "$FIX/mongodb.jar" "$A/mongodb-connector.jar"
 cp "$TOP/tests/ddl/valid/004-mongodb-orders.sql" "$TB/orders.sql"
 eq "the table resolves" "$P/versions/mongodb-connector.jar/1.jar" "$(cat "$R/orders.jars")"
 eq "the table is a row" orders "$(pg_sql 'SELECT name FROM tables')"
+eq "its options are rows" mongodb \
+	"$(pg_sql "SELECT o.value FROM tab_options o JOIN tables t ON t.id = o.table_id WHERE t.name = 'orders' AND o.key = 'connector'")"
+
+# The options a factory declares are kept, and a table's are checked
+# against them (issue 32), as on SQLite (t_options.sh).
+cp "$FIX/options.jar" "$A/opts.jar"
+check "labelled connector" setfattr -n $TYPE -v connector "$A/opts.jar"
+check "labelled opts" setfattr -n $IDENT -v opts "$A/opts.jar"
+check "the declared options are rows" test "$(pg_sql 'SELECT count(*) FROM factory_options')" -gt 10
+printf "CREATE TABLE typo (a INT) WITH ('connector' = 'opts', 'hostname' = 'db', 'scan.startup.mod' = 'earliest-offset')" >"$TB/typo.sql"
+errno_is "an option typo on a PostgreSQL catalog: EINVAL" EINVAL read "$R/typo.jars"
+eq "the key and the nearest known key" \
+	"table typo: option 'scan.startup.mod' is not one that connector 'opts' declares: did you mean 'scan.startup.mode'?" \
+	"$(getfattr --only-values -n user.cmfs.error "$R/typo.jars" 2>/dev/null)"
+printf "CREATE TABLE okopts (a INT) WITH ('connector' = 'opts', 'hostname' = 'db', 'scan.startup.mode' = 'earliest-offset')" >"$TB/okopts.sql"
+eq "the right key resolves" "$P/versions/opts.jar/1.jar" "$(cat "$R/okopts.jars")"
+rm "$TB/typo.sql" "$TB/okopts.sql" "$A/opts.jar"
 
 # Versions: new bytes, a new number; the same bytes, none.
 cp "$DATA/mongodb-v2.jar" "$A/mongodb-connector.jar"

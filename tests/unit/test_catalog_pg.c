@@ -68,7 +68,7 @@ static void test_open(void)
 	T_ERRNO(catalog_open_existing(&d, url, 1, &err), EPROTO);
 	T_CONTAINS(cmfs_err_msg(&err), "no cmfs schema");
 	c = setup();
-	T_INTEQ(pg_int("SELECT version FROM cmfs_schema"), 2);
+	T_INTEQ(pg_int("SELECT version FROM cmfs_schema"), 4);
 	T_INTEQ(pg_int("SELECT count(*) FROM envs"), 0);
 	/* A second mount is refused while the first holds the catalog. */
 	cmfs_err_clear(&err);
@@ -85,12 +85,94 @@ static void test_open(void)
 	/* Closed: the next mount opens it, schema as it was. */
 	T_INTEQ(catalog_open(&d, url, &err), 0);
 	catalog_close(d);
-	/* A version-1 catalog (no refusals) is brought up to 2. */
+	/* A version-2 catalog (factories and table options as JSON in
+	 * their rows, factories' options not kept) is brought up to 4:
+	 * rows and their order kept; its inspections are made again. */
+	{
+		struct jar_factory f[2] = {
+			{ (char *)"com.p.A", JAR_KIND_CONNECTOR, (char *)"pa",
+			  { NULL, 0, 0, NULL } },
+			{ (char *)"com.p.B", JAR_KIND_FORMAT, NULL,
+			  { NULL, 0, 0, NULL } },
+		};
+		char *keys[2] = { (char *)"connector", (char *)"k" };
+		char *values[2] = { (char *)"pa", (char *)"v \"w\"" };
+		struct catalog_table_def def, got;
+		struct catalog_table t;
+		struct catalog_env e;
+		struct jar_report in, *out = NULL;
+
+		memset(&in, 0, sizeof(in));
+		in.nfactories = 2;
+		in.factories = f;
+		memset(&def, 0, sizeof(def));
+		def.ddl = (char *)"CREATE TABLE y (a INT)";
+		def.nopts = 2;
+		def.keys = keys;
+		def.values = values;
+		T_INTEQ(catalog_open(&d, url, &err), 0);
+		T_INTEQ(catalog_env_add(d, "mig", 0, 1, &e, &err), 0);
+		T_INTEQ(catalog_insp_put(d, SHA_B, &in, &err), 0);
+		T_INTEQ(catalog_table_put(d, e.id, "y", &def, 1, 0, &t, &err),
+			0);
+		catalog_close(d);
+		d = NULL;
+		pg_int("ALTER TABLE inspections ADD COLUMN factories text"
+		       " NOT NULL DEFAULT '[]';"
+		       " UPDATE inspections i SET factories = COALESCE((SELECT"
+		       " json_agg(json_build_array(kind, identifier, class)"
+		       " ORDER BY seq)::text FROM insp_factories f"
+		       " WHERE f.insp = i.id), '[]');"
+		       " DROP TABLE insp_factories; DROP TABLE factory_options;"
+		       " ALTER TABLE inspections DROP COLUMN options_read;"
+		       " ALTER TABLE tables ADD COLUMN options text NOT NULL"
+		       " DEFAULT '[]';"
+		       " UPDATE tables t SET options = COALESCE((SELECT"
+		       " json_agg(json_build_array(key, value) ORDER BY seq)"
+		       "::text FROM tab_options o WHERE o.table_id = t.id),"
+		       " '[]');"
+		       " DROP TABLE tab_options;"
+		       " UPDATE cmfs_schema SET version = 2");
+		T_INTEQ(pg_int("SELECT count(*) FROM inspections"
+			       " WHERE factories LIKE '%com.p.B%'"),
+			1);
+		T_INTEQ(catalog_open(&d, url, &err), 0);
+		T_INTEQ(pg_int("SELECT version FROM cmfs_schema"), 4);
+		T_INTEQ(d ? catalog_insp_get(d, SHA_B, &out, &err) : -1, 0);
+		T_INTEQ(out ? out->nfactories : 0, 2);
+		if (out && out->nfactories == 2) {
+			T_STREQ(out->factories[0].cls, "com.p.A");
+			T_STREQ(out->factories[0].identifier, "pa");
+			T_INTEQ(out->factories[1].kind, JAR_KIND_FORMAT);
+			T_CHECK(out->factories[1].identifier == NULL);
+			T_CHECK(out->factories[0].options.unknown != 0);
+		}
+		jar_report_free(out);
+		T_CHECK(pg_int("SELECT max(inspector) FROM inspections") <
+			JAR_INSPECTOR);
+		memset(&got, 0, sizeof(got));
+		T_INTEQ(d ? catalog_table_def(d, t.id, &got, &err) : -1, 0);
+		T_INTEQ(got.nopts, 2);
+		if (got.nopts == 2) {
+			T_STREQ(got.keys[0], "connector");
+			T_STREQ(got.values[1], "v \"w\"");
+		}
+		catalog_table_def_release(&got);
+		catalog_close(d);
+		d = NULL;
+	}
+	/* A version-1 catalog (no refusals) is brought up to 2 (and on). */
 	pg_int("ALTER TABLE tables DROP COLUMN refusal;"
 	       " UPDATE cmfs_schema SET version = 1");
+	pg_int("ALTER TABLE inspections ADD COLUMN factories text"
+	       " NOT NULL DEFAULT '[]';"
+	       " DROP TABLE insp_factories; DROP TABLE factory_options;"
+	       " ALTER TABLE inspections DROP COLUMN options_read;"
+	       " ALTER TABLE tables ADD COLUMN options text NOT NULL"
+	       " DEFAULT '[]'; DROP TABLE tab_options;");
 	T_INTEQ(catalog_open(&d, url, &err), 0);
 	catalog_close(d);
-	T_INTEQ(pg_int("SELECT version FROM cmfs_schema"), 2);
+	T_INTEQ(pg_int("SELECT version FROM cmfs_schema"), 4);
 	T_INTEQ(pg_int("SELECT count(*) FROM information_schema.columns"
 		       " WHERE table_name = 'tables' AND column_name = 'refusal'"),
 		1);
