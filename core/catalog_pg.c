@@ -1681,11 +1681,12 @@ static int pg_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 	if (!rc && PQntuples(res) == 0)
 		rc = -ENOENT;
 	if (!rc)
-		rc = catalog_rows_def(out, id, PQgetvalue(res, 0, 0),
+		rc = catalog_rows_def(out, PQgetvalue(res, 0, 0),
 				      PQgetisnull(res, 0, 1)
 					      ? NULL
-					      : PQgetvalue(res, 0, 1),
-				      NULL, err);
+					      : PQgetvalue(res, 0, 1))
+			     ? cmfs_err_set(err, -ENOMEM, "out of memory")
+			     : 0;
 	PQclear(res);
 	res = NULL;
 	if (!rc)

@@ -1,6 +1,6 @@
 /*
- * catalog_rows.c - rows of the catalog read back from their text, for
- * every backend (catalog_rows.h).
+ * catalog_rows.c - rows of the catalog written and read back the same
+ * way by every backend (catalog_rows.h).
  */
 #include "catalog_rows.h"
 
@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
 
 int catalog_rows_external(struct jar_report *r, const char *text)
 {
@@ -54,26 +53,6 @@ int catalog_rows_factory_add(struct jar_report *r, const char *kind,
 	return (identifier && !f->identifier) || !f->cls ? -ENOMEM : 0;
 }
 
-/* One [kind, identifier, class] row of an inspection's factories. */
-static int add_factory(void *arg, char **row)
-{
-	return catalog_rows_factory_add(arg, row[0], row[1], row[2]);
-}
-
-int catalog_rows_factories(struct jar_report *r, const char *json,
-			   const char *sha256, struct cmfs_err *err)
-{
-	int rc = json_rows(json ? json : "[]", 3, add_factory, r);
-
-	if (rc == -EINVAL)
-		return cmfs_err_set(err, -EIO,
-				    "catalog: the factories recorded for blob "
-				    "%.64s are damaged (cmfs fsck --repair "
-				    "recomputes them)",
-				    sha256);
-	return rc ? cmfs_err_set(err, rc, "out of memory") : 0;
-}
-
 int catalog_rows_option_add(struct catalog_table_def *d, const char *k,
 			    const char *v)
 {
@@ -94,36 +73,16 @@ int catalog_rows_option_add(struct catalog_table_def *d, const char *k,
 	return d->keys[d->nopts - 1] && d->values[d->nopts - 1] ? 0 : -ENOMEM;
 }
 
-/* One [key, value] row of a table's options. */
-static int add_option(void *arg, char **row)
+int catalog_rows_def(struct catalog_table_def *out, const char *ddl,
+		     const char *like)
 {
-	return catalog_rows_option_add(arg, row[0], row[1]);
-}
-
-int catalog_rows_def(struct catalog_table_def *out, int64_t id,
-		     const char *ddl, const char *like, const char *opts,
-		     struct cmfs_err *err)
-{
-	struct catalog_table_def d;
-	int rc;
-
-	memset(&d, 0, sizeof(d));
-	d.ddl = strdup(ddl);
-	d.like_ddl = like ? strdup(like) : NULL;
-	rc = d.ddl && (!like || d.like_ddl) ? 0 : -ENOMEM;
-	if (!rc)
-		rc = json_rows(opts ? opts : "[]", 2, add_option, &d);
-	if (rc) {
-		catalog_table_def_release(&d);
-		return rc == -EINVAL
-			       ? cmfs_err_set(err, -EIO,
-					      "catalog: the options recorded "
-					      "for table %lld are damaged",
-					      (long long)id)
-			       : cmfs_err_set(err, rc, "out of memory");
-	}
-	*out = d;
-	return 0;
+	memset(out, 0, sizeof(*out));
+	out->ddl = strdup(ddl);
+	out->like_ddl = like ? strdup(like) : NULL;
+	if (out->ddl && (!like || out->like_ddl))
+		return 0;
+	catalog_table_def_release(out);
+	return -ENOMEM;
 }
 
 static const char *const unknown_sets[] = {"required", "optional",

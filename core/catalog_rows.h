@@ -1,7 +1,8 @@
 /*
- * catalog_rows.h - what every catalog backend reads back the same way:
- * an inspection's external classes (one a line of a text) and factories,
- * and a table's options, one row at a time or from JSON rows (json.h).
+ * catalog_rows.h - what every catalog backend writes and reads back the
+ * same way: an inspection's external classes (one a line of a text), its
+ * factories and their declared options, a table's definition and its
+ * options, one row at a time.
  */
 #ifndef CMFS_CATALOG_ROWS_H
 #define CMFS_CATALOG_ROWS_H
@@ -31,14 +32,6 @@ int catalog_rows_factory_add(struct jar_report *r, const char *kind,
  */
 int catalog_rows_option_add(struct catalog_table_def *d, const char *key,
 			    const char *value);
-
-/*
- * The [kind, identifier, class] rows of `json` (NULL: none) into
- * r->factories.  -EIO when they are damaged (the message names blob
- * `sha256` and the repair), -ENOMEM.
- */
-int catalog_rows_factories(struct jar_report *r, const char *json,
-			   const char *sha256, struct cmfs_err *err);
 
 /*
  * Mark every factory of `r` as declaring options the catalog does not
@@ -75,13 +68,12 @@ int catalog_rows_option_read(struct jar_report *r, int64_t factory,
 void catalog_rows_options_sort(struct jar_report *r);
 
 /*
- * Table `id`'s definition from its columns: its text, its LIKE sources'
- * (NULL: none) and its options' [key, value] rows (NULL: none), into
- * *out (free with catalog_table_def_release()).  -EIO when the options
- * are damaged (the message names the table), -ENOMEM.
+ * A table's definition from its columns, its text and its LIKE sources'
+ * (NULL: none), into *out with no options yet (add them with
+ * catalog_rows_option_add; free with catalog_table_def_release()).  0 or
+ * -ENOMEM (*out released).
  */
-int catalog_rows_def(struct catalog_table_def *out, int64_t id,
-		     const char *ddl, const char *like, const char *opts,
-		     struct cmfs_err *err);
+int catalog_rows_def(struct catalog_table_def *out, const char *ddl,
+		     const char *like);
 
 #endif

@@ -2025,8 +2025,9 @@ static int sq_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 	sqlite3_bind_int64(s, 1, id);
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW)
-		rc = catalog_rows_def(out, id, col(s, 0), col(s, 1), NULL,
-				      err);
+		rc = catalog_rows_def(out, col(s, 0), col(s, 1))
+			     ? cmfs_err_set(err, -ENOMEM, "out of memory")
+			     : 0;
 	else
 		rc = rc == SQLITE_DONE
 			     ? -ENOENT
