@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -946,6 +947,54 @@ static int prep(struct sq *q, int id, sqlite3_stmt **s, struct cmfs_err *err)
 	return *s ? 0 : fail(q, sqlite3_errcode(q->db), err);
 }
 
+/* What run() makes of a statement's result. */
+enum run_mode {
+	RUN_EXEC,   /* rows, if any, are not read */
+	RUN_CHANGE, /* as RUN_EXEC; -ENOENT when it changed no row */
+	RUN_ONE,    /* the first row to row(out, s); -ENOENT if none */
+	RUN_SCALAR  /* the first column of the one row, *(uint64_t *)out */
+};
+
+/*
+ * Most catalog operations in one call: statement `id` of sql[] with its
+ * parameters bound in order by `sig`, a character each ('i' an int64_t,
+ * 't' a const char * text, NULL binding NULL), run under the lock as
+ * `mode` says.  0 or -errno.
+ */
+static int run(struct sq *q, int id, enum run_mode mode,
+	       void (*row)(void *out, sqlite3_stmt *s), void *out,
+	       struct cmfs_err *err, const char *sig, ...)
+{
+	sqlite3_stmt *s;
+	va_list ap;
+	int rc, i;
+
+	lock(q);
+	if ((rc = prep(q, id, &s, err)))
+		goto out;
+	va_start(ap, sig);
+	for (i = 0; sig[i]; i++) {
+		if (sig[i] == 'i') {
+			sqlite3_bind_int64(s, i + 1, va_arg(ap, int64_t));
+		} else {
+			const char *t = va_arg(ap, const char *);
+
+			if (t)
+				sqlite3_bind_text(s, i + 1, t, -1,
+						  SQLITE_STATIC);
+		}
+	}
+	va_end(ap);
+	rc = mode == RUN_ONE	  ? one(q, s, row, out, err)
+	     : mode == RUN_SCALAR ? scalar(q, s, out, err)
+				  : exec_stmt(q, s, err);
+	if (!rc && mode == RUN_CHANGE && sqlite3_changes(q->db) == 0)
+		rc = -ENOENT;
+out:
+	unlock(q);
+	return rc;
+}
+
 static int sq_env_add(void *impl, const char *name, uint32_t uid, int64_t now,
 		      struct catalog_env *out, struct cmfs_err *err)
 {
@@ -975,18 +1024,7 @@ out:
 static int sq_env_get(void *impl, const char *name, struct catalog_env *out,
 		      struct cmfs_err *err)
 {
-	struct sq *q = impl;
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(q);
-	if ((rc = prep(q, S_ENV_GET, &s, err)))
-		goto out;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	rc = one(q, s, rd_env, out, err);
-out:
-	unlock(q);
-	return rc;
+	return run(impl, S_ENV_GET, RUN_ONE, rd_env, out, err, "t", name);
 }
 
 static int sq_env_del(void *impl, int64_t env_id, struct cmfs_err *err)
@@ -1222,34 +1260,14 @@ out:
 /* Run statement `id` with one integer parameter. */
 static int exec_id(struct sq *q, int id, int64_t v, struct cmfs_err *err)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(q);
-	if ((rc = prep(q, id, &s, err)))
-		goto out;
-	sqlite3_bind_int64(s, 1, v);
-	rc = exec_stmt(q, s, err);
-out:
-	unlock(q);
-	return rc;
+	return run(q, id, RUN_EXEC, NULL, NULL, err, "i", v);
 }
 
 /* Statement `id` with one integer parameter, returning one integer. */
 static int scalar_id(struct sq *q, int id, int64_t v, uint64_t *out,
 		     struct cmfs_err *err)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(q);
-	if ((rc = prep(q, id, &s, err)))
-		goto out;
-	sqlite3_bind_int64(s, 1, v);
-	rc = scalar(q, s, out, err);
-out:
-	unlock(q);
-	return rc;
+	return run(q, id, RUN_SCALAR, NULL, out, err, "i", v);
 }
 
 static int sq_art_del(void *impl, int64_t art_id, struct cmfs_err *err)
@@ -1486,39 +1504,15 @@ out:
 static int sq_ver_get(void *impl, int64_t art_id, int64_t n,
 		      struct catalog_version *out, struct cmfs_err *err)
 {
-	struct sq *q = impl;
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(q);
-	if ((rc = prep(q, S_VER_GET, &s, err)))
-		goto out;
-	sqlite3_bind_int64(s, 1, art_id);
-	sqlite3_bind_int64(s, 2, n);
-	rc = one(q, s, rd_ver, out, err);
-out:
-	unlock(q);
-	return rc;
+	return run(impl, S_VER_GET, RUN_ONE, rd_ver, out, err, "ii", art_id,
+		   n);
 }
 
 static int sq_ver_del(void *impl, int64_t art_id, int64_t n,
 		      struct cmfs_err *err)
 {
-	struct sq *q = impl;
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(q);
-	if ((rc = prep(q, S_VER_DEL, &s, err)))
-		goto out;
-	sqlite3_bind_int64(s, 1, art_id);
-	sqlite3_bind_int64(s, 2, n);
-	rc = exec_stmt(q, s, err);
-	if (!rc && sqlite3_changes(q->db) == 0)
-		rc = -ENOENT;
-out:
-	unlock(q);
-	return rc;
+	return run(impl, S_VER_DEL, RUN_CHANGE, NULL, NULL, err, "ii", art_id,
+		   n);
 }
 
 static int sq_ver_list(void *impl, int64_t art_id,
@@ -1534,33 +1528,12 @@ static int sq_ver_list(void *impl, int64_t art_id,
 static int sq_blob_refs(void *impl, const char *sha256, uint64_t *out,
 			struct cmfs_err *err)
 {
-	struct sq *q = impl;
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(q);
-	if ((rc = prep(q, S_BLOB_REFS, &s, err)))
-		goto out;
-	sqlite3_bind_text(s, 1, sha256, -1, SQLITE_STATIC);
-	rc = scalar(q, s, out, err);
-out:
-	unlock(q);
-	return rc;
+	return run(impl, S_BLOB_REFS, RUN_SCALAR, NULL, out, err, "t", sha256);
 }
 
 static int sq_blob_total(void *impl, uint64_t *out, struct cmfs_err *err)
 {
-	struct sq *q = impl;
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(q);
-	if ((rc = prep(q, S_BLOB_TOTAL, &s, err)))
-		goto out;
-	rc = scalar(q, s, out, err);
-out:
-	unlock(q);
-	return rc;
+	return run(impl, S_BLOB_TOTAL, RUN_SCALAR, NULL, out, err, "");
 }
 
 /* Statement `id` bound to (art_id, key[, value]). */
@@ -1997,19 +1970,8 @@ static int sq_insp_get(void *impl, const char *sha256, int64_t id,
 static int sq_table_get(void *impl, int64_t env_id, const char *name,
 			struct catalog_table *out, struct cmfs_err *err)
 {
-	struct sq *q = impl;
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(q);
-	if ((rc = prep(q, S_TABLE_GET, &s, err)))
-		goto out;
-	sqlite3_bind_int64(s, 1, env_id);
-	sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-	rc = one(q, s, rd_table, out, err);
-out:
-	unlock(q);
-	return rc;
+	return run(impl, S_TABLE_GET, RUN_ONE, rd_table, out, err, "it", env_id,
+		   name);
 }
 
 static int sq_table_def(void *impl, int64_t id, struct catalog_table_def *out,
@@ -2109,19 +2071,8 @@ out:
 static int sq_table_refusal_set(void *impl, int64_t id, const char *text,
 				struct cmfs_err *err)
 {
-	struct sq *q = impl;
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(q);
-	if (!(rc = prep(q, S_TABLE_REFUSAL_SET, &s, err))) {
-		sqlite3_bind_int64(s, 1, id);
-		if (text)
-			sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC);
-		rc = exec_stmt(q, s, err);
-	}
-	unlock(q);
-	return rc;
+	return run(impl, S_TABLE_REFUSAL_SET, RUN_EXEC, NULL, NULL, err, "it",
+		   id, text);
 }
 
 static int sq_table_refusal_get(void *impl, int64_t id, struct buf *out,
@@ -2218,18 +2169,7 @@ out:
 static int sq_event_size(void *impl, const char *env, uint64_t *out,
 			 struct cmfs_err *err)
 {
-	struct sq *q = impl;
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(q);
-	if ((rc = prep(q, S_EVENT_SIZE, &s, err)))
-		goto out;
-	sqlite3_bind_text(s, 1, env, -1, SQLITE_STATIC);
-	rc = scalar(q, s, out, err);
-out:
-	unlock(q);
-	return rc;
+	return run(impl, S_EVENT_SIZE, RUN_SCALAR, NULL, out, err, "t", env);
 }
 
 static int sq_event_read(void *impl, const char *env, uint64_t off,
@@ -2531,17 +2471,7 @@ static int sq_unsynced_mark(void *impl, int64_t *out, struct cmfs_err *err)
 
 static int sq_unsynced_clear(void *impl, int64_t upto, struct cmfs_err *err)
 {
-	struct sq *q = impl;
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(q);
-	if (!(rc = prep(q, S_UNSYNCED_CLEAR, &s, err))) {
-		sqlite3_bind_int64(s, 1, upto);
-		rc = exec_stmt(q, s, err);
-	}
-	unlock(q);
-	return rc;
+	return run(impl, S_UNSYNCED_CLEAR, RUN_EXEC, NULL, NULL, err, "i", upto);
 }
 
 /* A row of text columns, for walk_text(). */
