@@ -39,6 +39,7 @@
 
 #include "blob.h"
 #include "catalog.h"
+#include "clock.h"
 #include "ddl.h"
 #include "fsck.h"
 #include "jar.h"
@@ -132,14 +133,6 @@ static int time_parse(const char *s, int64_t *out)
 		return -1;
 	*out = (int64_t)t * 1000000000 + frac;
 	return 0;
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* ---- UTF-8 -------------------------------------------------------------- */
@@ -1421,7 +1414,7 @@ static int dump_marker(struct dump *d, const char *dir, const struct vec *envs,
 			"  \"kind\": \"Export\",\n",
 			EXPORT_API_CMFS);
 	if (!rc)
-		rc = jw_metadata(&d->b, NULL, now_ns(), 0, NULL, NULL, NULL);
+		rc = jw_metadata(&d->b, NULL, clock_now_ns(), 0, NULL, NULL, NULL);
 	if (!rc)
 		rc = buf_printf(&d->b,
 				"  \"spec\": {\n    \"format\": %d,\n"
@@ -1815,7 +1808,7 @@ static int load_version(struct load *L, const char *vdir, const char *name,
 		goto out;
 	a->version = n;
 	if (a->mtime < 0)
-		a->mtime = now_ns();
+		a->mtime = clock_now_ns();
 out:
 	buf_release(&b);
 	return rc;
@@ -1989,7 +1982,7 @@ static int load_table(struct load *L, int64_t env_id, const char *env,
 		goto out;
 	}
 	rc = catalog_table_put(L->cat, env_id, name, &def,
-			       mtime < 0 ? now_ns() : mtime, uid, NULL, err);
+			       mtime < 0 ? clock_now_ns() : mtime, uid, NULL, err);
 	if (!rc)
 		L->st.tables++;
 out:
@@ -2155,7 +2148,7 @@ static int load_env(struct load *L, const char *env, struct cmfs_err *err)
 	jfree(top);
 	if ((rc = at_file(rc, path, &e2, err)))
 		return rc;
-	rc = catalog_env_add(L->cat, env, uid, ctime < 0 ? now_ns() : ctime, &e,
+	rc = catalog_env_add(L->cat, env, uid, ctime < 0 ? clock_now_ns() : ctime, &e,
 			     err);
 	if (rc == -EEXIST)
 		return cmfs_err_set(err, rc,

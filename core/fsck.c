@@ -33,6 +33,7 @@
 
 #include "blob.h"
 #include "catalog.h"
+#include "clock.h"
 #include "events.h"
 #include "jar.h"
 #include "name.h"
@@ -586,14 +587,6 @@ oom:
 
 /* ---- repair ------------------------------------------------------------- */
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The latest good version of the artifact of x->vers[i] (0 = none). */
 static int64_t latest_good(const struct run *x, size_t i)
 {
@@ -643,7 +636,7 @@ static int drop_version(struct run *x, size_t i, struct cmfs_err *err)
 		rc = catalog_art_del(x->cat, v->v.artifact_id, err);
 	if (rc)
 		return rc;
-	event_init(&ev, now_ns(), (uint32_t)getuid(), v->env, "fsck-repair");
+	event_init(&ev, clock_now_ns(), (uint32_t)getuid(), v->env, "fsck-repair");
 	event_add(&ev, "artifact", v->artifact);
 	event_addf(&ev, "version", "%lld", (long long)v->v.n);
 	event_add(&ev, "sha256", v->v.sha256);
