@@ -46,6 +46,7 @@
 #include "json.h"
 #include "name.h"
 #include "store.h"
+#include "utf8.h"
 
 #define JSON_MAX_DEPTH 16
 #define JSON_MAX_NODES 100000
@@ -138,35 +139,14 @@ static int time_parse(const char *s, int64_t *out)
 /* ---- UTF-8 -------------------------------------------------------------- */
 
 /*
- * Length of the UTF-8 sequence at s[0..n), or 0 if it is not a valid,
- * shortest-form encoding of a Unicode scalar value.
+ * Length of the UTF-8 sequence at s[0..n) (n > 0), or 0 if it is not a
+ * valid, shortest-form encoding of a Unicode scalar value.
  */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
-	size_t len, i;
-	unsigned long c;
+	size_t i = 0;
 
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
-	    c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return len;
+	return utf8_next(s, n, &i) < 0 ? 0 : i;
 }
 
 /* ---- JSON writing ------------------------------------------------------- */
