@@ -15,6 +15,7 @@
  * Calcite's lexer (Flink CDC's documentation writes `_id STRING, // ...`).
  */
 #include "ddl_int.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -137,59 +138,22 @@ long ddl_strv_find(const struct ddl_strv *sv, const char *s)
 /* ---- UTF-8 ----------------------------------------------------------- */
 
 /*
- * Length of the UTF-8 sequence at s[0..n), or 0 if it is not a valid,
- * shortest-form encoding of a scalar value (no surrogates, <= U+10FFFF).
- */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	uint32_t cp;
-	size_t k, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	/* the lead byte says how long the sequence is; c0/c1 are overlong */
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		k = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		k = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		k = 4;
-	else
-		return 0;
-	if (n < k)
-		return 0;
-	cp = s[0] & (0x7f >> k); /* the payload bits of the lead byte */
-	for (i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* longer than needed, beyond Unicode, or a UTF-16 surrogate */
-	if ((k == 3 && cp < 0x800) || (k == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return k;
-}
-
-/*
  * The whole input must be UTF-8, since names and strings end up in files,
  * and free of NUL bytes, since every value is kept as a C string.
  */
 int ddl_utf8_check(struct ddl_parser *p)
 {
 	const unsigned char *s = (const unsigned char *)p->src;
-	size_t i = 0, k;
+	size_t i = 0;
 
 	while (i < p->len) {
 		if (!s[i])
 			return ddl_error_at(p, i, -EINVAL,
 					    "NUL byte in the statement");
-		k = utf8_len(s + i, p->len - i);
-		if (!k)
+		if (utf8_next(s, p->len, &i) < 0)
 			return ddl_error_at(p, i, -EINVAL,
 					    "invalid UTF-8 (byte 0x%02x)",
 					    s[i]);
-		i += k;
 	}
 	return 0;
 }

@@ -12,6 +12,7 @@
  * drops what it cannot afford without saying so would lie.
  */
 #include "events.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -62,28 +63,10 @@ void event_init(struct event *e, int64_t now_ns, uint32_t uid,
  */
 static size_t utf8_plain(const unsigned char *p)
 {
-	unsigned long c;
-	size_t n, i;
+	size_t n = 0;
+	long c = utf8_next(p, 4, &n); /* stops at the NUL at the end */
 
-	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
-		n = 2;
-		c = p[0] & 0x1f;
-	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
-		n = 3;
-		c = p[0] & 0x0f;
-	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
-		n = 4;
-		c = p[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80) /* also the NUL at the end */
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && c < 0x800) || (n == 4 && c < 0x10000) ||
-	    c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+	if (c < 0)
 		return 0;
 	if (c <= 0x9f || c == 0x61c || c == 0x200e || c == 0x200f ||
 	    (c >= 0x2028 && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069))

@@ -39,12 +39,14 @@
 
 #include "blob.h"
 #include "catalog.h"
+#include "clock.h"
 #include "ddl.h"
 #include "fsck.h"
 #include "jar.h"
 #include "json.h"
 #include "name.h"
 #include "store.h"
+#include "utf8.h"
 
 #define JSON_MAX_DEPTH 16
 #define JSON_MAX_NODES 100000
@@ -134,46 +136,17 @@ static int time_parse(const char *s, int64_t *out)
 	return 0;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* ---- UTF-8 -------------------------------------------------------------- */
 
 /*
- * Length of the UTF-8 sequence at s[0..n), or 0 if it is not a valid,
- * shortest-form encoding of a Unicode scalar value.
+ * Length of the UTF-8 sequence at s[0..n) (n > 0), or 0 if it is not a
+ * valid, shortest-form encoding of a Unicode scalar value.
  */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
-	size_t len, i;
-	unsigned long c;
+	size_t i = 0;
 
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, c = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, c = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, c = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && c < 0x800) || (len == 4 && c < 0x10000) ||
-	    c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	return len;
+	return utf8_next(s, n, &i) < 0 ? 0 : i;
 }
 
 /* ---- JSON writing ------------------------------------------------------- */
@@ -1421,7 +1394,7 @@ static int dump_marker(struct dump *d, const char *dir, const struct vec *envs,
 			"  \"kind\": \"Export\",\n",
 			EXPORT_API_CMFS);
 	if (!rc)
-		rc = jw_metadata(&d->b, NULL, now_ns(), 0, NULL, NULL, NULL);
+		rc = jw_metadata(&d->b, NULL, clock_now_ns(), 0, NULL, NULL, NULL);
 	if (!rc)
 		rc = buf_printf(&d->b,
 				"  \"spec\": {\n    \"format\": %d,\n"
@@ -1815,7 +1788,7 @@ static int load_version(struct load *L, const char *vdir, const char *name,
 		goto out;
 	a->version = n;
 	if (a->mtime < 0)
-		a->mtime = now_ns();
+		a->mtime = clock_now_ns();
 out:
 	buf_release(&b);
 	return rc;
@@ -1989,7 +1962,7 @@ static int load_table(struct load *L, int64_t env_id, const char *env,
 		goto out;
 	}
 	rc = catalog_table_put(L->cat, env_id, name, &def,
-			       mtime < 0 ? now_ns() : mtime, uid, NULL, err);
+			       mtime < 0 ? clock_now_ns() : mtime, uid, NULL, err);
 	if (!rc)
 		L->st.tables++;
 out:
@@ -2155,7 +2128,7 @@ static int load_env(struct load *L, const char *env, struct cmfs_err *err)
 	jfree(top);
 	if ((rc = at_file(rc, path, &e2, err)))
 		return rc;
-	rc = catalog_env_add(L->cat, env, uid, ctime < 0 ? now_ns() : ctime, &e,
+	rc = catalog_env_add(L->cat, env, uid, ctime < 0 ? clock_now_ns() : ctime, &e,
 			     err);
 	if (rc == -EEXIST)
 		return cmfs_err_set(err, rc,

@@ -33,9 +33,11 @@
 
 #include "blob.h"
 #include "catalog.h"
+#include "clock.h"
 #include "events.h"
 #include "jar.h"
 #include "name.h"
+#include "reinspect.h"
 #include "store.h"
 
 /* Lines of a failed integrity check that are reported one by one. */
@@ -586,14 +588,6 @@ oom:
 
 /* ---- repair ------------------------------------------------------------- */
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The latest good version of the artifact of x->vers[i] (0 = none). */
 static int64_t latest_good(const struct run *x, size_t i)
 {
@@ -643,7 +637,7 @@ static int drop_version(struct run *x, size_t i, struct cmfs_err *err)
 		rc = catalog_art_del(x->cat, v->v.artifact_id, err);
 	if (rc)
 		return rc;
-	event_init(&ev, now_ns(), (uint32_t)getuid(), v->env, "fsck-repair");
+	event_init(&ev, clock_now_ns(), (uint32_t)getuid(), v->env, "fsck-repair");
 	event_add(&ev, "artifact", v->artifact);
 	event_addf(&ev, "version", "%lld", (long long)v->v.n);
 	event_add(&ev, "sha256", v->v.sha256);
@@ -678,7 +672,6 @@ static int reinspect(struct run *x, struct fsck_problem *p,
 {
 	struct cmfs_err e2 = CMFS_ERR_INIT;
 	struct jar_report *rep = NULL;
-	struct jar_limits lim;
 	struct blob *b;
 	int fd, rc;
 
@@ -694,20 +687,16 @@ static int reinspect(struct run *x, struct fsck_problem *p,
 				    p->sha256);
 	if ((rc = open_copy(x, b, &fd, err)))
 		return rc;
-	jar_limits_default(&lim);
-	rc = jar_inspect_fd(&rep, fd, &lim, &e2);
-	close(fd);
-	if (rc == -EINVAL) {
+	rc = reinspect_blob(x->cat, NULL, p->sha256, fd, &e2, err);
+	if (rc == -EINVAL && e2.code) {
 		snprintf(p->done, sizeof(p->done),
 			 "not repaired: not a valid zip archive: %s",
 			 cmfs_err_msg(&e2));
 		return 0;
 	}
-	if (rc)
+	if (e2.code)
 		return cmfs_err_set(err, rc, "inspecting %.64s: %s", p->sha256,
 				    cmfs_err_msg(&e2));
-	rc = catalog_insp_put(x->cat, p->sha256, rep, err);
-	jar_report_free(rep);
 	if (!rc) {
 		p->fixed = 1;
 		snprintf(p->done, sizeof(p->done), "inspection recomputed");

@@ -43,6 +43,7 @@
  * they share.
  */
 #include "jar_int.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -370,7 +371,7 @@ static int json_str(struct buf *b, const char *s)
 		} else if (u[i] < 0x20 || u[i] == 0x7f) {
 			rc = buf_printf(b, "\\u%04x", u[i]);
 			i++;
-		} else if (jar_utf8_next(u, n, &i) < 0) {
+		} else if (utf8_next(u, n, &i) < 0) {
 			rc = buf_adds(b, "\\ufffd");
 			i = at + 1;
 		} else {

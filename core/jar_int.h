@@ -193,13 +193,6 @@ int jar_fail(struct insp *in, int code, const char *fmt, ...)
 
 /* ---- jar_service.c ------------------------------------------------- */
 
-/*
- * Decode one UTF-8 sequence at s[*i] (strict: no overlong forms, no
- * surrogates, nothing above U+10FFFF), moving *i past it.  The code
- * point, or -1.
- */
-long jar_utf8_next(const unsigned char *s, size_t n, size_t *i);
-
 /* The service file's class names: 0 and *names (jar_names_free), STOP
  * or -errno. */
 int jar_read_service(struct insp *in, char ***names, size_t *n);

@@ -4,6 +4,7 @@
  * name a line, `#` comments; jar.h, jar_service_parse).
  */
 #include "jar_int.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -13,42 +14,6 @@
 
 /* ------------------------------------------------------------------ */
 /* UTF-8 and Java identifiers.                                         */
-
-/*
- * Decode one UTF-8 sequence at s[*i] (strict: no overlong forms, no
- * surrogates, nothing above U+10FFFF).  The code point, or -1.
- */
-long jar_utf8_next(const unsigned char *s, size_t n, size_t *i)
-{
-	unsigned char c = s[*i];
-	size_t k, len;
-	long cp, min;
-
-	if (c < 0x80) {
-		(*i)++;
-		return c;
-	}
-	if ((c & 0xe0) == 0xc0) {
-		len = 2, cp = c & 0x1f, min = 0x80;
-	} else if ((c & 0xf0) == 0xe0) {
-		len = 3, cp = c & 0x0f, min = 0x800;
-	} else if ((c & 0xf8) == 0xf0) {
-		len = 4, cp = c & 0x07, min = 0x10000;
-	} else {
-		return -1;
-	}
-	if (n - *i < len)
-		return -1;
-	for (k = 1; k < len; k++) {
-		if ((s[*i + k] & 0xc0) != 0x80)
-			return -1;
-		cp = cp << 6 | (s[*i + k] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return -1;
-	*i += len;
-	return cp;
-}
 
 /*
  * Could `c` (not ASCII) be part of a Java identifier, or start one?
@@ -131,7 +96,7 @@ static int service_line(const char *p, size_t n, unsigned line,
 	while (i < n) {
 		size_t at = i;
 
-		c = jar_utf8_next(u, n, &i);
+		c = utf8_next(u, n, &i);
 		if (c < 0)
 			return cmfs_err_set(err, -EINVAL,
 					    "line %u: malformed UTF-8", line);

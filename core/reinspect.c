@@ -66,30 +66,45 @@ static int add_stale(void *arg, const char *const *row)
 	return vec_push(v, &s);
 }
 
+int reinspect_blob(struct catalog *cat, struct budget *budget,
+		   const char *sha, int fd, struct cmfs_err *refused,
+		   struct cmfs_err *err)
+{
+	struct jar_report *rep = NULL;
+	struct jar_limits lim;
+	uint64_t cost = 0;
+	int rc;
+
+	jar_limits_default(&lim);
+	if (budget) {
+		cost = jar_cost_fd(fd);
+		budget_take(budget, cost);
+	}
+	rc = jar_inspect_fd(&rep, fd, &lim, refused);
+	if (budget)
+		budget_give(budget, cost);
+	close(fd);
+	if (rc)
+		return cmfs_err_set(refused, rc, "inspection failed");
+	rc = catalog_insp_put(cat, sha, rep, err);
+	jar_report_free(rep);
+	return rc;
+}
+
 /* Inspect blob `s` again and record it.  0 or -errno, reason in err. */
 static int redo(struct reinspect *ri, const struct stale *s,
 		struct cmfs_err *err)
 {
 	struct cmfs_err e2 = CMFS_ERR_INIT;
-	struct jar_report *rep = NULL;
-	struct jar_limits lim;
-	uint64_t cost;
 	int fd, rc;
 
 	if ((rc = blob_open(ri->st, ri->cat, s->sha, s->size, &fd, &e2)))
 		return cmfs_err_set(err, rc, "blob %s: %s", s->sha,
 				    cmfs_err_msg(&e2));
-	jar_limits_default(&lim);
-	cost = jar_cost_fd(fd);
-	budget_take(ri->budget, cost);
-	rc = jar_inspect_fd(&rep, fd, &lim, &e2);
-	budget_give(ri->budget, cost);
-	close(fd);
-	if (rc)
+	rc = reinspect_blob(ri->cat, ri->budget, s->sha, fd, &e2, err);
+	if (e2.code)
 		return cmfs_err_set(err, rc, "blob %s: %s", s->sha,
 				    cmfs_err_msg(&e2));
-	rc = catalog_insp_put(ri->cat, s->sha, rep, err);
-	jar_report_free(rep);
 	return rc;
 }
 

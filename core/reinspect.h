@@ -35,6 +35,19 @@ int reinspect_start(struct reinspect **out, struct catalog *cat,
 		    reinspect_log_fn log, void *log_arg,
 		    struct cmfs_err *err);
 
+/*
+ * Inspect the blob open on `fd` (closed here) as the current inspector
+ * does, within the default limits and, when `budget` is not NULL, within
+ * that memory budget; then record the inspection for `sha` (64 hex).
+ * 0; or -errno: when the inspector failed (-EINVAL: not a valid archive),
+ * its reason is in `refused` and nothing is recorded; when recording
+ * failed, the reason is in `err` and `refused` stays unset.  Shared by
+ * the thread above and fsck's repair, so both inspect alike.
+ */
+int reinspect_blob(struct catalog *cat, struct budget *budget,
+		   const char *sha, int fd, struct cmfs_err *refused,
+		   struct cmfs_err *err);
+
 /* Stop after the blob being inspected, and wait for that.  NULL: no-op. */
 void reinspect_stop(struct reinspect *ri);
 

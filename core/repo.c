@@ -77,6 +77,7 @@
 
 #include "blob.h"
 #include "budget.h"
+#include "clock.h"
 #include "ddl.h"
 #include "events.h"
 #include "jar.h"
@@ -227,10 +228,7 @@ struct repo_upload {
 
 int64_t repo_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return clock_now_ns();
 }
 
 void repo_log(struct repo *r, int level, const char *fmt, ...)
