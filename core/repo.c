@@ -75,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "blob.h"
 #include "budget.h"
 #include "ddl.h"
@@ -170,6 +171,7 @@ struct label {
 
 struct repo {
 	const struct config *cfg;	/* swapped whole on SIGHUP */
+	uid_t owner;			/* the mounting user (access.h) */
 	char *mountpoint;
 	struct store *store;
 	struct catalog *cat;
@@ -1100,6 +1102,43 @@ void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
 	event_release(&e);
 }
 
+enum config_right repo_change_right(enum repo_area area)
+{
+	switch (area) {
+	case REPO_AREA_ARTIFACTS:
+		return CONFIG_UPLOAD;
+	case REPO_AREA_TABLES:
+		return CONFIG_WRITE_TABLES;
+	default:
+		return CONFIG_ADMIN;
+	}
+}
+
+int repo_may(struct repo *r, const struct repo_who *who, const char *env,
+	     enum config_right right)
+{
+	struct access_who w = { who->uid, who->gid, who->ngroups,
+				who->groups };
+
+	return access_allowed(repo_config(r), r->owner,
+			      env && *env ? env : NULL, &w, right);
+}
+
+int repo_authorise(struct repo *r, const struct repo_who *who,
+		   const char *env, enum config_right right,
+		   const char *action, const char *object)
+{
+	char msg[CMFS_ERR_MSG];
+
+	if (repo_may(r, who, env, right))
+		return 0;
+	snprintf(msg, sizeof(msg), "uid %u may not %s here (%s right)",
+		 (unsigned)who->uid, action, config_right_name(right));
+	repo_refused(r, who, env && *env ? env : NULL, action, object,
+		     -EACCES, msg);
+	return -EACCES;
+}
+
 /*
  * Free the blobs in `shas` (n of them) that no version refers to now.
  * With sync = batch, after the next sync: until then the deletion that
@@ -1326,6 +1365,7 @@ int repo_open(struct repo **out, const struct config *cfg,
 	if (!r)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
 	r->cfg = cfg;
+	r->owner = getuid();
 	r->log = log;
 	r->log_arg = log_arg;
 	pthread_mutex_init(&r->gc_lock, NULL);
@@ -1700,7 +1740,7 @@ static int keep_ver(void *arg, const char *const *row)
  */
 static void recover(struct repo *r)
 {
-	static const struct repo_who system = { 0, 0, 0 };
+	static const struct repo_who system = { 0, 0, 0, 0, NULL };
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct blob_list shas = { NULL, 0 };
 	struct lost vers;

@@ -26,11 +26,24 @@
 struct repo;
 struct repo_upload;
 
-/* Who is calling: from the FUSE request context. */
+/*
+ * Who is calling: from the FUSE request context.  The supplementary
+ * groups are read only by access rules that name groups: a caller may
+ * leave them out (ngroups 0) when the configuration has no rules.
+ */
 struct repo_who {
 	uint32_t uid;
 	uint32_t gid;
 	pid_t pid;
+	size_t ngroups;
+	const gid_t *groups;	/* borrowed for the call */
+};
+
+/* Where a change happens: what decides the right it needs. */
+enum repo_area {
+	REPO_AREA_ENVS,		/* envs/ and an environment's own entries */
+	REPO_AREA_ARTIFACTS,	/* artifacts/, an artifact, its scratch files */
+	REPO_AREA_TABLES,	/* tables/, a table, its scratch files */
 };
 
 /*
@@ -90,6 +103,24 @@ void repo_log(struct repo *r, int level, const char *fmt, ...)
 void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
 		  const char *action, const char *object, int rc,
 		  const char *reason);
+
+/*
+ * Access (access.h, DESIGN.md): the mounting user is the uid that opened
+ * the repo.  `env` NULL or "" is outside any environment (envs/ itself).
+ */
+/* The right a change in `area` needs: upload, write_tables or admin. */
+enum config_right repo_change_right(enum repo_area area);
+/* 1 if `who` holds `right` in `env` under the configuration in force. */
+int repo_may(struct repo *r, const struct repo_who *who, const char *env,
+	     enum config_right right);
+/*
+ * 0 if `who` holds `right` in `env`; else -EACCES, refused with the
+ * message "uid <uid> may not <action> here (<right> right)" (repo_refused:
+ * events, or the daemon's log outside an environment).
+ */
+int repo_authorise(struct repo *r, const struct repo_who *who,
+		   const char *env, enum config_right right,
+		   const char *action, const char *object);
 
 /* Environments. */
 int repo_env_create(struct repo *r, const struct repo_who *who,

@@ -39,7 +39,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "access.h"
 #include "buf.h"
 #include "name.h"
 #include "store.h"
@@ -86,7 +85,7 @@ static struct cmfs *cm(fuse_req_t req)
 static struct repo_who who_of(fuse_req_t req)
 {
 	const struct fuse_ctx *x = fuse_req_ctx(req);
-	struct repo_who w = { x->uid, x->gid, x->pid };
+	struct repo_who w = { x->uid, x->gid, x->pid, 0, NULL };
 
 	return w;
 }
@@ -110,40 +109,54 @@ static int shared(struct cmfs *c)
 
 /* ---- Access ---- */
 
-/* The right a change of a node of kind `k` needs. */
-static enum config_right change_right(enum node_kind k)
+/* The area of a node of kind `k`: what decides the right its change needs. */
+static enum repo_area area_of(enum node_kind k)
 {
 	switch (k) {
 	case N_ARTS:
 	case N_ART:
 	case N_ASCRATCH:
-		return CONFIG_UPLOAD;
+		return REPO_AREA_ARTIFACTS;
 	case N_TABLES:
 	case N_TABLE:
 	case N_TSCRATCH:
-		return CONFIG_WRITE_TABLES;
+		return REPO_AREA_TABLES;
 	default:
-		return CONFIG_ADMIN;
+		return REPO_AREA_ENVS;
 	}
+}
+
+/* The right a change of a node of kind `k` needs. */
+static enum config_right change_right(enum node_kind k)
+{
+	return repo_change_right(area_of(k));
+}
+
+/*
+ * The caller of `req`, with its supplementary groups in `groups` (64 of
+ * them) when access rules could need them: reading them costs a read of
+ * /proc.
+ */
+static struct repo_who caller(fuse_req_t req, gid_t *groups)
+{
+	struct repo_who w = who_of(req);
+	int n;
+
+	if (cfg_of(cm(req))->nscopes) {
+		n = fuse_req_getgroups(req, 64, groups);
+		w.ngroups = n > 0 ? (size_t)(n > 64 ? 64 : n) : 0;
+		w.groups = groups;
+	}
+	return w;
 }
 
 /* 1 if the caller of `req` holds `right` in `env` (NULL: none). */
 static int holds(fuse_req_t req, const char *env, enum config_right right)
 {
-	struct cmfs *c = cm(req);
-	const struct fuse_ctx *x = fuse_req_ctx(req);
-	const struct config *cfg = cfg_of(c);
 	gid_t groups[64];
-	struct access_who w = { x->uid, x->gid, 0, groups };
-	int n;
+	struct repo_who w = caller(req, groups);
 
-	/* Groups cost a read of /proc: only rules can need them. */
-	if (cfg->nscopes) {
-		n = fuse_req_getgroups(req, 64, groups);
-		w.ngroups = n > 0 ? (size_t)(n > 64 ? 64 : n) : 0;
-	}
-	return access_allowed(cfg, c->owner, env && *env ? env : NULL, &w,
-			      right);
+	return repo_may(cm(req)->repo, &w, env, right);
 }
 
 /*
@@ -153,17 +166,10 @@ static int holds(fuse_req_t req, const char *env, enum config_right right)
 static int gate(fuse_req_t req, const char *env, enum config_right right,
 		const char *action, const char *object)
 {
-	struct repo_who w;
-	char msg[CMFS_ERR_MSG];
+	gid_t groups[64];
+	struct repo_who w = caller(req, groups);
 
-	if (holds(req, env, right))
-		return 0;
-	w = who_of(req);
-	snprintf(msg, sizeof(msg), "uid %u may not %s here (%s right)",
-		 (unsigned)w.uid, action, config_right_name(right));
-	repo_refused(cm(req)->repo, &w, env && *env ? env : NULL, action,
-		     object, -EACCES, msg);
-	return -EACCES;
+	return repo_authorise(cm(req)->repo, &w, env, right, action, object);
 }
 
 /*
@@ -840,7 +846,7 @@ static int env_row(struct cmfs *c, const char *env, struct catalog_env *e)
 static uint64_t resolved_size(struct cmfs *c, struct node *n)
 {
 	struct buf b = BUF_INIT((size_t)1 << 24);
-	struct repo_who nobody = { 0, 0, 0 };
+	struct repo_who nobody = { 0, 0, 0, 0, NULL };
 	uint64_t size = 0;
 
 	if (!repo_resolve(c->repo, &nobody, n->env, n->obj, n->kind == N_RSQL,
@@ -2659,7 +2665,7 @@ static void reply_xattr(fuse_req_t req, size_t size, const char *data,
 static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 			      struct buf *b, struct cmfs_err *err)
 {
-	struct repo_who nobody = { 0, 0, 0 };
+	struct repo_who nobody = { 0, 0, 0, 0, NULL };
 	struct buf tmp = BUF_INIT((size_t)1 << 24);
 	int rc;
 

@@ -46,7 +46,7 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static const struct repo_who who = { 1000, 1000, 4242 };
+static const struct repo_who who = { 1000, 1000, 4242, 0, NULL };
 
 static char last_msg[CMFS_ERR_MSG];	/* the message of the last call */
 
@@ -1499,7 +1499,7 @@ static int count_of(const char *hay, const char *needle)
  * closes (here: at close); the daemon's log says the same. */
 static void test_refusals_coalesced(void)
 {
-	static const struct repo_who other = { 1001, 1001, 4243 };
+	static const struct repo_who other = { 1001, 1001, 4243, 0, NULL };
 	struct fixture x;
 	int i;
 
@@ -2879,8 +2879,72 @@ static void test_inline_budget(void)
 	fixture_close(&x);
 }
 
+/*
+ * Access is decided in core from the caller alone (uid, gid, groups): the
+ * default lets the mounting user do everything and others read; a rule
+ * naming a group admits its members; a refusal is an events line.
+ */
+static void test_authorise(void)
+{
+	static const gid_t root_group[] = { 0 };
+	const struct repo_who owner = { getuid(), getgid(), 4244, 0, NULL };
+	const struct repo_who member = { 1002, 1002, 4245, 1, root_group };
+	struct config rules;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct fixture x;
+	char ini[160];
+	FILE *f;
+
+	setup(&x);
+	T_INTEQ(repo_env_create(x.r, &owner, "dev", &err), 0);
+
+	T_INTEQ(repo_change_right(REPO_AREA_ARTIFACTS), CONFIG_UPLOAD);
+	T_INTEQ(repo_change_right(REPO_AREA_TABLES), CONFIG_WRITE_TABLES);
+	T_INTEQ(repo_change_right(REPO_AREA_ENVS), CONFIG_ADMIN);
+
+	/* The default: the mounting user holds every right, others read. */
+	T_INTEQ(repo_may(x.r, &owner, "dev", CONFIG_ADMIN), 1);
+	T_INTEQ(repo_may(x.r, &owner, NULL, CONFIG_ADMIN), 1);
+	T_INTEQ(repo_may(x.r, &who, "dev", CONFIG_READ), 1);
+	T_INTEQ(repo_may(x.r, &who, "dev", CONFIG_UPLOAD), 0);
+	T_INTEQ(repo_may(x.r, &who, "", CONFIG_ADMIN), 0);
+	T_INTEQ(repo_authorise(x.r, &owner, "dev", CONFIG_UPLOAD, "create",
+			       "a.jar"), 0);
+	T_ERRNO(repo_authorise(x.r, &who, "dev", CONFIG_UPLOAD, "create",
+			       "a.jar"), EACCES);
+	T_CONTAINS(fixture_last_event(&x, "dev"), "uid=1000");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "action=create");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "object=a.jar");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "uid 1000 may not create here (upload right)");
+
+	/* [env.dev] upload = @root: a member by supplementary group only. */
+	snprintf(ini, sizeof(ini), "%s/rules.ini", x.tmp);
+	T_CHECK((f = fopen(ini, "w")) != NULL);
+	if (!f) {
+		fixture_close(&x);
+		return;
+	}
+	fputs("[env.dev]\nupload = @root\n", f);
+	fclose(f);
+	T_INTEQ(config_defaults(&rules), 0);
+	free(rules.store_path);
+	rules.store_path = strdup(x.store);
+	T_INTEQ(config_load(&rules, ini, &err), 0);
+	repo_set_config(x.r, &rules);
+	T_INTEQ(repo_may(x.r, &member, "dev", CONFIG_UPLOAD), 1);
+	T_INTEQ(repo_may(x.r, &member, "dev", CONFIG_WRITE_TABLES), 0);
+	T_INTEQ(repo_may(x.r, &member, "prod", CONFIG_UPLOAD), 0);
+	T_INTEQ(repo_may(x.r, &who, "dev", CONFIG_UPLOAD), 0);
+	repo_set_config(x.r, &x.cfg);
+	repo_config_retire(x.r);
+	config_release(&rules);
+	fixture_close(&x);
+}
+
 int main(void)
 {
+	T_RUN(test_authorise);
 	T_RUN(test_env);
 	T_RUN(test_upload);
 	T_RUN(test_upload_order);
