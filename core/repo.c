@@ -1803,6 +1803,29 @@ static int all_zip(void *arg, const struct catalog_version *v)
 	return rc ? -EINVAL : 0;
 }
 
+int repo_art_move(struct repo *r, const struct repo_who *who,
+		  const char *env, const char *from, const char *to,
+		  struct cmfs_err *err)
+{
+	static const char why[] = "an artifact cannot become a scratch "
+				  "file: copy it";
+	struct catalog_version v;
+	int rc;
+
+	if (name_artifact_scratch(from) && name_artifact_scratch(to)) {
+		rc = store_scratch_rename(r->store, env, 'a', from, to);
+		if (!rc)
+			repo_scratch_label_move(r, env, from, to);
+		return rc;
+	}
+	if (name_artifact_scratch(from))
+		return repo_scratch_commit(r, who, env, from, to, &v, err);
+	if (!name_artifact_scratch(to))
+		return repo_art_rename(r, who, env, from, to, err);
+	repo_refused(r, who, env, "rename", from, -EPERM, why);
+	return cmfs_err_set(err, -EPERM, "%s", why);
+}
+
 int repo_art_rename(struct repo *r, const struct repo_who *who,
 		    const char *env, const char *from, const char *to,
 		    struct cmfs_err *err)
@@ -2579,6 +2602,11 @@ uint64_t repo_upload_size(const struct repo_upload *u)
 	return u->size;
 }
 
+int repo_upload_doomed(const struct repo_upload *u)
+{
+	return u->dirty && !u->size && name_is_jar(u->name) ? -EINVAL : 0;
+}
+
 int repo_upload_dirty(const struct repo_upload *u)
 {
 	return u->dirty;
@@ -3329,6 +3357,38 @@ refused:
 	buf_release(&like);
 	event_release(&ev);
 	return rc;
+}
+
+int repo_table_truncate(struct repo *r, const struct repo_who *who,
+			const char *env, const char *file, uint64_t size)
+{
+	char msg[CMFS_ERR_MSG];
+
+	if (!size) {
+		repo_refused(r, who, env, "table-write", file, -EINVAL,
+			     "truncating a table to nothing is not a CREATE "
+			     "TABLE statement: rm it to drop it");
+		return -EINVAL;
+	}
+	snprintf(msg, sizeof(msg), "%s: not possible here", file);
+	repo_refused(r, who, env, "truncate", file, -EPERM, msg);
+	return -EPERM;
+}
+
+int repo_label_writable(struct repo *r, const struct repo_who *who,
+			const char *env, const char *object,
+			const char *xattr)
+{
+	if (strncmp(xattr, NAME_XATTR_USER, strlen(NAME_XATTR_USER)))
+		return -ENOTSUP;
+	if (strncmp(xattr, NAME_XATTR_CMFS, strlen(NAME_XATTR_CMFS)))
+		return 0;
+	if (who)
+		repo_refused(r, who, env && *env ? env : NULL, "label",
+			     object, -EPERM,
+			     "user.cmfs.* attributes are computed by cmfs "
+			     "and cannot be set");
+	return -EPERM;
 }
 
 int repo_table_write(struct repo *r, const struct repo_who *who,

@@ -140,6 +140,15 @@ int repo_ver_remove(struct repo *r, const struct repo_who *who,
 int repo_art_rename(struct repo *r, const struct repo_who *who,
 		    const char *env, const char *from, const char *to,
 		    struct cmfs_err *err);
+/*
+ * rename(2) inside artifacts/, by what the names are: scratch to scratch
+ * moves the file with its labels, scratch to artifact commits it
+ * (repo_scratch_commit), artifact to artifact is repo_art_rename(), and
+ * artifact to scratch is refused (-EPERM): an artifact cannot become one.
+ */
+int repo_art_move(struct repo *r, const struct repo_who *who,
+		  const char *env, const char *from, const char *to,
+		  struct cmfs_err *err);
 
 /*
  * Uploads.  repo_upload_begin() stages an upload of artifact `name`:
@@ -158,6 +167,12 @@ ssize_t repo_upload_read(struct repo_upload *u, void *data, size_t size,
 			 off_t off);
 int repo_upload_truncate(struct repo_upload *u, off_t size);
 uint64_t repo_upload_size(const struct repo_upload *u);
+/*
+ * -EINVAL when committing `u` now is sure to be refused (an empty upload
+ * of a *.jar), else 0.  Records nothing: the commit will.  cp of an
+ * empty file closes without a write, so flush() says it early.
+ */
+int repo_upload_doomed(const struct repo_upload *u);
 /* 1 when there are bytes or labels not yet committed. */
 int repo_upload_dirty(const struct repo_upload *u);
 /*
@@ -217,6 +232,15 @@ void repo_scratch_label_move(struct repo *r, const char *env,
 			     const char *from, const char *to);
 
 /*
+ * Whether extended attribute `xattr` (its full name) is a label a caller
+ * may set or remove: -ENOTSUP outside user.*, -EPERM for user.cmfs.*
+ * (computed by cmfs; with `who`, refused with an events line against
+ * `object` of `env`, "" for none), else 0.
+ */
+int repo_label_writable(struct repo *r, const struct repo_who *who,
+			const char *env, const char *object,
+			const char *xattr);
+/*
  * Labels of artifact `name`: `key` is the label key (the xattr name
  * without "user.").  Setting checks the syntax, the limits and, for the
  * sql-artifact labels, what the latest version's factories offer.
@@ -241,6 +265,13 @@ int repo_label_list(struct repo *r, const char *env, const char *name,
  * LIKE source merged; -EINVAL/-EOPNOTSUPP/-EFBIG with the reason
  * otherwise, and the previous definition stays.
  */
+/*
+ * truncate(2) by name of table file `file` (<table>.sql) to `size`
+ * bytes, with no open file: refused with an events line, -EINVAL for 0
+ * (that drops no table: rm does), -EPERM for any other size.
+ */
+int repo_table_truncate(struct repo *r, const struct repo_who *who,
+			const char *env, const char *file, uint64_t size);
 int repo_table_write(struct repo *r, const struct repo_who *who,
 		     const char *env, const char *name, const char *text,
 		     size_t len, struct cmfs_err *err);

@@ -1335,12 +1335,9 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			f->dirty = 1;
 			f->wrote = 1;
 			pthread_mutex_unlock(&f->lock);
-		} else if (n->kind == N_TABLE && attr->st_size == 0) {
-			rc = -EINVAL;
-			repo_refused(c->repo, &w, n->env, "table-write",
-				     n->name, rc,
-				     "truncating a table to nothing is not a "
-				     "CREATE TABLE statement: rm it to drop it");
+		} else if (n->kind == N_TABLE) {
+			rc = repo_table_truncate(c->repo, &w, n->env, n->name,
+						 (uint64_t)attr->st_size);
 		} else if (!path_is_dir(n->kind)) {
 			rc = read_only(req, n, "truncate", NULL);
 		} else {
@@ -2248,9 +2245,9 @@ static int commit(fuse_req_t req, struct fh *f, int at_flush)
 	if (at_flush && !f->wrote) {
 		/* Not committed here, but what is sure to be refused is
 		 * said now: cp of an empty file closes without a write. */
-		if ((f->kind == FH_UPLOAD && repo_upload_dirty(f->up) &&
-		     !repo_upload_size(f->up) && name_is_jar(n->obj)) ||
-		    (f->kind == FH_TEXT && f->dirty && !f->data.len))
+		if (f->kind == FH_UPLOAD)
+			rc = repo_upload_doomed(f->up);
+		else if (f->kind == FH_TEXT && f->dirty && !f->data.len)
 			rc = -EINVAL;
 		pthread_mutex_unlock(&f->lock);
 		return rc;
@@ -2466,37 +2463,17 @@ static int rename_artifacts(fuse_req_t req, struct node *p, enum node_kind kf,
 	struct cmfs *c = cm(req);
 	struct repo_who w = who_of(req);
 	struct cmfs_err err = CMFS_ERR_INIT;
-	struct catalog_version v;
 	int rc;
 
-	if (kf == N_ASCRATCH && kt == N_ASCRATCH) {
-		rc = store_scratch_rename(repo_store(c->repo), p->env, 'a',
-					  from, to);
-		if (!rc)
-			repo_scratch_label_move(c->repo, p->env, from, to);
+	rc = repo_art_move(c->repo, &w, p->env, from, to, &err);
+	if (rc || (kf == N_ASCRATCH && kt == N_ASCRATCH))
 		return rc;
-	}
-	if (kf == N_ASCRATCH) {
-		rc = repo_scratch_commit(c->repo, &w, p->env, from, to, &v,
-					 &err);
-		if (!rc)
-			inval_artifact(c, p->env, to, 1);
-		return rc;
-	}
-	if (kt == N_ART) {
-		rc = repo_art_rename(c->repo, &w, p->env, from, to, &err);
-		if (!rc) {
-			/* The bytes move with the name: its node goes on
-			 * standing for them (path_rename()). */
-			inval_artifact(c, p->env, from, 0);
-			inval_artifact(c, p->env, to, 1);
-		}
-		return rc;
-	}
-	rc = -EPERM;
-	repo_refused(c->repo, &w, p->env, "rename", from, rc,
-		     "an artifact cannot become a scratch file: copy it");
-	return rc;
+	if (kf != N_ASCRATCH)
+		/* The bytes move with the name: its node goes on standing
+		 * for them (path_rename()). */
+		inval_artifact(c, p->env, from, 0);
+	inval_artifact(c, p->env, to, 1);
+	return 0;
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -2791,16 +2768,9 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	char *v = NULL;
 	int rc, exists;
 
-	if (strncmp(name, NAME_XATTR_USER, strlen(NAME_XATTR_USER))) {
-		fuse_reply_err(req, ENOTSUP);
-		return;
-	}
-	if (!strncmp(name, NAME_XATTR_CMFS, strlen(NAME_XATTR_CMFS))) {
-		repo_refused(c->repo, &w, n->env[0] ? n->env : NULL, "label",
-			     n->name, -EPERM,
-			     "user.cmfs.* attributes are computed by cmfs "
-			     "and cannot be set");
-		fuse_reply_err(req, EPERM);
+	rc = repo_label_writable(c->repo, &w, n->env, n->name, name);
+	if (rc) {
+		fuse_reply_err(req, -rc);
 		return;
 	}
 	if (!labelled(n) || n->kind == N_VER) {
@@ -2942,12 +2912,10 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct fh *f;
 	int rc;
 
-	if (strncmp(name, NAME_XATTR_USER, strlen(NAME_XATTR_USER))) {
-		fuse_reply_err(req, ENOTSUP);
-		return;
-	}
-	if (!strncmp(name, NAME_XATTR_CMFS, strlen(NAME_XATTR_CMFS))) {
-		fuse_reply_err(req, EPERM);
+	/* Removing user.cmfs.* is refused without an events line. */
+	rc = repo_label_writable(c->repo, NULL, n->env, n->name, name);
+	if (rc) {
+		fuse_reply_err(req, -rc);
 		return;
 	}
 	if (labelled(n) && n->kind != N_VER &&

@@ -2942,9 +2942,75 @@ static void test_authorise(void)
 	fixture_close(&x);
 }
 
+/*
+ * The refusals that need no FUSE: an empty *.jar is doomed before its
+ * commit, an artifact does not become a scratch file, a table is not
+ * truncated by name, user.cmfs.* is not written; each with its errno and
+ * (where it writes one) its events line.
+ */
+static void test_policy_refusals(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_artifact a;
+	struct repo_upload *u;
+	struct fixture x;
+	int lines;
+
+	setup(&x);
+	T_INTEQ(repo_env_create(x.r, &who, "dev", &err), 0);
+
+	/* An empty upload of a *.jar is doomed; of another name it is not. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "e.jar", 1, &err), 0);
+	T_ERRNO(repo_upload_doomed(u), EINVAL);
+	T_INTEQ(repo_upload_truncate(u, 3), 0);
+	T_INTEQ(repo_upload_doomed(u), 0);
+	repo_upload_free(u);
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "e.txt", 1, &err), 0);
+	T_INTEQ(repo_upload_truncate(u, 0), 0);
+	T_INTEQ(repo_upload_doomed(u), 0);
+	repo_upload_free(u);
+
+	/* An artifact does not become a scratch file: it stays. */
+	T_INTEQ(ups(&x, "dev", "a.txt", "one"), 0);
+	T_ERRNO(repo_art_move(x.r, &who, "dev", "a.txt", ".a.txt.swp", &err),
+		EPERM);
+	T_INTEQ(art(&x, "dev", "a.txt", &a), 0);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=rename object=a.txt result=refused errno=EPERM");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "an artifact cannot become a scratch file: copy it");
+
+	/* A table truncated by name: to nothing EINVAL, else EPERM. */
+	T_ERRNO(repo_table_truncate(x.r, &who, "dev", "t.sql", 0), EINVAL);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=table-write object=t.sql result=refused errno=EINVAL");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "truncating a table to nothing");
+	T_ERRNO(repo_table_truncate(x.r, &who, "dev", "t.sql", 5), EPERM);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=truncate object=t.sql result=refused errno=EPERM");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "t.sql: not possible here");
+
+	/* user.cmfs.* is computed: refused, recorded only with a caller. */
+	T_INTEQ(repo_label_writable(x.r, &who, "dev", "a.txt", "user.app"), 0);
+	T_ERRNO(repo_label_writable(x.r, &who, "dev", "a.txt",
+				    "trusted.app"), ENOTSUP);
+	lines = event_lines(&x, "dev");
+	T_ERRNO(repo_label_writable(x.r, NULL, "dev", "a.txt",
+				    "user.cmfs.version"), EPERM);
+	T_INTEQ(event_lines(&x, "dev"), lines);
+	T_ERRNO(repo_label_writable(x.r, &who, "dev", "a.txt",
+				    "user.cmfs.version"), EPERM);
+	T_INTEQ(event_lines(&x, "dev"), lines + 1);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=label object=a.txt result=refused errno=EPERM");
+	fixture_close(&x);
+}
+
 int main(void)
 {
 	T_RUN(test_authorise);
+	T_RUN(test_policy_refusals);
 	T_RUN(test_env);
 	T_RUN(test_upload);
 	T_RUN(test_upload_order);
