@@ -3434,6 +3434,19 @@ out:
 	return rc;
 }
 
+uint64_t repo_resolved_size(struct repo *r, const char *env,
+			    const char *name, int sql)
+{
+	static const struct repo_who nobody = { 0, 0, 0, 0, NULL };
+	struct buf b = BUF_INIT((size_t)1 << 24);
+	uint64_t size = 0;
+
+	if (!repo_resolve(r, &nobody, env, name, sql, 0, &b, NULL))
+		size = b.len;
+	buf_release(&b);
+	return size;
+}
+
 int repo_table_text(struct repo *r, const char *env, const char *name,
 		    struct buf *out, struct cmfs_err *err)
 {

@@ -309,6 +309,13 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 		 struct cmfs_err *err);
 
 /*
+ * The size of resolved/<name>.jars (sql == 0) or .sql (sql == 1) now:
+ * what a read would return, 0 when resolution fails (the reason is in
+ * user.cmfs.error; without table `name` too).  Not an event.
+ */
+uint64_t repo_resolved_size(struct repo *r, const char *env,
+			    const char *name, int sql);
+/*
  * user.cmfs.refused-classes of resolved/<name>.*: every class outside the
  * class allowlist that compiling table `name` loads, "<artifact> <class>"
  * a line (resolve_refused()); empty when there is none.  Not an event.

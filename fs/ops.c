@@ -839,23 +839,6 @@ static int env_row(struct cmfs *c, const char *env, struct catalog_env *e)
 	return catalog_env_get(repo_catalog(c->repo), env, e, NULL);
 }
 
-/*
- * The size of a resolved file now: what a read would return, or 0 when
- * resolution fails (the reason is in user.cmfs.error).  Not an event.
- */
-static uint64_t resolved_size(struct cmfs *c, struct node *n)
-{
-	struct buf b = BUF_INIT((size_t)1 << 24);
-	struct repo_who nobody = { 0, 0, 0, 0, NULL };
-	uint64_t size = 0;
-
-	if (!repo_resolve(c->repo, &nobody, n->env, n->obj, n->kind == N_RSQL,
-			  0, &b, NULL))
-		size = b.len;
-	buf_release(&b);
-	return size;
-}
-
 /* The attributes of `n`, and how long the kernel may keep them (*keep,
  * unless NULL). */
 static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
@@ -1001,7 +984,8 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 			return rc;
 		st->st_mode = S_IFREG | 0444;
 		told = cache_tell(c, n);
-		size = resolved_size(c, n);
+		size = repo_resolved_size(c->repo, n->env, n->obj,
+					  n->kind == N_RSQL);
 		kept = n->kind == N_RJARS ? cache_sized(c, n, told, &size) : 0;
 		if (keep)
 			*keep = kept;

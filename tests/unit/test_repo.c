@@ -3007,10 +3007,45 @@ static void test_policy_refusals(void)
 	fixture_close(&x);
 }
 
+/*
+ * A resolved file's size is computed in core: what a read returns, 0
+ * when the table does not resolve or does not exist, and no events line.
+ */
+static void test_resolved_size(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf b = BUF_INIT(1 << 16);
+	struct fixture x;
+	int lines;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "t",
+			    "CREATE TABLE t (a INT) "
+			    "WITH ('connector' = 'datagen')"), 0);
+	T_INTEQ(table_write(&x, "dev", "k",
+			    "CREATE TABLE k (a INT) "
+			    "WITH ('connector' = 'nope')"), 0);
+	lines = event_lines(&x, "dev");
+	T_INTEQ(repo_resolve(x.r, &who, "dev", "t", 1, 0, &b, &err), 0);
+	T_CHECK(b.len > 0);
+	T_INTEQ(repo_resolved_size(x.r, "dev", "t", 1), b.len);
+	buf_reset(&b);
+	T_INTEQ(repo_resolve(x.r, &who, "dev", "t", 0, 0, &b, &err), 0);
+	T_INTEQ(repo_resolved_size(x.r, "dev", "t", 0), b.len);
+	T_CHECK(repo_resolve(x.r, &who, "dev", "k", 0, 0, &b, &err) < 0);
+	T_INTEQ(repo_resolved_size(x.r, "dev", "k", 0), 0);
+	T_INTEQ(repo_resolved_size(x.r, "dev", "none", 1), 0);
+	T_INTEQ(event_lines(&x, "dev"), lines);
+	buf_release(&b);
+	fixture_close(&x);
+}
+
 int main(void)
 {
 	T_RUN(test_authorise);
 	T_RUN(test_policy_refusals);
+	T_RUN(test_resolved_size);
 	T_RUN(test_env);
 	T_RUN(test_upload);
 	T_RUN(test_upload_order);
