@@ -75,6 +75,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "blob.h"
 #include "budget.h"
 #include "clock.h"
@@ -171,6 +172,7 @@ struct label {
 
 struct repo {
 	const struct config *cfg;	/* swapped whole on SIGHUP */
+	uid_t owner;			/* the mounting user (access.h) */
 	char *mountpoint;
 	struct store *store;
 	struct catalog *cat;
@@ -1098,6 +1100,43 @@ void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
 	event_release(&e);
 }
 
+enum config_right repo_change_right(enum repo_area area)
+{
+	switch (area) {
+	case REPO_AREA_ARTIFACTS:
+		return CONFIG_UPLOAD;
+	case REPO_AREA_TABLES:
+		return CONFIG_WRITE_TABLES;
+	default:
+		return CONFIG_ADMIN;
+	}
+}
+
+int repo_may(struct repo *r, const struct repo_who *who, const char *env,
+	     enum config_right right)
+{
+	struct access_who w = { who->uid, who->gid, who->ngroups,
+				who->groups };
+
+	return access_allowed(repo_config(r), r->owner,
+			      env && *env ? env : NULL, &w, right);
+}
+
+int repo_authorise(struct repo *r, const struct repo_who *who,
+		   const char *env, enum config_right right,
+		   const char *action, const char *object)
+{
+	char msg[CMFS_ERR_MSG];
+
+	if (repo_may(r, who, env, right))
+		return 0;
+	snprintf(msg, sizeof(msg), "uid %u may not %s here (%s right)",
+		 (unsigned)who->uid, action, config_right_name(right));
+	repo_refused(r, who, env && *env ? env : NULL, action, object,
+		     -EACCES, msg);
+	return -EACCES;
+}
+
 /*
  * Free the blobs in `shas` (n of them) that no version refers to now.
  * With sync = batch, after the next sync: until then the deletion that
@@ -1324,6 +1363,7 @@ int repo_open(struct repo **out, const struct config *cfg,
 	if (!r)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
 	r->cfg = cfg;
+	r->owner = getuid();
 	r->log = log;
 	r->log_arg = log_arg;
 	pthread_mutex_init(&r->gc_lock, NULL);
@@ -1698,7 +1738,7 @@ static int keep_ver(void *arg, const char *const *row)
  */
 static void recover(struct repo *r)
 {
-	static const struct repo_who system = { 0, 0, 0 };
+	static const struct repo_who system = { 0, 0, 0, 0, NULL };
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct blob_list shas = { NULL, 0 };
 	struct lost vers;
@@ -1759,6 +1799,29 @@ static int all_zip(void *arg, const struct catalog_version *v)
 
 	jar_report_free(rep);
 	return rc ? -EINVAL : 0;
+}
+
+int repo_art_move(struct repo *r, const struct repo_who *who,
+		  const char *env, const char *from, const char *to,
+		  struct cmfs_err *err)
+{
+	static const char why[] = "an artifact cannot become a scratch "
+				  "file: copy it";
+	struct catalog_version v;
+	int rc;
+
+	if (name_artifact_scratch(from) && name_artifact_scratch(to)) {
+		rc = store_scratch_rename(r->store, env, 'a', from, to);
+		if (!rc)
+			repo_scratch_label_move(r, env, from, to);
+		return rc;
+	}
+	if (name_artifact_scratch(from))
+		return repo_scratch_commit(r, who, env, from, to, &v, err);
+	if (!name_artifact_scratch(to))
+		return repo_art_rename(r, who, env, from, to, err);
+	repo_refused(r, who, env, "rename", from, -EPERM, why);
+	return cmfs_err_set(err, -EPERM, "%s", why);
 }
 
 int repo_art_rename(struct repo *r, const struct repo_who *who,
@@ -2537,6 +2600,11 @@ uint64_t repo_upload_size(const struct repo_upload *u)
 	return u->size;
 }
 
+int repo_upload_doomed(const struct repo_upload *u)
+{
+	return u->dirty && !u->size && name_is_jar(u->name) ? -EINVAL : 0;
+}
+
 int repo_upload_dirty(const struct repo_upload *u)
 {
 	return u->dirty;
@@ -3289,6 +3357,38 @@ refused:
 	return rc;
 }
 
+int repo_table_truncate(struct repo *r, const struct repo_who *who,
+			const char *env, const char *file, uint64_t size)
+{
+	char msg[CMFS_ERR_MSG];
+
+	if (!size) {
+		repo_refused(r, who, env, "table-write", file, -EINVAL,
+			     "truncating a table to nothing is not a CREATE "
+			     "TABLE statement: rm it to drop it");
+		return -EINVAL;
+	}
+	snprintf(msg, sizeof(msg), "%s: not possible here", file);
+	repo_refused(r, who, env, "truncate", file, -EPERM, msg);
+	return -EPERM;
+}
+
+int repo_label_writable(struct repo *r, const struct repo_who *who,
+			const char *env, const char *object,
+			const char *xattr)
+{
+	if (strncmp(xattr, NAME_XATTR_USER, strlen(NAME_XATTR_USER)))
+		return -ENOTSUP;
+	if (strncmp(xattr, NAME_XATTR_CMFS, strlen(NAME_XATTR_CMFS)))
+		return 0;
+	if (who)
+		repo_refused(r, who, env && *env ? env : NULL, "label",
+			     object, -EPERM,
+			     "user.cmfs.* attributes are computed by cmfs "
+			     "and cannot be set");
+	return -EPERM;
+}
+
 int repo_table_write(struct repo *r, const struct repo_who *who,
 		     const char *env, const char *name, const char *text,
 		     size_t len, struct cmfs_err *err)
@@ -3330,6 +3430,19 @@ out:
 		record(r, &ev, env, rc, err);
 	event_release(&ev);
 	return rc;
+}
+
+uint64_t repo_resolved_size(struct repo *r, const char *env,
+			    const char *name, int sql)
+{
+	static const struct repo_who nobody = { 0, 0, 0, 0, NULL };
+	struct buf b = BUF_INIT((size_t)1 << 24);
+	uint64_t size = 0;
+
+	if (!repo_resolve(r, &nobody, env, name, sql, 0, &b, NULL))
+		size = b.len;
+	buf_release(&b);
+	return size;
 }
 
 int repo_table_text(struct repo *r, const char *env, const char *name,

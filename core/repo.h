@@ -26,11 +26,24 @@
 struct repo;
 struct repo_upload;
 
-/* Who is calling: from the FUSE request context. */
+/*
+ * Who is calling: from the FUSE request context.  The supplementary
+ * groups are read only by access rules that name groups: a caller may
+ * leave them out (ngroups 0) when the configuration has no rules.
+ */
 struct repo_who {
 	uint32_t uid;
 	uint32_t gid;
 	pid_t pid;
+	size_t ngroups;
+	const gid_t *groups;	/* borrowed for the call */
+};
+
+/* Where a change happens: what decides the right it needs. */
+enum repo_area {
+	REPO_AREA_ENVS,		/* envs/ and an environment's own entries */
+	REPO_AREA_ARTIFACTS,	/* artifacts/, an artifact, its scratch files */
+	REPO_AREA_TABLES,	/* tables/, a table, its scratch files */
 };
 
 /*
@@ -91,6 +104,24 @@ void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
 		  const char *action, const char *object, int rc,
 		  const char *reason);
 
+/*
+ * Access (access.h, DESIGN.md): the mounting user is the uid that opened
+ * the repo.  `env` NULL or "" is outside any environment (envs/ itself).
+ */
+/* The right a change in `area` needs: upload, write_tables or admin. */
+enum config_right repo_change_right(enum repo_area area);
+/* 1 if `who` holds `right` in `env` under the configuration in force. */
+int repo_may(struct repo *r, const struct repo_who *who, const char *env,
+	     enum config_right right);
+/*
+ * 0 if `who` holds `right` in `env`; else -EACCES, refused with the
+ * message "uid <uid> may not <action> here (<right> right)" (repo_refused:
+ * events, or the daemon's log outside an environment).
+ */
+int repo_authorise(struct repo *r, const struct repo_who *who,
+		   const char *env, enum config_right right,
+		   const char *action, const char *object);
+
 /* Environments. */
 int repo_env_create(struct repo *r, const struct repo_who *who,
 		    const char *name, struct cmfs_err *err);
@@ -109,6 +140,15 @@ int repo_ver_remove(struct repo *r, const struct repo_who *who,
 int repo_art_rename(struct repo *r, const struct repo_who *who,
 		    const char *env, const char *from, const char *to,
 		    struct cmfs_err *err);
+/*
+ * rename(2) inside artifacts/, by what the names are: scratch to scratch
+ * moves the file with its labels, scratch to artifact commits it
+ * (repo_scratch_commit), artifact to artifact is repo_art_rename(), and
+ * artifact to scratch is refused (-EPERM): an artifact cannot become one.
+ */
+int repo_art_move(struct repo *r, const struct repo_who *who,
+		  const char *env, const char *from, const char *to,
+		  struct cmfs_err *err);
 
 /*
  * Uploads.  repo_upload_begin() stages an upload of artifact `name`:
@@ -127,6 +167,12 @@ ssize_t repo_upload_read(struct repo_upload *u, void *data, size_t size,
 			 off_t off);
 int repo_upload_truncate(struct repo_upload *u, off_t size);
 uint64_t repo_upload_size(const struct repo_upload *u);
+/*
+ * -EINVAL when committing `u` now is sure to be refused (an empty upload
+ * of a *.jar), else 0.  Records nothing: the commit will.  cp of an
+ * empty file closes without a write, so flush() says it early.
+ */
+int repo_upload_doomed(const struct repo_upload *u);
 /* 1 when there are bytes or labels not yet committed. */
 int repo_upload_dirty(const struct repo_upload *u);
 /*
@@ -186,6 +232,15 @@ void repo_scratch_label_move(struct repo *r, const char *env,
 			     const char *from, const char *to);
 
 /*
+ * Whether extended attribute `xattr` (its full name) is a label a caller
+ * may set or remove: -ENOTSUP outside user.*, -EPERM for user.cmfs.*
+ * (computed by cmfs; with `who`, refused with an events line against
+ * `object` of `env`, "" for none), else 0.
+ */
+int repo_label_writable(struct repo *r, const struct repo_who *who,
+			const char *env, const char *object,
+			const char *xattr);
+/*
  * Labels of artifact `name`: `key` is the label key (the xattr name
  * without "user.").  Setting checks the syntax, the limits and, for the
  * sql-artifact labels, what the latest version's factories offer.
@@ -210,6 +265,13 @@ int repo_label_list(struct repo *r, const char *env, const char *name,
  * LIKE source merged; -EINVAL/-EOPNOTSUPP/-EFBIG with the reason
  * otherwise, and the previous definition stays.
  */
+/*
+ * truncate(2) by name of table file `file` (<table>.sql) to `size`
+ * bytes, with no open file: refused with an events line, -EINVAL for 0
+ * (that drops no table: rm does), -EPERM for any other size.
+ */
+int repo_table_truncate(struct repo *r, const struct repo_who *who,
+			const char *env, const char *file, uint64_t size);
 int repo_table_write(struct repo *r, const struct repo_who *who,
 		     const char *env, const char *name, const char *text,
 		     size_t len, struct cmfs_err *err);
@@ -246,6 +308,13 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 		 const char *name, int sql, int record, struct buf *out,
 		 struct cmfs_err *err);
 
+/*
+ * The size of resolved/<name>.jars (sql == 0) or .sql (sql == 1) now:
+ * what a read would return, 0 when resolution fails (the reason is in
+ * user.cmfs.error; without table `name` too).  Not an event.
+ */
+uint64_t repo_resolved_size(struct repo *r, const char *env,
+			    const char *name, int sql);
 /*
  * user.cmfs.refused-classes of resolved/<name>.*: every class outside the
  * class allowlist that compiling table `name` loads, "<artifact> <class>"

@@ -39,7 +39,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "access.h"
 #include "buf.h"
 #include "name.h"
 #include "store.h"
@@ -86,7 +85,7 @@ static struct cmfs *cm(fuse_req_t req)
 static struct repo_who who_of(fuse_req_t req)
 {
 	const struct fuse_ctx *x = fuse_req_ctx(req);
-	struct repo_who w = { x->uid, x->gid, x->pid };
+	struct repo_who w = { x->uid, x->gid, x->pid, 0, NULL };
 
 	return w;
 }
@@ -110,40 +109,54 @@ static int shared(struct cmfs *c)
 
 /* ---- Access ---- */
 
-/* The right a change of a node of kind `k` needs. */
-static enum config_right change_right(enum node_kind k)
+/* The area of a node of kind `k`: what decides the right its change needs. */
+static enum repo_area area_of(enum node_kind k)
 {
 	switch (k) {
 	case N_ARTS:
 	case N_ART:
 	case N_ASCRATCH:
-		return CONFIG_UPLOAD;
+		return REPO_AREA_ARTIFACTS;
 	case N_TABLES:
 	case N_TABLE:
 	case N_TSCRATCH:
-		return CONFIG_WRITE_TABLES;
+		return REPO_AREA_TABLES;
 	default:
-		return CONFIG_ADMIN;
+		return REPO_AREA_ENVS;
 	}
+}
+
+/* The right a change of a node of kind `k` needs. */
+static enum config_right change_right(enum node_kind k)
+{
+	return repo_change_right(area_of(k));
+}
+
+/*
+ * The caller of `req`, with its supplementary groups in `groups` (64 of
+ * them) when access rules could need them: reading them costs a read of
+ * /proc.
+ */
+static struct repo_who caller(fuse_req_t req, gid_t *groups)
+{
+	struct repo_who w = who_of(req);
+	int n;
+
+	if (cfg_of(cm(req))->nscopes) {
+		n = fuse_req_getgroups(req, 64, groups);
+		w.ngroups = n > 0 ? (size_t)(n > 64 ? 64 : n) : 0;
+		w.groups = groups;
+	}
+	return w;
 }
 
 /* 1 if the caller of `req` holds `right` in `env` (NULL: none). */
 static int holds(fuse_req_t req, const char *env, enum config_right right)
 {
-	struct cmfs *c = cm(req);
-	const struct fuse_ctx *x = fuse_req_ctx(req);
-	const struct config *cfg = cfg_of(c);
 	gid_t groups[64];
-	struct access_who w = { x->uid, x->gid, 0, groups };
-	int n;
+	struct repo_who w = caller(req, groups);
 
-	/* Groups cost a read of /proc: only rules can need them. */
-	if (cfg->nscopes) {
-		n = fuse_req_getgroups(req, 64, groups);
-		w.ngroups = n > 0 ? (size_t)(n > 64 ? 64 : n) : 0;
-	}
-	return access_allowed(cfg, c->owner, env && *env ? env : NULL, &w,
-			      right);
+	return repo_may(cm(req)->repo, &w, env, right);
 }
 
 /*
@@ -153,17 +166,10 @@ static int holds(fuse_req_t req, const char *env, enum config_right right)
 static int gate(fuse_req_t req, const char *env, enum config_right right,
 		const char *action, const char *object)
 {
-	struct repo_who w;
-	char msg[CMFS_ERR_MSG];
+	gid_t groups[64];
+	struct repo_who w = caller(req, groups);
 
-	if (holds(req, env, right))
-		return 0;
-	w = who_of(req);
-	snprintf(msg, sizeof(msg), "uid %u may not %s here (%s right)",
-		 (unsigned)w.uid, action, config_right_name(right));
-	repo_refused(cm(req)->repo, &w, env && *env ? env : NULL, action,
-		     object, -EACCES, msg);
-	return -EACCES;
+	return repo_authorise(cm(req)->repo, &w, env, right, action, object);
 }
 
 /*
@@ -833,23 +839,6 @@ static int env_row(struct cmfs *c, const char *env, struct catalog_env *e)
 	return catalog_env_get(repo_catalog(c->repo), env, e, NULL);
 }
 
-/*
- * The size of a resolved file now: what a read would return, or 0 when
- * resolution fails (the reason is in user.cmfs.error).  Not an event.
- */
-static uint64_t resolved_size(struct cmfs *c, struct node *n)
-{
-	struct buf b = BUF_INIT((size_t)1 << 24);
-	struct repo_who nobody = { 0, 0, 0 };
-	uint64_t size = 0;
-
-	if (!repo_resolve(c->repo, &nobody, n->env, n->obj, n->kind == N_RSQL,
-			  0, &b, NULL))
-		size = b.len;
-	buf_release(&b);
-	return size;
-}
-
 /* The attributes of `n`, and how long the kernel may keep them (*keep,
  * unless NULL). */
 static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
@@ -995,7 +984,8 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 			return rc;
 		st->st_mode = S_IFREG | 0444;
 		told = cache_tell(c, n);
-		size = resolved_size(c, n);
+		size = repo_resolved_size(c->repo, n->env, n->obj,
+					  n->kind == N_RSQL);
 		kept = n->kind == N_RJARS ? cache_sized(c, n, told, &size) : 0;
 		if (keep)
 			*keep = kept;
@@ -1329,12 +1319,9 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			f->dirty = 1;
 			f->wrote = 1;
 			pthread_mutex_unlock(&f->lock);
-		} else if (n->kind == N_TABLE && attr->st_size == 0) {
-			rc = -EINVAL;
-			repo_refused(c->repo, &w, n->env, "table-write",
-				     n->name, rc,
-				     "truncating a table to nothing is not a "
-				     "CREATE TABLE statement: rm it to drop it");
+		} else if (n->kind == N_TABLE) {
+			rc = repo_table_truncate(c->repo, &w, n->env, n->name,
+						 (uint64_t)attr->st_size);
 		} else if (!path_is_dir(n->kind)) {
 			rc = read_only(req, n, "truncate", NULL);
 		} else {
@@ -2242,9 +2229,9 @@ static int commit(fuse_req_t req, struct fh *f, int at_flush)
 	if (at_flush && !f->wrote) {
 		/* Not committed here, but what is sure to be refused is
 		 * said now: cp of an empty file closes without a write. */
-		if ((f->kind == FH_UPLOAD && repo_upload_dirty(f->up) &&
-		     !repo_upload_size(f->up) && name_is_jar(n->obj)) ||
-		    (f->kind == FH_TEXT && f->dirty && !f->data.len))
+		if (f->kind == FH_UPLOAD)
+			rc = repo_upload_doomed(f->up);
+		else if (f->kind == FH_TEXT && f->dirty && !f->data.len)
 			rc = -EINVAL;
 		pthread_mutex_unlock(&f->lock);
 		return rc;
@@ -2460,37 +2447,17 @@ static int rename_artifacts(fuse_req_t req, struct node *p, enum node_kind kf,
 	struct cmfs *c = cm(req);
 	struct repo_who w = who_of(req);
 	struct cmfs_err err = CMFS_ERR_INIT;
-	struct catalog_version v;
 	int rc;
 
-	if (kf == N_ASCRATCH && kt == N_ASCRATCH) {
-		rc = store_scratch_rename(repo_store(c->repo), p->env, 'a',
-					  from, to);
-		if (!rc)
-			repo_scratch_label_move(c->repo, p->env, from, to);
+	rc = repo_art_move(c->repo, &w, p->env, from, to, &err);
+	if (rc || (kf == N_ASCRATCH && kt == N_ASCRATCH))
 		return rc;
-	}
-	if (kf == N_ASCRATCH) {
-		rc = repo_scratch_commit(c->repo, &w, p->env, from, to, &v,
-					 &err);
-		if (!rc)
-			inval_artifact(c, p->env, to, 1);
-		return rc;
-	}
-	if (kt == N_ART) {
-		rc = repo_art_rename(c->repo, &w, p->env, from, to, &err);
-		if (!rc) {
-			/* The bytes move with the name: its node goes on
-			 * standing for them (path_rename()). */
-			inval_artifact(c, p->env, from, 0);
-			inval_artifact(c, p->env, to, 1);
-		}
-		return rc;
-	}
-	rc = -EPERM;
-	repo_refused(c->repo, &w, p->env, "rename", from, rc,
-		     "an artifact cannot become a scratch file: copy it");
-	return rc;
+	if (kf != N_ASCRATCH)
+		/* The bytes move with the name: its node goes on standing
+		 * for them (path_rename()). */
+		inval_artifact(c, p->env, from, 0);
+	inval_artifact(c, p->env, to, 1);
+	return 0;
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -2659,7 +2626,7 @@ static void reply_xattr(fuse_req_t req, size_t size, const char *data,
 static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 			      struct buf *b, struct cmfs_err *err)
 {
-	struct repo_who nobody = { 0, 0, 0 };
+	struct repo_who nobody = { 0, 0, 0, 0, NULL };
 	struct buf tmp = BUF_INIT((size_t)1 << 24);
 	int rc;
 
@@ -2785,16 +2752,9 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	char *v = NULL;
 	int rc, exists;
 
-	if (strncmp(name, NAME_XATTR_USER, strlen(NAME_XATTR_USER))) {
-		fuse_reply_err(req, ENOTSUP);
-		return;
-	}
-	if (!strncmp(name, NAME_XATTR_CMFS, strlen(NAME_XATTR_CMFS))) {
-		repo_refused(c->repo, &w, n->env[0] ? n->env : NULL, "label",
-			     n->name, -EPERM,
-			     "user.cmfs.* attributes are computed by cmfs "
-			     "and cannot be set");
-		fuse_reply_err(req, EPERM);
+	rc = repo_label_writable(c->repo, &w, n->env, n->name, name);
+	if (rc) {
+		fuse_reply_err(req, -rc);
 		return;
 	}
 	if (!labelled(n) || n->kind == N_VER) {
@@ -2936,12 +2896,10 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	struct fh *f;
 	int rc;
 
-	if (strncmp(name, NAME_XATTR_USER, strlen(NAME_XATTR_USER))) {
-		fuse_reply_err(req, ENOTSUP);
-		return;
-	}
-	if (!strncmp(name, NAME_XATTR_CMFS, strlen(NAME_XATTR_CMFS))) {
-		fuse_reply_err(req, EPERM);
+	/* Removing user.cmfs.* is refused without an events line. */
+	rc = repo_label_writable(c->repo, NULL, n->env, n->name, name);
+	if (rc) {
+		fuse_reply_err(req, -rc);
 		return;
 	}
 	if (labelled(n) && n->kind != N_VER &&

@@ -43,7 +43,7 @@
 #define SHA_HELLO                                                              \
 	"2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
 
-static const struct repo_who who = {1000, 1000, 4242};
+static const struct repo_who who = {1000, 1000, 4242, 0, NULL};
 
 /* ---- helpers ---------------------------------------------------------------
  */

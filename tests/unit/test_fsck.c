@@ -41,7 +41,7 @@
 #define IDENT "cmf.confluent.io/sql-artifact-identifier"
 #define FIXTURES "fixtures/jars/"
 
-static const struct repo_who who = {1000, 1000, 4242};
+static const struct repo_who who = {1000, 1000, 4242, 0, NULL};
 
 /* A repo whose blobs are all files (the tests below damage files); the
  * inline blobs of the catalog have test_inline. */

@@ -46,7 +46,7 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static const struct repo_who who = { 1000, 1000, 4242 };
+static const struct repo_who who = { 1000, 1000, 4242, 0, NULL };
 
 static char last_msg[CMFS_ERR_MSG];	/* the message of the last call */
 
@@ -1499,7 +1499,7 @@ static int count_of(const char *hay, const char *needle)
  * closes (here: at close); the daemon's log says the same. */
 static void test_refusals_coalesced(void)
 {
-	static const struct repo_who other = { 1001, 1001, 4243 };
+	static const struct repo_who other = { 1001, 1001, 4243, 0, NULL };
 	struct fixture x;
 	int i;
 
@@ -2879,8 +2879,173 @@ static void test_inline_budget(void)
 	fixture_close(&x);
 }
 
+/*
+ * Access is decided in core from the caller alone (uid, gid, groups): the
+ * default lets the mounting user do everything and others read; a rule
+ * naming a group admits its members; a refusal is an events line.
+ */
+static void test_authorise(void)
+{
+	static const gid_t root_group[] = { 0 };
+	const struct repo_who owner = { getuid(), getgid(), 4244, 0, NULL };
+	const struct repo_who member = { 1002, 1002, 4245, 1, root_group };
+	struct config rules;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct fixture x;
+	char ini[160];
+	FILE *f;
+
+	setup(&x);
+	T_INTEQ(repo_env_create(x.r, &owner, "dev", &err), 0);
+
+	T_INTEQ(repo_change_right(REPO_AREA_ARTIFACTS), CONFIG_UPLOAD);
+	T_INTEQ(repo_change_right(REPO_AREA_TABLES), CONFIG_WRITE_TABLES);
+	T_INTEQ(repo_change_right(REPO_AREA_ENVS), CONFIG_ADMIN);
+
+	/* The default: the mounting user holds every right, others read. */
+	T_INTEQ(repo_may(x.r, &owner, "dev", CONFIG_ADMIN), 1);
+	T_INTEQ(repo_may(x.r, &owner, NULL, CONFIG_ADMIN), 1);
+	T_INTEQ(repo_may(x.r, &who, "dev", CONFIG_READ), 1);
+	T_INTEQ(repo_may(x.r, &who, "dev", CONFIG_UPLOAD), 0);
+	T_INTEQ(repo_may(x.r, &who, "", CONFIG_ADMIN), 0);
+	T_INTEQ(repo_authorise(x.r, &owner, "dev", CONFIG_UPLOAD, "create",
+			       "a.jar"), 0);
+	T_ERRNO(repo_authorise(x.r, &who, "dev", CONFIG_UPLOAD, "create",
+			       "a.jar"), EACCES);
+	T_CONTAINS(fixture_last_event(&x, "dev"), "uid=1000");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "action=create");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "object=a.jar");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "uid 1000 may not create here (upload right)");
+
+	/* [env.dev] upload = @root: a member by supplementary group only. */
+	snprintf(ini, sizeof(ini), "%s/rules.ini", x.tmp);
+	T_CHECK((f = fopen(ini, "w")) != NULL);
+	if (!f) {
+		fixture_close(&x);
+		return;
+	}
+	fputs("[env.dev]\nupload = @root\n", f);
+	fclose(f);
+	T_INTEQ(config_defaults(&rules), 0);
+	free(rules.store_path);
+	rules.store_path = strdup(x.store);
+	T_INTEQ(config_load(&rules, ini, &err), 0);
+	repo_set_config(x.r, &rules);
+	T_INTEQ(repo_may(x.r, &member, "dev", CONFIG_UPLOAD), 1);
+	T_INTEQ(repo_may(x.r, &member, "dev", CONFIG_WRITE_TABLES), 0);
+	T_INTEQ(repo_may(x.r, &member, "prod", CONFIG_UPLOAD), 0);
+	T_INTEQ(repo_may(x.r, &who, "dev", CONFIG_UPLOAD), 0);
+	repo_set_config(x.r, &x.cfg);
+	repo_config_retire(x.r);
+	config_release(&rules);
+	fixture_close(&x);
+}
+
+/*
+ * The refusals that need no FUSE: an empty *.jar is doomed before its
+ * commit, an artifact does not become a scratch file, a table is not
+ * truncated by name, user.cmfs.* is not written; each with its errno and
+ * (where it writes one) its events line.
+ */
+static void test_policy_refusals(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_artifact a;
+	struct repo_upload *u;
+	struct fixture x;
+	int lines;
+
+	setup(&x);
+	T_INTEQ(repo_env_create(x.r, &who, "dev", &err), 0);
+
+	/* An empty upload of a *.jar is doomed; of another name it is not. */
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "e.jar", 1, &err), 0);
+	T_ERRNO(repo_upload_doomed(u), EINVAL);
+	T_INTEQ(repo_upload_truncate(u, 3), 0);
+	T_INTEQ(repo_upload_doomed(u), 0);
+	repo_upload_free(u);
+	T_INTEQ(repo_upload_begin(&u, x.r, "dev", "e.txt", 1, &err), 0);
+	T_INTEQ(repo_upload_truncate(u, 0), 0);
+	T_INTEQ(repo_upload_doomed(u), 0);
+	repo_upload_free(u);
+
+	/* An artifact does not become a scratch file: it stays. */
+	T_INTEQ(ups(&x, "dev", "a.txt", "one"), 0);
+	T_ERRNO(repo_art_move(x.r, &who, "dev", "a.txt", ".a.txt.swp", &err),
+		EPERM);
+	T_INTEQ(art(&x, "dev", "a.txt", &a), 0);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=rename object=a.txt result=refused errno=EPERM");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "an artifact cannot become a scratch file: copy it");
+
+	/* A table truncated by name: to nothing EINVAL, else EPERM. */
+	T_ERRNO(repo_table_truncate(x.r, &who, "dev", "t.sql", 0), EINVAL);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=table-write object=t.sql result=refused errno=EINVAL");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "truncating a table to nothing");
+	T_ERRNO(repo_table_truncate(x.r, &who, "dev", "t.sql", 5), EPERM);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=truncate object=t.sql result=refused errno=EPERM");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "t.sql: not possible here");
+
+	/* user.cmfs.* is computed: refused, recorded only with a caller. */
+	T_INTEQ(repo_label_writable(x.r, &who, "dev", "a.txt", "user.app"), 0);
+	T_ERRNO(repo_label_writable(x.r, &who, "dev", "a.txt",
+				    "trusted.app"), ENOTSUP);
+	lines = event_lines(&x, "dev");
+	T_ERRNO(repo_label_writable(x.r, NULL, "dev", "a.txt",
+				    "user.cmfs.version"), EPERM);
+	T_INTEQ(event_lines(&x, "dev"), lines);
+	T_ERRNO(repo_label_writable(x.r, &who, "dev", "a.txt",
+				    "user.cmfs.version"), EPERM);
+	T_INTEQ(event_lines(&x, "dev"), lines + 1);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=label object=a.txt result=refused errno=EPERM");
+	fixture_close(&x);
+}
+
+/*
+ * A resolved file's size is computed in core: what a read returns, 0
+ * when the table does not resolve or does not exist, and no events line.
+ */
+static void test_resolved_size(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf b = BUF_INIT(1 << 16);
+	struct fixture x;
+	int lines;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "t",
+			    "CREATE TABLE t (a INT) "
+			    "WITH ('connector' = 'datagen')"), 0);
+	T_INTEQ(table_write(&x, "dev", "k",
+			    "CREATE TABLE k (a INT) "
+			    "WITH ('connector' = 'nope')"), 0);
+	lines = event_lines(&x, "dev");
+	T_INTEQ(repo_resolve(x.r, &who, "dev", "t", 1, 0, &b, &err), 0);
+	T_CHECK(b.len > 0);
+	T_INTEQ(repo_resolved_size(x.r, "dev", "t", 1), b.len);
+	buf_reset(&b);
+	T_INTEQ(repo_resolve(x.r, &who, "dev", "t", 0, 0, &b, &err), 0);
+	T_INTEQ(repo_resolved_size(x.r, "dev", "t", 0), b.len);
+	T_CHECK(repo_resolve(x.r, &who, "dev", "k", 0, 0, &b, &err) < 0);
+	T_INTEQ(repo_resolved_size(x.r, "dev", "k", 0), 0);
+	T_INTEQ(repo_resolved_size(x.r, "dev", "none", 1), 0);
+	T_INTEQ(event_lines(&x, "dev"), lines);
+	buf_release(&b);
+	fixture_close(&x);
+}
+
 int main(void)
 {
+	T_RUN(test_authorise);
+	T_RUN(test_policy_refusals);
+	T_RUN(test_resolved_size);
 	T_RUN(test_env);
 	T_RUN(test_upload);
 	T_RUN(test_upload_order);

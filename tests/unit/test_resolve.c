@@ -39,7 +39,7 @@
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static const struct repo_who who = { 1000, 1000, 4242 };
+static const struct repo_who who = { 1000, 1000, 4242, 0, NULL };
 
 static char last_msg[CMFS_ERR_MSG];	/* the message of the last call */
 
