@@ -122,7 +122,9 @@ int options_value_ok(const struct options_option *o, const char *value);
 struct options_format {
 	const char *option; /* "format", "key.format" or "value.format" */
 	const char *id;	    /* its value: the format's identifier */
-	const struct options_set *set; /* NULL: not known (built in) */
+	/* From its JAR; NULL: built in, so Flink 1.20's declarations
+	 * (format_builtin.h) where cmfs has them, else not known. */
+	const struct options_set *set;
 };
 
 /*
@@ -140,7 +142,8 @@ void options_format_prefix(char *out, size_t cap, const char *option,
  * (`fmts`, their options under their prefixes) is set; each value parses
  * as its option's type (options_value_ok); each key is an option of the
  * connector, of a format under its prefix, or under a prefix the
- * connector lets through.  Unknown sets refuse nothing; `conn` NULL (a
+ * connector lets through.  A format without a set is looked up in
+ * format_builtin_options().  Unknown sets refuse nothing; `conn` NULL (a
  * built-in connector) checks nothing.  0, or -EINVAL with the key, what
  * is expected and the nearest known key ("did you mean '...'?") in err.
  */
