@@ -35,8 +35,10 @@
  * in the cluster: the table errs towards accepting.  map-null-key.mode is
  * checked by Flink only when the format encodes (the table is a sink);
  * a catalog table may be both, so it is checked here always.  CSV's
- * single-character options (field-delimiter, quote-character, ...) are
- * strings: Flink unescapes some of them before counting characters.
+ * field-delimiter, quote-character and escape-character are strings that
+ * CsvCommons.validateFormatOptions requires to be one character: "char"
+ * here (options_value_ok).  array-element-delimiter stays a string, as
+ * not every version checks it.
  *
  * The struct options_option fields are char * because sets read from
  * bytecode own their strings; here they point at string literals through
@@ -48,26 +50,26 @@
 #include "format_builtin.h"
 
 /* One option row: key, type, enum values, default, in forwardOptions(). */
-#define OPT(k, t, vals, def, fwd)                                           \
-	{                                                                    \
-		.key = (char *)(k), .type = (char *)(t),                     \
-		.values = (char *)(vals), .defval = (char *)(def),           \
-		.forward = (fwd)                                             \
+#define OPT(k, t, vals, def, fwd)                                              \
+	{                                                                      \
+		.key = (char *)(k), .type = (char *)(t),                       \
+		.values = (char *)(vals), .defval = (char *)(def),             \
+		.forward = (fwd)                                               \
 	}
 
 /* JsonFormatOptions' constants, as the JSON-based formats return them;
  * `fwd`: whether the format's forwardOptions() holds the option too. */
-#define ENCODE_DECIMAL_AS_PLAIN_NUMBER(fwd)                                  \
+#define ENCODE_DECIMAL_AS_PLAIN_NUMBER(fwd)                                    \
 	OPT("encode.decimal-as-plain-number", "boolean", NULL, "false", fwd)
-#define ENCODE_IGNORE_NULL_FIELDS(fwd)                                       \
+#define ENCODE_IGNORE_NULL_FIELDS(fwd)                                         \
 	OPT("encode.ignore-null-fields", "boolean", NULL, "false", fwd)
-#define IGNORE_PARSE_ERRORS                                                  \
+#define IGNORE_PARSE_ERRORS                                                    \
 	OPT("ignore-parse-errors", "boolean", NULL, "false", 0)
-#define MAP_NULL_KEY_LITERAL(fwd)                                            \
+#define MAP_NULL_KEY_LITERAL(fwd)                                              \
 	OPT("map-null-key.literal", "string", NULL, "null", fwd)
-#define MAP_NULL_KEY_MODE(fwd)                                               \
+#define MAP_NULL_KEY_MODE(fwd)                                                 \
 	OPT("map-null-key.mode", "enum", "FAIL,DROP,LITERAL", "FAIL", fwd)
-#define TIMESTAMP_FORMAT(fwd)                                                \
+#define TIMESTAMP_FORMAT(fwd)                                                  \
 	OPT("timestamp-format.standard", "enum", "SQL,ISO-8601", "SQL", fwd)
 
 /* Each array is sorted by key (strcmp), as options_find searches it. */
@@ -91,11 +93,11 @@ static const struct options_option csv[] = {
 	OPT("allow-comments", "boolean", NULL, "false", 1),
 	OPT("array-element-delimiter", "string", NULL, ";", 1),
 	OPT("disable-quote-character", "boolean", NULL, "false", 1),
-	OPT("escape-character", "string", NULL, NULL, 1),
-	OPT("field-delimiter", "string", NULL, ",", 1),
+	OPT("escape-character", "char", NULL, NULL, 1),
+	OPT("field-delimiter", "char", NULL, ",", 1),
 	OPT("ignore-parse-errors", "boolean", NULL, "false", 0),
 	OPT("null-literal", "string", NULL, NULL, 1),
-	OPT("quote-character", "string", NULL, "\"", 1),
+	OPT("quote-character", "char", NULL, "\"", 1),
 	OPT("write-bigdecimal-in-scientific-notation", "boolean", NULL, "true",
 	    1),
 };
@@ -138,10 +140,10 @@ static const struct options_option maxwell_ogg_json[] = {
 	TIMESTAMP_FORMAT(0),
 };
 
-#define SET(a)                                                               \
-	{                                                                    \
-		.v = (struct options_option *)(a),                           \
-		.n = sizeof(a) / sizeof((a)[0])                              \
+#define SET(a)                                                                 \
+	{                                                                      \
+		.v = (struct options_option *)(a),                             \
+		.n = sizeof(a) / sizeof((a)[0])                                \
 	}
 
 /* The formats, by factory identifier. */

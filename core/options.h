@@ -37,7 +37,9 @@ struct options_option {
 	char *key;
 	char *type;	  /* "string", "int", "long", "boolean", "double",
 			   * "float", "duration", "memory", "enum", "map",
-			   * or "?" when the bytecode does not show it */
+			   * "char" (built-in formats' one-character
+			   * strings), or "?" when the bytecode does not
+			   * show it */
 	int list;	  /* asList(): a ;-separated list of the type */
 	char *values;	  /* enum: its constants, comma-separated; NULL =
 			   * not known (any value passes) */
@@ -113,6 +115,7 @@ int options_type_text(char **out, const struct options_option *o);
  * number; duration: a number and an optional unit (ns, us, ms, s, min,
  * h, d, and their long forms); memory: a number and an optional unit (b,
  * k/kb/kibibytes, m/mb, g/gb, t/tb); enum: one of the values, any case;
+ * char: one character, or a Java escape of one (\t, \u0009);
  * list: each ;-separated element so.  1 yes, 0 no; string, map and
  * unknown types always pass.
  */

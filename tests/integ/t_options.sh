@@ -171,6 +171,8 @@ if [ -f "$REAL/flink-connector-kafka-3.4.0-1.20.jar" ]; then
 	eq "debezium-json: the right key resolves" "$K" "$(cat "$R/k9.jars")"
 	ctable k10 kafka "$BS, 'format' = 'csv', 'csv.field-delimiter' = '|', 'csv.ignore-parse-errors' = 'true'"
 	eq "csv: its options resolve" "$K" "$(cat "$R/k10.jars")"
+	ctable k14 kafka "$BS, 'format' = 'csv', 'csv.field-delimiter' = '||'"
+	refused "csv: a delimiter of two characters" k14 "'csv.field-delimiter' = '||' is not a valid char"
 	ctable k11 kafka "$BS, 'value.format' = 'json', 'value.json.timestamp-format.standard' = 'ISO8601'"
 	refused "json: a value its enum does not take" k11 \
 		"'ISO8601' is not a valid enum(SQL|ISO-8601): did you mean 'ISO-8601'?"

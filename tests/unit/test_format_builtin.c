@@ -118,6 +118,38 @@ static void test_keys(void)
 	T_CHECK(o && !strcmp(o->defval, "\""));
 }
 
+/* CSV's one-character options, as CsvCommons.validateFormatOptions
+ * takes them (field-delimiter after unescapeJava). */
+static void test_char(void)
+{
+	const struct options_option *o =
+		options_find(format_builtin_options("csv"), "field-delimiter");
+	static const char *const ok[] = {",",	  " ",	    "|",      "\\t",
+					 "\\u0009", "\\011", "\\;",    "\\",
+					 "\xc3\xa9", "\\uu+0041"};
+	static const char *const bad[] = {"",	  "||",	    "ab",
+					  "\\u00", "\\400", "\\tx",
+					  "\xf0\x9f\x98\x80", "\xc3"};
+	size_t i;
+
+	T_CHECK(o && !strcmp(o->type, "char"));
+	if (!o)
+		return;
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		if (!options_value_ok(o, ok[i])) {
+			T_CHECK(!"one character refused");
+			fprintf(stderr, "  '%s'\n", ok[i]);
+		}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (options_value_ok(o, bad[i])) {
+			T_CHECK(!"not one character taken");
+			fprintf(stderr, "  '%s'\n", bad[i]);
+		}
+	o = options_find(format_builtin_options("csv"),
+			 "array-element-delimiter");
+	T_CHECK(o && options_value_ok(o, "||"));
+}
+
 /* A Kafka-like connector: 'topic' required, the three format options,
  * its own 'properties.*'. */
 static struct options_option conn_v[] = {
@@ -202,6 +234,9 @@ static void test_check(void)
 					       "format", "raw",
 					       "raw.endianess",
 					       "little-endian"};
+	static const char *const csv_delim[] = {"connector", "k", "topic", "t",
+						"format", "csv",
+						"csv.field-delimiter", "||"};
 	static const char *const unknown_fmt[] = {
 		"connector", "k", "topic", "t", "format", "protobuf",
 		"protobuf.anything", "x"};
@@ -239,6 +274,9 @@ static void test_check(void)
 	T_INTEQ(check(raw_good, N(raw_good), &err), 0);
 	T_ERRNO(check(raw_typo, N(raw_typo), &err), EINVAL);
 	T_CONTAINS(err.msg, "did you mean 'raw.endianness'?");
+	T_ERRNO(check(csv_delim, N(csv_delim), &err), EINVAL);
+	T_STREQ(err.msg, "table t: option 'csv.field-delimiter' = '||' is not "
+			 "a valid char");
 	/* A format cmfs has no table for is not checked. */
 	T_INTEQ(check(unknown_fmt, N(unknown_fmt), &err), 0);
 }
@@ -267,6 +305,7 @@ int main(void)
 {
 	T_RUN(test_table);
 	T_RUN(test_keys);
+	T_RUN(test_char);
 	T_RUN(test_check);
 	T_RUN(test_precedence);
 	return T_DONE();
