@@ -1,6 +1,7 @@
 /*
  * test_export.c - unit tests of core/export.h: artifact.json written and
- * read back, the strict reader's refusals (each with line:col), the
+ * read back, the reader's refusals (jansson's syntax errors with
+ * line:col, the schema's naming the key), the
  * minimal artifact.json a CMF user writes, and a dump of a store loaded
  * into a new one giving the same catalog, row for row: environments,
  * artifacts, version numbers (also past a deleted latest version), bytes,
@@ -350,11 +351,11 @@ static void test_artifact_strict(void)
 	int i;
 
 	refused(HEAD META ",}", EINVAL, "1:");
-	refused(HEAD META ",}", EINVAL, "expected a key string");
+	refused(HEAD META ",}", EINVAL, "string or '}' expected");
 	refused("{\"apiVersion\": \"cmf.confluent.io/v1\",\n  \"kind\": 1}",
-		EINVAL, "2:11: \"kind\" must be a string");
+		EINVAL, "\"kind\" must be a string, not an integer");
 	refused(HEAD META ", \"spec\": {}, \"spec\": {}}", EINVAL,
-		"duplicate key \"spec\"");
+		"1:107: duplicate object key near '\"spec\"'");
 	refused(HEAD META ", \"extra\": 1}", EINVAL, "unknown key \"extra\"");
 	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", \"uid\": 1}}", EINVAL,
 		"unknown key \"uid\" in metadata");
@@ -364,10 +365,11 @@ static void test_artifact_strict(void)
 	refused("{\"apiVersion\": \"cmf.confluent.io/v1\", \"kind\": "
 		"\"Job\", " META "}",
 		EINVAL, "kind must be \"Artifact\"");
-	refused(HEAD "\"metadata\": {\"name\": \".hidden\"}}", EINVAL, "1:");
+	refused(HEAD "\"metadata\": {\"name\": \".hidden\"}}", EINVAL,
+		"metadata.name: artifact name '.hidden'");
 	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", \"labels\": "
 		     "{\"cmf.confluent.io/sql-artifact-type\": \"-bad\"}}}",
-		EINVAL, "1:");
+		EINVAL, "value '-bad' must be");
 	refused(HEAD META ", \"status\": {\"version\": 1.5, \"size\": 1, "
 			  "\"checksum\": {\"sha256\": \"" SHA_HELLO "\"}}}",
 		EINVAL, "only integers");
@@ -386,21 +388,22 @@ static void test_artifact_strict(void)
 		     "{\"cmfs/uid\": \"-1\"}}}",
 		EINVAL, "is not a uid");
 	refused(HEAD "\"metadata\": {\"name\": \"x\\ud800.jar\"}}", EINVAL,
-		"lone UTF-16 surrogate");
+		"invalid Unicode '\\uD800'");
 	refused(HEAD "\"metadata\": {\"name\": \"x\\q\"}}", EINVAL,
-		"unknown escape \\q");
+		"invalid escape near '\"x\\q'");
 	refused(HEAD "\"metadata\": {\"name\": \"x\\u12\"}}", EINVAL,
-		"four hex digits");
+		"invalid escape near '\"x\\u12\"'");
 	refused(HEAD "\"metadata\": {\"name\": \"x\\u0000\"}}", EINVAL,
 		"\\u0000");
 	refused(HEAD "\"metadata\": {\"name\": \"x\ty\"}}", EINVAL,
 		"control character");
 	refused(HEAD "\"metadata\": {\"name\": \"\xff\"}}", EINVAL,
-		"invalid UTF-8");
-	refused(HEAD META "} trailing", EINVAL, "text after the value");
+		"unable to decode byte 0xff");
+	refused(HEAD META "} trailing", EINVAL,
+		"end of file expected near 'trailing'");
 	refused(HEAD META ", \"spec\": {\"x\": 1}}", EINVAL,
 		"unknown key \"x\" in spec");
-	refused("", EINVAL, "found the end of the file");
+	refused("", EINVAL, "expected near end of file");
 	refused(HEAD
 		"\"metadata\": {\"name\": \"x.jar\", \"annotations\": "
 		"{\"cmfs/next-version\": \"2\"}}, \"status\": {\"version\": 3, "
@@ -606,7 +609,7 @@ static void test_load_refusals(void)
 		 path, x.f.tmp, path);
 	T_INTEQ(system(cmd), 0);
 	load_refused(&x, "notes.txt/1/artifact.json:");
-	load_refused(&x, "expected a key string");
+	load_refused(&x, "artifact.json:12:14: string or '}' expected");
 	snprintf(cmd, sizeof(cmd), "mv %s/bak %s", x.f.tmp, path);
 	T_INTEQ(system(cmd), 0);
 
