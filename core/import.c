@@ -100,6 +100,9 @@ static int time_parse(const char *s, int64_t *out)
 	    back.tm_mon != mo - 1 || back.tm_mday != d || back.tm_hour != h ||
 	    back.tm_min != mi || back.tm_sec != se)
 		return -1;
+	/* Nanoseconds since the epoch fit an int64 from 1677 to 2262. */
+	if (t >= INT64_MAX / 1000000000 || t <= INT64_MIN / 1000000000)
+		return -1;
 	*out = (int64_t)t * 1000000000 + frac;
 	return 0;
 }

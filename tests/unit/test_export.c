@@ -384,6 +384,10 @@ static void test_artifact_strict(void)
 	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", "
 		     "\"creationTimestamp\": \"2026-02-30T00:00:00Z\"}}",
 		EINVAL, "not RFC 3339");
+	/* Past 2262: more nanoseconds since the epoch than an int64 holds. */
+	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", "
+		     "\"creationTimestamp\": \"9999-01-01T00:00:00Z\"}}",
+		EINVAL, "not RFC 3339");
 	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", \"annotations\": "
 		     "{\"cmfs/uid\": \"-1\"}}}",
 		EINVAL, "is not a uid");
