@@ -140,7 +140,7 @@ static int json_weigh(const char *text, size_t len, struct cmfs_err *err)
 
 	for (p = text; p < end; p++) {
 		if (in_str) {
-			if (*p == '\\')
+			if (*p == '\\' && p + 1 < end)
 				p++;
 			else if (*p == '"')
 				in_str = 0;

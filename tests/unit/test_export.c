@@ -418,6 +418,19 @@ static void test_artifact_strict(void)
 	deep[i] = '\0';
 	refused(deep, EINVAL, "nested deeper than");
 	{
+		/* More values than a document may hold: refused before
+		 * jansson builds them. */
+		struct buf b = BUF_INIT(1 << 20);
+
+		buf_addc(&b, '[');
+		for (i = 0; i < 100001; i++)
+			buf_adds(&b, "[],");
+		buf_adds(&b, "[]]");
+		refused(buf_str(&b), EFBIG, "1:");
+		refused(buf_str(&b), EFBIG, "more values than 100000");
+		buf_release(&b);
+	}
+	{
 		/* An object with too many keys (each checked for a twin). */
 		struct buf b = BUF_INIT(1 << 20);
 
@@ -668,6 +681,17 @@ static void test_load_refusals(void)
 		T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 		close(fd);
 	}
+
+	/* export.json as exports before jansson wrote it (the list on one
+	 * line): still an export. */
+	snprintf(path, sizeof(path), "%s/export.json", x.dir);
+	spit(path, "{\n  \"apiVersion\": \"cmfs/v1\",\n"
+		   "  \"kind\": \"Export\",\n  \"metadata\": {\n"
+		   "    \"creationTimestamp\": "
+		   "\"2026-11-30T06:24:56.123456789Z\"\n  },\n"
+		   "  \"spec\": {\n    \"format\": 1,\n"
+		   "    \"cmfsVersion\": \"0.1.0\",\n"
+		   "    \"environments\": [\"empty\", \"prod\"]\n  }\n}\n");
 
 	/* After all that, the untouched export still loads. */
 	cmfs_err_clear(&err);
