@@ -1486,6 +1486,128 @@ struct catalog *repo_catalog(struct repo *r)
 	return r->cat;
 }
 
+uint64_t repo_generation(struct repo *r)
+{
+	return catalog_generation(r->cat);
+}
+
+int repo_env_get(struct repo *r, const char *env, struct catalog_env *out)
+{
+	return catalog_env_get(r->cat, env, out, NULL);
+}
+
+int repo_art_latest(struct repo *r, const char *env, const char *name,
+		    struct catalog_version *out)
+{
+	struct catalog_env e;
+	struct catalog_artifact a;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	if (!rc)
+		rc = catalog_art_get(r->cat, e.id, name, &a, NULL);
+	if (!rc)
+		*out = a.latest;
+	return rc;
+}
+
+int repo_ver_get(struct repo *r, const char *env, const char *name,
+		 int64_t n, struct catalog_version *out)
+{
+	struct catalog_env e;
+	struct catalog_artifact a;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	if (!rc)
+		rc = catalog_art_get(r->cat, e.id, name, &a, NULL);
+	return rc ? rc : catalog_ver_get(r->cat, a.id, n, out, NULL);
+}
+
+int repo_table_get(struct repo *r, const char *env, const char *name,
+		   struct catalog_table *out)
+{
+	struct catalog_env e;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	return rc ? rc : catalog_table_get(r->cat, e.id, name, out, NULL);
+}
+
+/* A listing's callback and its argument, for the catalog's rows. */
+struct list_names {
+	int (*fn)(void *arg, const char *name);
+	int (*num)(void *arg, int64_t n);
+	void *arg;
+};
+
+static int list_env_row(void *arg, const struct catalog_env *e)
+{
+	struct list_names *l = arg;
+
+	return l->fn(l->arg, e->name);
+}
+
+static int list_art_row(void *arg, const struct catalog_artifact *a)
+{
+	struct list_names *l = arg;
+
+	return l->fn(l->arg, a->name);
+}
+
+static int list_ver_row(void *arg, const struct catalog_version *v)
+{
+	struct list_names *l = arg;
+
+	return l->num(l->arg, v->n);
+}
+
+static int list_table_row(void *arg, const struct catalog_table *t)
+{
+	struct list_names *l = arg;
+
+	return l->fn(l->arg, t->name);
+}
+
+int repo_env_list(struct repo *r, int (*fn)(void *arg, const char *name),
+		  void *arg)
+{
+	struct list_names l = { fn, NULL, arg };
+
+	return catalog_env_list(r->cat, list_env_row, &l, NULL);
+}
+
+int repo_art_list(struct repo *r, const char *env,
+		  int (*fn)(void *arg, const char *name), void *arg)
+{
+	struct list_names l = { fn, NULL, arg };
+	struct catalog_env e;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	return rc ? rc : catalog_art_list(r->cat, e.id, list_art_row, &l, NULL);
+}
+
+int repo_ver_list(struct repo *r, const char *env, const char *name,
+		  int (*fn)(void *arg, int64_t n), void *arg)
+{
+	struct list_names l = { NULL, fn, arg };
+	struct catalog_env e;
+	struct catalog_artifact a;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	if (!rc)
+		rc = catalog_art_get(r->cat, e.id, name, &a, NULL);
+	return rc ? rc : catalog_ver_list(r->cat, a.id, list_ver_row, &l, NULL);
+}
+
+int repo_table_list(struct repo *r, const char *env,
+		    int (*fn)(void *arg, const char *name), void *arg)
+{
+	struct list_names l = { fn, NULL, arg };
+	struct catalog_env e;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	return rc ? rc
+		  : catalog_table_list(r->cat, e.id, list_table_row, &l, NULL);
+}
+
 struct store *repo_store(struct repo *r)
 {
 	return r->store;

@@ -80,8 +80,40 @@ void repo_set_config(struct repo *r, const struct config *cfg);
 void repo_config_retire(struct repo *r);
 const struct config *repo_config(const struct repo *r);
 
-/* The catalog, for reads that need no policy. */
+/* The catalog, for tests and tools (fs/ reads through the calls below). */
 struct catalog *repo_catalog(struct repo *r);
+
+/*
+ * Reads of the tree, with no policy (the caller checked the read right):
+ * 0, or -ENOENT when the environment or the object is not there.
+ */
+/* A number that grows with every change of the catalog (catalog.h). */
+uint64_t repo_generation(struct repo *r);
+/* Environment `env`'s row (its creation time for the tree's dates). */
+int repo_env_get(struct repo *r, const char *env, struct catalog_env *out);
+/* The latest version of artifact `name`. */
+int repo_art_latest(struct repo *r, const char *env, const char *name,
+		    struct catalog_version *out);
+/* Version `n` of artifact `name`. */
+int repo_ver_get(struct repo *r, const char *env, const char *name,
+		 int64_t n, struct catalog_version *out);
+/* Table `name`'s row: size, time and owner of its text. */
+int repo_table_get(struct repo *r, const char *env, const char *name,
+		   struct catalog_table *out);
+/*
+ * Listings, in name (or number) order: `fn` gets each name; a non-zero
+ * return stops the walk and is returned.  Environments; the artifacts of
+ * `env` (those with a version); the version numbers of artifact `name`;
+ * the tables of `env`.
+ */
+int repo_env_list(struct repo *r, int (*fn)(void *arg, const char *name),
+		  void *arg);
+int repo_art_list(struct repo *r, const char *env,
+		  int (*fn)(void *arg, const char *name), void *arg);
+int repo_ver_list(struct repo *r, const char *env, const char *name,
+		  int (*fn)(void *arg, int64_t n), void *arg);
+int repo_table_list(struct repo *r, const char *env,
+		    int (*fn)(void *arg, const char *name), void *arg);
 /* The blob store, for scratch files (plain storage, no policy). */
 struct store *repo_store(struct repo *r);
 /*

@@ -248,7 +248,7 @@ int cmfs_inval_start(struct cmfs *c)
 	pthread_cond_init(&c->qcond, NULL);
 	pthread_mutex_init(&c->slock, NULL);
 	c->epoch = 1;
-	c->settled = catalog_generation(repo_catalog(c->repo));
+	c->settled = repo_generation(c->repo);
 	c->changed =
 		(int64_t)c->started.tv_sec * 1000000000 + c->started.tv_nsec;
 	return -pthread_create(&c->qthread, NULL, inval_thread, c);
@@ -485,7 +485,7 @@ static double cache_sized(struct cmfs *c, struct node *n, int told,
 static int64_t resolved_mtime(struct cmfs *c, const struct node *n)
 {
 	if (n->kind == N_RSQL ||
-	    catalog_generation(repo_catalog(c->repo)) >
+	    repo_generation(c->repo) >
 		    __atomic_load_n(&c->settled, __ATOMIC_ACQUIRE))
 		return repo_now();
 	return __atomic_load_n(&c->changed, __ATOMIC_RELAXED);
@@ -498,11 +498,11 @@ void cmfs_settle(struct cmfs *c, int force)
 
 	if (!c->repo || !c->se)
 		return;
-	gen = catalog_generation(repo_catalog(c->repo));
+	gen = repo_generation(c->repo);
 	if (!force && __atomic_load_n(&c->settled, __ATOMIC_ACQUIRE) >= gen)
 		return;
 	pthread_mutex_lock(&c->slock);
-	gen = catalog_generation(repo_catalog(c->repo));
+	gen = repo_generation(c->repo);
 	if (force || c->settled < gen) {
 		/* Told after this: resolved under `gen` or later. */
 		path_lock(c->paths);
@@ -636,17 +636,13 @@ static struct fh *fh_of(struct fuse_file_info *fi)
  * (*gone: the catalog has it no more, but a handle holds it open).
  * -ENOENT when it is not there for this inode.
  */
-static int ver_of(struct cmfs *c, struct node *n, const struct catalog_env *e,
-		  struct catalog_version *out, int *gone)
+static int ver_of(struct cmfs *c, struct node *n, struct catalog_version *out,
+		  int *gone)
 {
-	struct catalog *cat = repo_catalog(c->repo);
-	struct catalog_artifact a;
 	struct catalog_version v;
-	int rc = catalog_art_get(cat, e->id, n->obj, &a, NULL);
+	int rc = repo_ver_get(c->repo, n->env, n->obj, n->ver, &v);
 
 	*gone = 0;
-	if (!rc)
-		rc = catalog_ver_get(cat, a.id, n->ver, &v, NULL);
 	path_lock(c->paths);
 	if (!rc && n->pin && strcmp(n->pin->sha256, v.sha256))
 		rc = -ENOENT; /* other bytes: not what this inode is */
@@ -836,7 +832,7 @@ static void fh_put(struct cmfs *c, struct fh *f)
  * each thread read: catalog_env_get). */
 static int env_row(struct cmfs *c, const char *env, struct catalog_env *e)
 {
-	return catalog_env_get(repo_catalog(c->repo), env, e, NULL);
+	return repo_env_get(c->repo, env, e);
 }
 
 /* The attributes of `n`, and how long the kernel may keep them (*keep,
@@ -844,9 +840,7 @@ static int env_row(struct cmfs *c, const char *env, struct catalog_env *e)
 static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		   double *keep)
 {
-	struct catalog *cat = repo_catalog(c->repo);
 	struct catalog_env e;
-	struct catalog_artifact a;
 	struct catalog_version v;
 	struct catalog_table t;
 	struct fh *w;
@@ -898,13 +892,13 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		st->st_nlink = 2;
 		return 0;
 	case N_VDIR:
-		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
+		rc = repo_art_latest(c->repo, n->env, n->obj, &v);
 		if (rc)
 			return rc;
 		st->st_mode = S_IFDIR | 0555;
 		st->st_nlink = 2;
-		st->st_uid = a.latest.uid;
-		set_time(st, a.latest.mtime);
+		st->st_uid = v.uid;
+		set_time(st, v.mtime);
 		return 0;
 	case N_ART:
 		st->st_mode = S_IFREG | 0644;
@@ -924,7 +918,7 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		 * name up again (ESTALE). */
 		rc = art_replaced(c, n)
 			     ? -ESTALE
-			     : catalog_art_get(cat, e.id, n->obj, &a, NULL);
+			     : repo_art_latest(c->repo, n->env, n->obj, &v);
 		if ((rc == -ENOENT || rc == -ESTALE) && art_gone(c, n, &v)) {
 			/* Replaced or removed while readers have it open:
 			 * theirs, for good. */
@@ -937,15 +931,15 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		/* An upload's handle, whose commit may have replaced it:
 		 * the name's latest. */
 		if (rc == -ESTALE && being_written(c, n))
-			rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
+			rc = repo_art_latest(c->repo, n->env, n->obj, &v);
 		if (rc)
 			return rc;
-		st->st_size = (off_t)a.latest.size;
-		st->st_uid = a.latest.uid;
-		set_time(st, a.latest.mtime);
+		st->st_size = (off_t)v.size;
+		st->st_uid = v.uid;
+		set_time(st, v.mtime);
 		break;
 	case N_VER:
-		rc = ver_of(c, n, &e, &v, &gone);
+		rc = ver_of(c, n, &v, &gone);
 		if (rc)
 			return rc;
 		ver_attr(st, &v, 0444);
@@ -970,7 +964,7 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 			fh_put(c, w);
 			return 0;
 		}
-		rc = catalog_table_get(cat, e.id, n->obj, &t, NULL);
+		rc = repo_table_get(c->repo, n->env, n->obj, &t);
 		if (rc)
 			return rc;
 		st->st_size = (off_t)t.size;
@@ -979,7 +973,7 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		break;
 	case N_RJARS:
 	case N_RSQL:
-		rc = catalog_table_get(cat, e.id, n->obj, &t, NULL);
+		rc = repo_table_get(c->repo, n->env, n->obj, &t);
 		if (rc)
 			return rc;
 		st->st_mode = S_IFREG | 0444;
@@ -1428,22 +1422,12 @@ static int list_add(struct buf *b, mode_t type, const char *name)
 	return rc ? rc : buf_add(b, name, strlen(name) + 1);
 }
 
-static int list_env(void *arg, const struct catalog_env *e)
+static int list_dir_name(void *arg, const char *name)
 {
-	return list_add(arg, S_IFDIR, e->name);
+	return list_add(arg, S_IFDIR, name);
 }
 
-static int list_art(void *arg, const struct catalog_artifact *a)
-{
-	return list_add(arg, S_IFREG, a->name);
-}
-
-static int list_vdir(void *arg, const struct catalog_artifact *a)
-{
-	return list_add(arg, S_IFDIR, a->name);
-}
-
-static int list_scratch(void *arg, const char *name)
+static int list_file(void *arg, const char *name)
 {
 	return list_add(arg, S_IFREG, name);
 }
@@ -1454,40 +1438,38 @@ struct ver_list {
 	const char *ext;
 };
 
-static int list_ver(void *arg, const struct catalog_version *v)
+static int list_ver(void *arg, int64_t n)
 {
 	struct ver_list *l = arg;
 	char name[300];
 
-	snprintf(name, sizeof(name), "%lld%s", (long long)v->n, l->ext);
+	snprintf(name, sizeof(name), "%lld%s", (long long)n, l->ext);
 	return list_add(l->b, S_IFREG, name);
 }
 
-static int list_table(void *arg, const struct catalog_table *t)
+static int list_table(void *arg, const char *table)
 {
 	char name[140];
 
-	snprintf(name, sizeof(name), "%s.sql", t->name);
+	snprintf(name, sizeof(name), "%s.sql", table);
 	return list_add(arg, S_IFREG, name);
 }
 
-static int list_resolved(void *arg, const struct catalog_table *t)
+static int list_resolved(void *arg, const char *table)
 {
 	char name[140];
 	int rc;
 
-	snprintf(name, sizeof(name), "%s.jars", t->name);
+	snprintf(name, sizeof(name), "%s.jars", table);
 	rc = list_add(arg, S_IFREG, name);
-	snprintf(name, sizeof(name), "%s.sql", t->name);
+	snprintf(name, sizeof(name), "%s.sql", table);
 	return rc ? rc : list_add(arg, S_IFREG, name);
 }
 
 /* The listing of directory `n`, taken whole at opendir. */
 static int list_dir(struct cmfs *c, struct node *n, struct buf *b)
 {
-	struct catalog *cat = repo_catalog(c->repo);
 	struct catalog_env e;
-	struct catalog_artifact a;
 	struct ver_list vl;
 	int rc = 0;
 
@@ -1499,7 +1481,7 @@ static int list_dir(struct cmfs *c, struct node *n, struct buf *b)
 	case N_ROOT:
 		return list_add(b, S_IFDIR, "envs");
 	case N_ENVS:
-		return catalog_env_list(cat, list_env, b, NULL);
+		return repo_env_list(c->repo, list_dir_name, b);
 	case N_ENV:
 		if ((rc = list_add(b, S_IFDIR, "artifacts")) ||
 		    (rc = list_add(b, S_IFDIR, "versions")) ||
@@ -1507,25 +1489,24 @@ static int list_dir(struct cmfs *c, struct node *n, struct buf *b)
 			return rc;
 		return list_add(b, S_IFREG, "events");
 	case N_ARTS:
-		rc = catalog_art_list(cat, e.id, list_art, b, NULL);
+		rc = repo_art_list(c->repo, n->env, list_file, b);
 		return rc ? rc
 			  : store_scratch_list(repo_store(c->repo), n->env,
-					       'a', list_scratch, b);
+					       'a', list_file, b);
 	case N_VERS:
-		return catalog_art_list(cat, e.id, list_vdir, b, NULL);
+		return repo_art_list(c->repo, n->env, list_dir_name, b);
 	case N_VDIR:
-		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
 		vl.b = b;
 		vl.ext = name_ext(n->obj);
-		return rc ? rc : catalog_ver_list(cat, a.id, list_ver, &vl, NULL);
+		return repo_ver_list(c->repo, n->env, n->obj, list_ver, &vl);
 	case N_TABLES:
 		if ((rc = list_add(b, S_IFDIR, "resolved")) ||
-		    (rc = catalog_table_list(cat, e.id, list_table, b, NULL)))
+		    (rc = repo_table_list(c->repo, n->env, list_table, b)))
 			return rc;
 		return store_scratch_list(repo_store(c->repo), n->env, 't',
-					  list_scratch, b);
+					  list_file, b);
 	case N_RESOLVED:
-		return catalog_table_list(cat, e.id, list_resolved, b, NULL);
+		return repo_table_list(c->repo, n->env, list_resolved, b);
 	default:
 		return -ENOTDIR;
 	}
@@ -1774,7 +1755,6 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 	struct cmfs *c = cm(req);
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct catalog_env e;
-	struct catalog_artifact a;
 	struct catalog_version v;
 	int acc = flags & O_ACCMODE, wr = acc != O_RDONLY;
 	int trunc = created || (flags & O_TRUNC);
@@ -1850,11 +1830,9 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 		if (!rc && n->kind == N_VER) {
 			int gone;
 
-			rc = ver_of(c, n, &e, &v, &gone);
+			rc = ver_of(c, n, &v, &gone);
 		} else if (!rc) {
-			rc = catalog_art_get(repo_catalog(c->repo), e.id,
-					     n->obj, &a, NULL);
-			v = a.latest;
+			rc = repo_art_latest(c->repo, n->env, n->obj, &v);
 		}
 		if (!rc)
 			rc = repo_blob_open(c->repo, &v, &f->fd, &err);
@@ -2632,13 +2610,10 @@ static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 
 	if (n->kind == N_VER) {
 		/* The version this inode stands for (Identity). */
-		struct catalog_env e;
 		struct catalog_version v;
 		int gone;
 
-		rc = env_row(c, n->env, &e);
-		if (!rc)
-			rc = ver_of(c, n, &e, &v, &gone);
+		rc = ver_of(c, n, &v, &gone);
 		return rc ? rc
 			  : repo_computed_ver(c->repo, n->env, n->obj, &v, attr,
 					      b, err);
