@@ -62,6 +62,7 @@
 #include "repo.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -1334,6 +1335,7 @@ static int sweep(struct repo *r, struct cmfs_err *err)
 }
 
 static void recover(struct repo *r);
+static void settle_renames(struct repo *r);
 
 /* The gate of refusal lines, as [events] sets it (read at mount). */
 static struct events_gate_conf gate_conf(const struct config *cfg)
@@ -1395,6 +1397,7 @@ int repo_open(struct repo **out, const struct config *cfg,
 	    (rc = catalog_set_sync(r->cat, !r->batch, err)))
 		goto fail;
 	recover(r);
+	settle_renames(r);
 	retain(r, repo_now());
 	if ((rc = sweep(r, err)))
 		goto fail;
@@ -3523,6 +3526,95 @@ int repo_table_rename(struct repo *r, const struct repo_who *who,
 		      const char *text, size_t len, struct cmfs_err *err)
 {
 	return table_put(r, who, env, to, text, len, from, err);
+}
+
+/* The text of scratch file `scratch` staged for table `table`, into `out`
+ * (capped at max_ddl_size by the caller's buffer). */
+static int staged_text(struct repo *r, const char *env, const char *table,
+		       const char *scratch, struct buf *out)
+{
+	char rel[PATH_MAX], chunk[65536];
+	ssize_t n;
+	int fd, rc;
+
+	if ((size_t)snprintf(rel, sizeof(rel), "%s/%s", table, scratch) >=
+	    sizeof(rel))
+		return -ENAMETOOLONG;
+	rc = store_scratch_open(r->store, env, 'p', rel, O_RDONLY, 0, &fd);
+	if (rc)
+		return rc;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		if ((rc = buf_add(out, chunk, (size_t)n)))
+			break;
+	if (n < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int repo_table_from_scratch(struct repo *r, const struct repo_who *who,
+			    const char *env, const char *scratch,
+			    const char *name, struct cmfs_err *err)
+{
+	struct buf b = BUF_INIT(repo_config(r)->limits.ddl_size);
+	int rc = store_scratch_stage(r->store, env, scratch, name);
+
+	if (rc)
+		return rc;
+	rc = staged_text(r, env, name, scratch, &b);
+	if (!rc)
+		rc = table_put(r, who, env, name, buf_str(&b), b.len, NULL,
+			       err);
+	/* Committed: the scratch file goes; else it is back as it was. */
+	store_scratch_unstage(r->store, env, name, scratch, rc != 0);
+	buf_release(&b);
+	return rc;
+}
+
+/* Context of settle_staged(): the environment whose files it settles. */
+struct settle {
+	struct repo *r;
+	const char *env;
+};
+
+/*
+ * A scratch file that a crash left staged for table `table`: the rename
+ * happened if the table holds its text (it goes), else it did not (it is
+ * put back).  Texts that were equal before make both the same state.
+ */
+static int settle_staged(void *arg, const char *table, const char *scratch)
+{
+	struct settle *x = arg;
+	struct repo *r = x->r;
+	struct buf b = BUF_INIT((size_t)1 << 24), cur = BUF_INIT((size_t)1 << 24);
+	int done;
+
+	done = !staged_text(r, x->env, table, scratch, &b) &&
+	       !repo_table_text(r, x->env, table, &cur, NULL) &&
+	       b.len == cur.len && !memcmp(buf_str(&b), buf_str(&cur), b.len);
+	store_scratch_unstage(r->store, x->env, table, scratch, !done);
+	repo_log(r, LOG_NOTICE,
+		 "env %s: the rename of scratch file %s onto table %s.sql "
+		 "was cut short: %s", x->env, scratch, table,
+		 done ? "it was committed, the scratch file is removed"
+		      : "it was not committed, the scratch file is back");
+	buf_release(&b);
+	buf_release(&cur);
+	return 0;
+}
+
+static int settle_env(void *arg, const struct catalog_env *e)
+{
+	struct settle x = { arg, e->name };
+
+	store_scratch_staged(x.r->store, e->name, settle_staged, &x);
+	return 0;
+}
+
+/* Settle the renames of scratch files onto tables that a crash cut. */
+static void settle_renames(struct repo *r)
+{
+	catalog_env_list(r->cat, settle_env, r, NULL);
 }
 
 int repo_table_remove(struct repo *r, const struct repo_who *who,

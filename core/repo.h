@@ -318,6 +318,19 @@ int repo_table_rename(struct repo *r, const struct repo_who *who,
 int repo_table_remove(struct repo *r, const struct repo_who *who,
 		      const char *env, const char *name, struct cmfs_err *err);
 /*
+ * rename(2) of scratch file `scratch` of tables/ onto table `name` (sed
+ * -i, vim's write): its text written as table `name` (one events line,
+ * action=table-write) and the scratch file gone; refused, both stay as
+ * they were.  A crash in the middle leaves one or the other, never both
+ * names: the scratch file is staged out of tables/ first
+ * (store_scratch_stage()), and repo_open() settles what it finds staged
+ * by the catalog: the table holds its text (the commit happened) and it
+ * goes, or it is put back.
+ */
+int repo_table_from_scratch(struct repo *r, const struct repo_who *who,
+			    const char *env, const char *scratch,
+			    const char *name, struct cmfs_err *err);
+/*
  * Why the last write of table `name` (file, rename or restore) was
  * refused, appended to `out`; nothing once a write succeeded or the table
  * was removed.  Kept on the table's row of the catalog, so a remount

@@ -7,6 +7,8 @@
  *                                           where O_TMPFILE is missing),
  *                                           retired blobs not yet unlinked
  *   scratch/<env>/{a,t}/<name>              editors' and rsync's temp files
+ *   scratch/<env>/p/<table>/<name>          a tables/ scratch file being
+ *                                           renamed onto <table>
  *   lock                                    flock(2)ed by the one process
  *                                           that may change the store
  *   reserve                                 space held back for deletes
@@ -993,4 +995,84 @@ static int remove_tree(int at, const char *rel)
 int store_scratch_drop_env(struct store *s, const char *env)
 {
 	return remove_tree(s->scratch_fd, env);
+}
+
+int store_scratch_stage(struct store *s, const char *env, const char *name,
+			const char *table)
+{
+	char from[PATH_MAX], to[PATH_MAX], sub[PATH_MAX];
+	int rc;
+
+	if ((rc = scratch_rel(from, sizeof(from), env, 't', name)) ||
+	    (rc = scratch_rel(sub, sizeof(sub), env, 'p', table)) ||
+	    (size_t)snprintf(to, sizeof(to), "%s/%s", sub, name) >= sizeof(to))
+		return rc ? rc : -ENAMETOOLONG;
+	/* Only a scratch file that is there gets a staging directory. */
+	if (faccessat(s->scratch_fd, from, F_OK, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	snprintf(sub, sizeof(sub), "%s/p", env);
+	if ((rc = ensure_dir(s->scratch_fd, sub)))
+		return rc;
+	snprintf(sub, sizeof(sub), "%s/p/%s", env, table);
+	if ((rc = ensure_dir(s->scratch_fd, sub)))
+		return rc;
+	return renameat(s->scratch_fd, from, s->scratch_fd, to) ? -errno : 0;
+}
+
+int store_scratch_unstage(struct store *s, const char *env, const char *table,
+			  const char *name, int restore)
+{
+	char staged[PATH_MAX], sub[PATH_MAX];
+	int rc;
+
+	if ((rc = scratch_rel(sub, sizeof(sub), env, 'p', table)) ||
+	    (size_t)snprintf(staged, sizeof(staged), "%s/%s", sub, name) >=
+		    sizeof(staged))
+		return rc ? rc : -ENAMETOOLONG;
+	if (restore) {
+		char back[PATH_MAX], tdir[80];
+
+		if ((rc = scratch_rel(back, sizeof(back), env, 't', name)))
+			return rc;
+		snprintf(tdir, sizeof(tdir), "%s/t", env);
+		if ((rc = ensure_dir(s->scratch_fd, tdir)))
+			return rc;
+		rc = renameat(s->scratch_fd, staged, s->scratch_fd, back)
+			     ? -errno
+			     : 0;
+	} else {
+		rc = unlinkat(s->scratch_fd, staged, 0) ? -errno : 0;
+	}
+	/* Gone once its last staged file is: another may still be there. */
+	unlinkat(s->scratch_fd, sub, AT_REMOVEDIR);
+	return rc;
+}
+
+int store_scratch_staged(struct store *s, const char *env,
+			 int (*fn)(void *arg, const char *table,
+				   const char *name),
+			 void *arg)
+{
+	char sub[PATH_MAX];
+	DIR *top, *d;
+	struct dirent *t, *e;
+	int rc = 0;
+
+	snprintf(sub, sizeof(sub), "%s/p", env);
+	top = opendir_at(s->scratch_fd, sub);
+	if (!top)
+		return errno == ENOENT ? 0 : -errno;
+	while (!rc && (t = readdir(top))) {
+		if (!strcmp(t->d_name, ".") || !strcmp(t->d_name, ".."))
+			continue;
+		d = opendir_at(dirfd(top), t->d_name);
+		if (!d)
+			continue;
+		while (!rc && (e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				rc = fn(arg, t->d_name, e->d_name);
+		closedir(d);
+	}
+	closedir(top);
+	return rc;
 }

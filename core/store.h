@@ -215,4 +215,22 @@ int store_scratch_list(struct store *s, const char *env, char dir,
 /* Remove an environment's scratch directories and all they hold. */
 int store_scratch_drop_env(struct store *s, const char *env);
 
+/*
+ * A scratch file of tables/ on its way to becoming table `table`
+ * (repo_table_from_scratch): moved to scratch/<env>/p/<table>/<name>, out
+ * of the listing, so that a crash before it is settled leaves it where
+ * repo_open() finds it.  Read it with store_scratch_open(s, env, 'p',
+ * "<table>/<name>", ...).  -ENOENT when scratch file `name` is not there.
+ */
+int store_scratch_stage(struct store *s, const char *env, const char *name,
+			const char *table);
+/* Settle a staged file: back to scratch file `name` (restore) or removed. */
+int store_scratch_unstage(struct store *s, const char *env, const char *table,
+			  const char *name, int restore);
+/* Each staged file of `env`: fn(arg, table, name); non-zero stops. */
+int store_scratch_staged(struct store *s, const char *env,
+			 int (*fn)(void *arg, const char *table,
+				   const char *name),
+			 void *arg);
+
 #endif

@@ -2335,26 +2335,6 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, -rc);
 }
 
-/* Read a whole scratch file of tables/ into `b`. */
-static int scratch_read(struct cmfs *c, const char *env, const char *name,
-			struct buf *b)
-{
-	char chunk[65536];
-	ssize_t n;
-	int fd, rc = store_scratch_open(repo_store(c->repo), env, 't', name,
-					O_RDONLY, 0, &fd);
-
-	if (rc)
-		return rc;
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		if ((rc = buf_add(b, chunk, (size_t)n)))
-			break;
-	if (n < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 /* Write `b` as scratch file `name` of tables/. */
 static int scratch_write(struct cmfs *c, const char *env, const char *name,
 			 const struct buf *b)
@@ -2387,30 +2367,20 @@ static int rename_tables(fuse_req_t req, struct node *p, enum node_kind kf,
 	name_table_file(tf, from);
 	name_table_file(tt, to);
 	if (kf == N_TSCRATCH)
-		rc = scratch_read(c, p->env, from, &b);
-	else
-		rc = repo_table_text(c->repo, p->env, tf, &b, &err);
+		/* Written and gone in one step (sed -i, vim's write). */
+		return repo_table_from_scratch(c->repo, &w, p->env, from, tt,
+					       &err);
+	rc = repo_table_text(c->repo, p->env, tf, &b, &err);
 	if (rc)
 		goto out;
-	if (kf == N_TABLE && kt == N_TABLE) {
+	if (kt == N_TABLE) {
 		/* One change, one line: written and dropped together. */
 		rc = repo_table_rename(c->repo, &w, p->env, tf, tt,
 				       buf_str(&b), b.len, &err);
 		goto out;
 	}
-	if (kt == N_TABLE) {
-		rc = repo_table_write(c->repo, &w, p->env, tt, buf_str(&b),
-				      b.len, &err);
-		if (rc)
-			goto out;
-	} else {
-		rc = scratch_write(c, p->env, to, &b);
-		if (rc)
-			goto out;
-	}
-	if (kf == N_TSCRATCH)
-		store_scratch_unlink(repo_store(c->repo), p->env, 't', from);
-	else
+	rc = scratch_write(c, p->env, to, &b);
+	if (!rc)
 		rc = repo_table_remove(c->repo, &w, p->env, tf, &err);
 out:
 	buf_release(&b);
