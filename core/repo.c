@@ -2944,10 +2944,17 @@ int repo_scratch_commit(struct repo *r, const struct repo_who *who,
 	unsigned char *mem = NULL;
 	int src = -1, fd = -1, rc;
 
-	rc = store_scratch_open(r->store, env, 'a', scratch, O_RDONLY, 0,
-				&src);
+	/* Out of artifacts/ until it is settled: a crash in between leaves
+	 * it where repo_open() finds it (settle_staged_art()). */
+	rc = store_scratch_stage(r->store, env, 'a', scratch, name);
 	if (rc)
 		return cmfs_err_set(err, rc, "%s: %s", scratch, strerror(-rc));
+	rc = store_scratch_staged_open(r->store, env, 'a', name, scratch,
+				       O_RDONLY, &src);
+	if (rc) {
+		rc = cmfs_err_set(err, rc, "%s: %s", scratch, strerror(-rc));
+		goto out;
+	}
 	if (fstat(src, &st)) {
 		rc = cmfs_err_set(err, -errno, "%s: %s", scratch,
 				  strerror(errno));
@@ -2980,11 +2987,11 @@ int repo_scratch_commit(struct repo *r, const struct repo_who *who,
 		goto out;
 	rc = commit_fd(r, who, env, name, fd, mem, (uint64_t)st.st_size, sha,
 		       pending, NULL, "upload", out, err);
-	if (!rc) {
-		store_scratch_unlink(r->store, env, 'a', scratch);
+	if (!rc)
 		repo_scratch_label_move(r, env, scratch, NULL);
-	}
 out:
+	/* Committed: the scratch file goes; else it is back as it was. */
+	store_scratch_unstage(r->store, env, 'a', name, scratch, rc != 0);
 	label_free(pending);
 	free(mem);
 	if (fd >= 0)
@@ -3533,14 +3540,11 @@ int repo_table_rename(struct repo *r, const struct repo_who *who,
 static int staged_text(struct repo *r, const char *env, const char *table,
 		       const char *scratch, struct buf *out)
 {
-	char rel[PATH_MAX], chunk[65536];
+	char chunk[65536];
 	ssize_t n;
-	int fd, rc;
+	int fd, rc = store_scratch_staged_open(r->store, env, 't', table,
+					       scratch, O_RDONLY, &fd);
 
-	if ((size_t)snprintf(rel, sizeof(rel), "%s/%s", table, scratch) >=
-	    sizeof(rel))
-		return -ENAMETOOLONG;
-	rc = store_scratch_open(r->store, env, 'p', rel, O_RDONLY, 0, &fd);
 	if (rc)
 		return rc;
 	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
@@ -3557,7 +3561,7 @@ int repo_table_from_scratch(struct repo *r, const struct repo_who *who,
 			    const char *name, struct cmfs_err *err)
 {
 	struct buf b = BUF_INIT(repo_config(r)->limits.ddl_size);
-	int rc = store_scratch_stage(r->store, env, scratch, name);
+	int rc = store_scratch_stage(r->store, env, 't', scratch, name);
 
 	if (rc)
 		return rc;
@@ -3566,7 +3570,7 @@ int repo_table_from_scratch(struct repo *r, const struct repo_who *who,
 		rc = table_put(r, who, env, name, buf_str(&b), b.len, NULL,
 			       err);
 	/* Committed: the scratch file goes; else it is back as it was. */
-	store_scratch_unstage(r->store, env, name, scratch, rc != 0);
+	store_scratch_unstage(r->store, env, 't', name, scratch, rc != 0);
 	buf_release(&b);
 	return rc;
 }
@@ -3592,7 +3596,7 @@ static int settle_staged(void *arg, const char *table, const char *scratch)
 	done = !staged_text(r, x->env, table, scratch, &b) &&
 	       !repo_table_text(r, x->env, table, &cur, NULL) &&
 	       b.len == cur.len && !memcmp(buf_str(&b), buf_str(&cur), b.len);
-	store_scratch_unstage(r->store, x->env, table, scratch, !done);
+	store_scratch_unstage(r->store, x->env, 't', table, scratch, !done);
 	repo_log(r, LOG_NOTICE,
 		 "env %s: the rename of scratch file %s onto table %s.sql "
 		 "was cut short: %s", x->env, scratch, table,
@@ -3603,15 +3607,48 @@ static int settle_staged(void *arg, const char *table, const char *scratch)
 	return 0;
 }
 
+/*
+ * A scratch file that a crash left staged for artifact `name` (rsync's
+ * temp file renamed into place): the commit happened if the artifact's
+ * latest version has its bytes (it goes), else not (it is put back).
+ */
+static int settle_staged_art(void *arg, const char *name, const char *scratch)
+{
+	struct settle *x = arg;
+	struct repo *r = x->r;
+	struct catalog_version v;
+	char sha[STORE_SHA_HEX];
+	struct stat st;
+	int fd, done = 0;
+
+	if (!store_scratch_staged_open(r->store, x->env, 'a', name, scratch,
+				       O_RDONLY, &fd)) {
+		done = !fstat(fd, &st) &&
+		       !store_hash_fd(sha, fd, (uint64_t)st.st_size, NULL) &&
+		       !repo_art_latest(r, x->env, name, &v) &&
+		       !strcmp(v.sha256, sha);
+		close(fd);
+	}
+	store_scratch_unstage(r->store, x->env, 'a', name, scratch, !done);
+	repo_log(r, LOG_NOTICE,
+		 "env %s: the rename of scratch file %s onto artifact %s "
+		 "was cut short: %s", x->env, scratch, name,
+		 done ? "it was committed, the scratch file is removed"
+		      : "it was not committed, the scratch file is back");
+	return 0;
+}
+
 static int settle_env(void *arg, const struct catalog_env *e)
 {
 	struct settle x = { arg, e->name };
 
-	store_scratch_staged(x.r->store, e->name, settle_staged, &x);
+	store_scratch_staged(x.r->store, e->name, 't', settle_staged, &x);
+	store_scratch_staged(x.r->store, e->name, 'a', settle_staged_art, &x);
 	return 0;
 }
 
-/* Settle the renames of scratch files onto tables that a crash cut. */
+/* Settle the renames of scratch files onto tables and artifacts that a
+ * crash cut. */
 static void settle_renames(struct repo *r)
 {
 	catalog_env_list(r->cat, settle_env, r, NULL);

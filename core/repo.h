@@ -239,7 +239,11 @@ void repo_upload_free(struct repo_upload *u);
 /*
  * Commit scratch file `scratch` of artifacts/ as an upload of `name`
  * (rsync's temp file renamed into place), with the labels set on it.
- * On success the scratch file is gone.
+ * On success the scratch file is gone; refused, it stays.  A crash in the
+ * middle leaves one or the other, never both names: it is staged out of
+ * artifacts/ first, and repo_open() settles what it finds staged by the
+ * catalog (the artifact's latest version has its bytes: it goes; else it
+ * is put back).
  */
 int repo_scratch_commit(struct repo *r, const struct repo_who *who,
 			const char *env, const char *scratch,

@@ -216,20 +216,25 @@ int store_scratch_list(struct store *s, const char *env, char dir,
 int store_scratch_drop_env(struct store *s, const char *env);
 
 /*
- * A scratch file of tables/ on its way to becoming table `table`
- * (repo_table_from_scratch): moved to scratch/<env>/p/<table>/<name>, out
- * of the listing, so that a crash before it is settled leaves it where
- * repo_open() finds it.  Read it with store_scratch_open(s, env, 'p',
- * "<table>/<name>", ...).  -ENOENT when scratch file `name` is not there.
+ * A scratch file of directory `dir` on its way to becoming `target` (a
+ * table of tables/, an artifact of artifacts/) in one step of repo's:
+ * moved to scratch/<env>/<dir>-to/<target>/<name>, out of the listing, so
+ * that a crash before it is settled leaves it where repo_open() finds it.
+ * -ENOENT when scratch file `name` is not there.
  */
-int store_scratch_stage(struct store *s, const char *env, const char *name,
-			const char *table);
+int store_scratch_stage(struct store *s, const char *env, char dir,
+			const char *name, const char *target);
+/* Open a staged file (flags as openat(2)); -errno. */
+int store_scratch_staged_open(struct store *s, const char *env, char dir,
+			      const char *target, const char *name,
+			      int flags, int *out);
 /* Settle a staged file: back to scratch file `name` (restore) or removed. */
-int store_scratch_unstage(struct store *s, const char *env, const char *table,
-			  const char *name, int restore);
-/* Each staged file of `env`: fn(arg, table, name); non-zero stops. */
-int store_scratch_staged(struct store *s, const char *env,
-			 int (*fn)(void *arg, const char *table,
+int store_scratch_unstage(struct store *s, const char *env, char dir,
+			  const char *target, const char *name, int restore);
+/* Each staged file of `env`'s `dir`: fn(arg, target, name); non-zero
+ * stops. */
+int store_scratch_staged(struct store *s, const char *env, char dir,
+			 int (*fn)(void *arg, const char *target,
 				   const char *name),
 			 void *arg);
 

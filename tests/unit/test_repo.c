@@ -3079,7 +3079,7 @@ static int staged(struct fixture *x, const char *env)
 {
 	int n = 0;
 
-	store_scratch_staged(repo_store(x->r), env, count_staged, &n);
+	store_scratch_staged(repo_store(x->r), env, 't', count_staged, &n);
 	return n;
 }
 
@@ -3127,7 +3127,7 @@ static void test_table_from_scratch(void)
 
 	/* Cut after the staging, before the commit: back as it was. */
 	T_INTEQ(table_scratch(&x, "dev", "sed3", old), 0);
-	T_INTEQ(store_scratch_stage(repo_store(x.r), "dev", "sed3", "t"), 0);
+	T_INTEQ(store_scratch_stage(repo_store(x.r), "dev", 't', "sed3", "t"), 0);
 	T_CHECK(!table_scratch_there(&x, "dev", "sed3"));
 	T_INTEQ(staged(&x, "dev"), 1);
 	fixture_reopen(&x);
@@ -3140,7 +3140,7 @@ static void test_table_from_scratch(void)
 
 	/* Cut after the commit, before the scratch file went: it goes. */
 	T_INTEQ(table_scratch(&x, "dev", "sed4", new), 0);
-	T_INTEQ(store_scratch_stage(repo_store(x.r), "dev", "sed4", "t"), 0);
+	T_INTEQ(store_scratch_stage(repo_store(x.r), "dev", 't', "sed4", "t"), 0);
 	fixture_reopen(&x);
 	T_STREQ(table_text(&x, "dev", "t"), new);
 	T_CHECK(!table_scratch_there(&x, "dev", "sed4"));
@@ -3151,8 +3151,72 @@ static void test_table_from_scratch(void)
 	fixture_close(&x);
 }
 
+/* How many scratch files of artifacts/ in `env` are staged. */
+static int staged_art(struct fixture *x, const char *env)
+{
+	int n = 0;
+
+	store_scratch_staged(repo_store(x->r), env, 'a', count_staged, &n);
+	return n;
+}
+
+/*
+ * A scratch file of artifacts/ renamed into place (rsync) is one change:
+ * nothing stays staged after a commit or a refusal, and what a crash
+ * leaves staged is settled at the next open: gone when the artifact's
+ * latest version has its bytes, else back.
+ */
+static void test_scratch_commit_atomic(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct stat st;
+	struct fixture x;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(scratch_file(&x, "dev", ".a.tmp", "bytes one", 9), 0);
+	T_INTEQ(repo_scratch_commit(x.r, &who, "dev", ".a.tmp", "a.txt", &v,
+				    &err), 0);
+	T_INTEQ(staged_art(&x, "dev"), 0);
+	T_ERRNO(store_scratch_stat(repo_store(x.r), "dev", 'a', ".a.tmp", &st),
+		ENOENT);
+	T_INTEQ(scratch_file(&x, "dev", ".j.tmp", "no zip", 6), 0);
+	T_ERRNO(repo_scratch_commit(x.r, &who, "dev", ".j.tmp", "j.jar", &v,
+				    &err), EINVAL);
+	T_INTEQ(staged_art(&x, "dev"), 0);
+
+	/* Cut before the commit: the scratch file is back. */
+	T_INTEQ(scratch_file(&x, "dev", ".b.tmp", "bytes two", 9), 0);
+	T_INTEQ(store_scratch_stage(repo_store(x.r), "dev", 'a', ".b.tmp",
+				    "a.txt"), 0);
+	T_ERRNO(store_scratch_stat(repo_store(x.r), "dev", 'a', ".b.tmp", &st),
+		ENOENT);
+	fixture_reopen(&x);
+	T_INTEQ(store_scratch_stat(repo_store(x.r), "dev", 'a', ".b.tmp", &st),
+		0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "1,");
+	T_INTEQ(staged_art(&x, "dev"), 0);
+	T_CONTAINS(buf_str(&x.log), "scratch file .b.tmp onto artifact a.txt "
+				    "was cut short: it was not committed");
+
+	/* Cut after the commit: the scratch file goes. */
+	T_INTEQ(scratch_file(&x, "dev", ".c.tmp", "bytes one", 9), 0);
+	T_INTEQ(store_scratch_stage(repo_store(x.r), "dev", 'a', ".c.tmp",
+				    "a.txt"), 0);
+	fixture_reopen(&x);
+	T_ERRNO(store_scratch_stat(repo_store(x.r), "dev", 'a', ".c.tmp", &st),
+		ENOENT);
+	T_STREQ(versions(&x, "dev", "a.txt"), "1,");
+	T_INTEQ(staged_art(&x, "dev"), 0);
+	T_CONTAINS(buf_str(&x.log), "scratch file .c.tmp onto artifact a.txt "
+				    "was cut short: it was committed");
+	fixture_close(&x);
+}
+
 int main(void)
 {
+	T_RUN(test_scratch_commit_atomic);
 	T_RUN(test_table_from_scratch);
 	T_RUN(test_authorise);
 	T_RUN(test_policy_refusals);
