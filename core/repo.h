@@ -44,6 +44,8 @@ enum repo_area {
 	REPO_AREA_ENVS,		/* envs/ and an environment's own entries */
 	REPO_AREA_ARTIFACTS,	/* artifacts/, an artifact, its scratch files */
 	REPO_AREA_TABLES,	/* tables/, a table, its scratch files */
+	REPO_AREA_FIXED,	/* versions/, resolved/, events: never change */
+	REPO_AREA_ROOT,		/* the mount's root: no rule applies */
 };
 
 /*
@@ -142,6 +144,21 @@ void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
  */
 /* The right a change in `area` needs: upload, write_tables or admin. */
 enum config_right repo_change_right(enum repo_area area);
+/* What an operation does to an object: decides, with its area, the right
+ * it needs. */
+enum repo_op {
+	REPO_OP_READ,	/* look up, list, open to read, stat, read labels */
+	REPO_OP_CHANGE,	/* create, write, truncate; mkdir in envs/ */
+	REPO_OP_REMOVE,	/* unlink, rename away; rmdir in envs/ */
+	REPO_OP_LABEL,	/* set or remove a label */
+};
+/*
+ * The right `op` needs on an object of `area`: read to read, upload to
+ * label, admin to remove or rename an artifact or a version (`versioned`:
+ * its history goes with it), else repo_change_right(area).
+ */
+enum config_right repo_right(enum repo_area area, enum repo_op op,
+			     int versioned);
 /* 1 if `who` holds `right` in `env` under the configuration in force. */
 int repo_may(struct repo *r, const struct repo_who *who, const char *env,
 	     enum config_right right);
@@ -153,6 +170,73 @@ int repo_may(struct repo *r, const struct repo_who *who, const char *env,
 int repo_authorise(struct repo *r, const struct repo_who *who,
 		   const char *env, enum config_right right,
 		   const char *action, const char *object);
+
+/*
+ * The rules of changes that cannot happen, each refused with one events
+ * line (or the daemon's log outside an environment, `env` NULL or "").
+ */
+/*
+ * A change (`action`) of `name` in directory `path` (name NULL: of `path`
+ * itself) where nothing changes: -EROFS in REPO_AREA_FIXED ("read-only:
+ * versions, resolved files and events cannot be changed"), else -EPERM
+ * ("not possible here").
+ */
+int repo_refuse_change(struct repo *r, const struct repo_who *who,
+		       const char *env, enum repo_area area, const char *path,
+		       const char *name, const char *action);
+/*
+ * access(2) with W_OK of a node of `area` (`dir`: a directory): -EROFS
+ * for a file that never changes, -EACCES without the right to change it,
+ * else 0.  Not an event: access(2) only asks.
+ */
+int repo_may_change(struct repo *r, const struct repo_who *who,
+		    const char *env, enum repo_area area, int dir);
+/*
+ * 1 when a rule limits who reads in `env` (the environment's or the
+ * global one): then what a name holds is its readers' alone to see.
+ */
+int repo_reads_limited(struct repo *r, const char *env);
+/*
+ * A scratch file `name` growing to `size` bytes by `action` (write,
+ * truncate): 0 within [limits] max_scratch_size, else -EFBIG, refused.
+ */
+int repo_scratch_fits(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *name, const char *action,
+		      uint64_t size);
+/*
+ * A truncation of the upload of `name` to `size` failed with `rc` (from
+ * repo_upload_truncate()): refused with the reason (-EFBIG: over
+ * max_artifact_size).  Returns rc.
+ */
+int repo_upload_truncate_refused(struct repo *r, const struct repo_who *who,
+				 const char *env, const char *name,
+				 uint64_t size, int rc);
+/*
+ * create(2) of `name` in `area` where the tree has no place for it: a bad
+ * artifact name (name_artifact_check()'s reason) or a name in tables/
+ * that is neither <table>.sql nor a scratch name; -EINVAL, refused.
+ */
+int repo_create_refused(struct repo *r, const struct repo_who *who,
+			const char *env, enum repo_area area,
+			const char *name);
+/* rename(2) onto `name`, which names nothing here: -EINVAL, refused. */
+int repo_rename_refused(struct repo *r, const struct repo_who *who,
+			const char *env, const char *name);
+/* link(2), symlink(2) or a special file as `name`: -EPERM, refused. */
+int repo_link_refused(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *name);
+/*
+ * A table's text of `len` bytes, closed before any write: -EINVAL when
+ * committing it is sure to be refused (empty: no CREATE TABLE), else 0.
+ * Records nothing: the commit will.
+ */
+int repo_table_doomed(size_t len);
+/*
+ * A write of table `name`'s text failed with `rc` (over max_ddl_size):
+ * nothing is committed; refused at the close.  Returns rc.
+ */
+int repo_table_write_failed(struct repo *r, const struct repo_who *who,
+			    const char *env, const char *name, int rc);
 
 /* Environments. */
 int repo_env_create(struct repo *r, const struct repo_who *who,

@@ -121,15 +121,25 @@ static enum repo_area area_of(enum node_kind k)
 	case N_TABLE:
 	case N_TSCRATCH:
 		return REPO_AREA_TABLES;
+	case N_VERS:
+	case N_VDIR:
+	case N_VER:
+	case N_RESOLVED:
+	case N_RJARS:
+	case N_RSQL:
+	case N_EVENTS:
+		return REPO_AREA_FIXED;
+	case N_ROOT:
+		return REPO_AREA_ROOT;
 	default:
 		return REPO_AREA_ENVS;
 	}
 }
 
-/* The right a change of a node of kind `k` needs. */
-static enum config_right change_right(enum node_kind k)
+/* The right operation `op` on a node of kind `k` needs. */
+static enum config_right right_of(enum node_kind k, enum repo_op op)
 {
-	return repo_change_right(area_of(k));
+	return repo_right(area_of(k), op, k == N_ART || k == N_VER);
 }
 
 /*
@@ -180,9 +190,11 @@ static void fit_mode(fuse_req_t req, const struct node *n, struct stat *st)
 {
 	if (n->kind == N_ROOT)
 		return;
-	if (!holds(req, n->kind == N_ENVS ? NULL : n->env, change_right(n->kind)))
+	if (!holds(req, n->kind == N_ENVS ? NULL : n->env,
+		   right_of(n->kind, REPO_OP_CHANGE)))
 		st->st_mode &= ~(mode_t)0222;
-	if (!holds(req, n->kind == N_ENVS ? NULL : n->env, CONFIG_READ))
+	if (!holds(req, n->kind == N_ENVS ? NULL : n->env,
+		   right_of(n->kind, REPO_OP_READ)))
 		st->st_mode &= ~(mode_t)0555;
 }
 
@@ -380,12 +392,7 @@ enum { SIZES_NONE, SIZES_ONE, SIZES_MANY };
  */
 static int readers_limited(struct cmfs *c, const struct node *n)
 {
-	const struct config *cfg = cfg_of(c);
-	const struct config_scope *e = config_scope_env(cfg, n->env);
-	const struct config_scope *g = config_scope_global(cfg);
-
-	return shared(c) && ((e && e->who[CONFIG_READ].set) ||
-			     (g && g->who[CONFIG_READ].set));
+	return shared(c) && repo_reads_limited(c->repo, n->env);
 }
 
 /*
@@ -1062,7 +1069,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	if (p->kind >= N_ENVS) {
 		int rc = gate(req, p->kind == N_ENVS ? name : p->env,
-			      CONFIG_READ, "read", name);
+			      right_of(p->kind, REPO_OP_READ), "read", name);
 
 		if (rc) {
 			fuse_reply_err(req, -rc);
@@ -1111,7 +1118,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	 * cost a read of /proc for the caller's groups.) */
 	if (n->kind > N_ENV && n->kind != N_INVALID &&
 	    readers_limited(c, n) &&
-	    (rc = gate(req, n->env, CONFIG_READ, "stat", n->name))) {
+	    (rc = gate(req, n->env, right_of(n->kind, REPO_OP_READ), "stat",
+		       n->name))) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
@@ -1147,57 +1155,9 @@ static int read_only(fuse_req_t req, struct node *n, const char *action,
 		     const char *name)
 {
 	struct repo_who w = who_of(req);
-	char msg[CMFS_ERR_MSG];
-	int rc = n->kind == N_VERS || n->kind == N_VDIR || n->kind == N_VER ||
-				 n->kind == N_RESOLVED || n->kind == N_RJARS ||
-				 n->kind == N_RSQL || n->kind == N_EVENTS
-			 ? -EROFS
-			 : -EPERM;
 
-	snprintf(msg, sizeof(msg), "%s%s%s: %s", n->name, name ? "/" : "",
-		 name ? name : "",
-		 rc == -EROFS ? "read-only: versions, resolved files and "
-				"events cannot be changed"
-			      : "not possible here");
-	repo_refused(cm(req)->repo, &w, n->env[0] ? n->env : NULL, action,
-		     name ? name : n->name, rc, msg);
-	return rc;
-}
-
-/*
- * The refusal of `size` bytes for node `n`, over `limit` (the ini key
- * `key`), written to events: -EFBIG.
- */
-static int too_big(fuse_req_t req, const struct node *n, const char *action,
-		   uint64_t size, uint64_t limit, const char *key)
-{
-	struct repo_who w = who_of(req);
-	char msg[CMFS_ERR_MSG];
-
-	snprintf(msg, sizeof(msg),
-		 "%s: %llu bytes is over the limit of %llu ([limits] %s)",
-		 n->name, (unsigned long long)size, (unsigned long long)limit,
-		 key);
-	repo_refused(cm(req)->repo, &w, n->env[0] ? n->env : NULL, action,
-		     n->name, -EFBIG, msg);
-	return -EFBIG;
-}
-
-/* A truncate of an upload to `size` refused with `rc`, written. */
-static int upload_truncate_refused(fuse_req_t req, const struct node *n,
-				   uint64_t size, int rc)
-{
-	struct repo_who w = who_of(req);
-	char msg[CMFS_ERR_MSG];
-
-	if (rc == -EFBIG)
-		return too_big(req, n, "truncate", size,
-			       repo_config(cm(req)->repo)->limits.artifact_size,
-			       "max_artifact_size");
-	snprintf(msg, sizeof(msg), "%s: truncating to %llu bytes failed: %s",
-		 n->name, (unsigned long long)size, strerror(-rc));
-	repo_refused(cm(req)->repo, &w, n->env, "truncate", n->name, rc, msg);
-	return rc;
+	return repo_refuse_change(cm(req)->repo, &w, n->env,
+				  area_of(n->kind), n->name, name, action);
 }
 
 /*
@@ -1245,7 +1205,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	if ((to_set & FUSE_SET_ATTR_SIZE) &&
 	    (n->kind == N_ART || n->kind == N_ASCRATCH || n->kind == N_TABLE ||
 	     n->kind == N_TSCRATCH))
-		rc = gate(req, n->env, change_right(n->kind), "truncate",
+		rc = gate(req, n->env, right_of(n->kind, REPO_OP_CHANGE),
+			  "truncate",
 			  n->name);
 	if (rc) {
 		fuse_reply_err(req, -rc);
@@ -1253,12 +1214,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		if ((n->kind == N_ASCRATCH || n->kind == N_TSCRATCH) &&
-		    (uint64_t)attr->st_size >
-			    repo_config(c->repo)->limits.scratch_size) {
-			rc = too_big(req, n, "truncate",
-				     (uint64_t)attr->st_size,
-				     repo_config(c->repo)->limits.scratch_size,
-				     "max_scratch_size");
+		    (rc = repo_scratch_fits(c->repo, &w, n->env, n->name,
+					    "truncate",
+					    (uint64_t)attr->st_size))) {
+			/* Over max_scratch_size: refused. */
 		} else if (n->kind == N_ASCRATCH || n->kind == N_TSCRATCH) {
 			rc = f && f->fd >= 0
 				     ? (ftruncate(f->fd, attr->st_size) ? -errno
@@ -1274,9 +1233,9 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			rc = repo_upload_truncate(f->up, attr->st_size);
 			pthread_mutex_unlock(&f->lock);
 			if (rc)
-				upload_truncate_refused(req, n,
-							(uint64_t)attr->st_size,
-							rc);
+				repo_upload_truncate_refused(
+					c->repo, &w, n->env, n->name,
+					(uint64_t)attr->st_size, rc);
 		} else if (n->kind == N_ART &&
 			   (rc = truncate_open(c, n, attr->st_size)) <= 0) {
 			/* Applied to the upload open on it (or failed). */
@@ -1289,9 +1248,9 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			if (!rc) {
 				rc = repo_upload_truncate(u, attr->st_size);
 				if (rc)
-					upload_truncate_refused(
-						req, n, (uint64_t)attr->st_size,
-						rc);
+					repo_upload_truncate_refused(
+						c->repo, &w, n->env, n->name,
+						(uint64_t)attr->st_size, rc);
 				else
 					rc = repo_upload_commit(u, &w, NULL,
 								&err);
@@ -1382,7 +1341,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -read_only(req, p, "mkdir", name));
 		return;
 	}
-	rc = gate(req, name, CONFIG_ADMIN, "mkdir", name);
+	rc = gate(req, name, right_of(p->kind, REPO_OP_CHANGE), "mkdir", name);
 	if (!rc)
 		rc = repo_env_create(c->repo, &w, name, &err);
 	if (rc) {
@@ -1407,7 +1366,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, -read_only(req, p, "rmdir", name));
 		return;
 	}
-	if (gate(req, name, CONFIG_ADMIN, "rmdir", name)) {
+	if (gate(req, name, right_of(p->kind, REPO_OP_REMOVE), "rmdir", name)) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}
@@ -1595,7 +1554,8 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 	struct fh *f;
 	int rc = n->kind == N_ROOT ? 0
 				   : gate(req, n->kind == N_ENVS ? NULL : n->env,
-					  CONFIG_READ, "list", n->name);
+					  right_of(n->kind, REPO_OP_READ), "list",
+					  n->name);
 
 	if (rc) {
 		fuse_reply_err(req, -rc);
@@ -1764,10 +1724,11 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 	if ((wr || (flags & O_TRUNC)) &&
 	    (n->kind == N_ART || n->kind == N_ASCRATCH || n->kind == N_TABLE ||
 	     n->kind == N_TSCRATCH))
-		rc = gate(req, n->env, change_right(n->kind),
+		rc = gate(req, n->env, right_of(n->kind, REPO_OP_CHANGE),
 			  created ? "create" : "write", n->name);
 	else if (!wr)
-		rc = gate(req, n->env, CONFIG_READ, "read", n->name);
+		rc = gate(req, n->env, right_of(n->kind, REPO_OP_READ), "read",
+			  n->name);
 	if (rc)
 		return rc;
 	if (n->kind == N_ART && !created) {
@@ -1954,7 +1915,6 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct cmfs *c = cm(req);
 	struct node *p = nd(req, parent), *n;
 	struct repo_who w = who_of(req);
-	struct cmfs_err err = CMFS_ERR_INIT;
 	struct fuse_entry_param e;
 	struct catalog_env env;
 	int rc;
@@ -1967,24 +1927,16 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	rc = gate(req, p->env, change_right(p->kind), "create", name);
+	rc = gate(req, p->env, right_of(p->kind, REPO_OP_CHANGE), "create",
+		  name);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
 	n = path_lookup(c->paths, p, name);
 	if (!n) {
-		if (p->kind == N_ARTS)
-			rc = name_artifact_check(name, &err);
-		else
-			rc = cmfs_err_set(&err, -EINVAL,
-					  "%.200s: not a table file (<table>.sql) "
-					  "nor a scratch name", name);
-		if (!rc)
-			rc = cmfs_err_set(&err, -EINVAL, "%.200s: bad name",
-					  name);
-		repo_refused(c->repo, &w, p->env, "create", name, rc,
-			     cmfs_err_msg(&err));
+		rc = repo_create_refused(c->repo, &w, p->env, area_of(p->kind),
+					 name);
 		fuse_reply_err(req, -rc);
 		return;
 	}
@@ -2118,19 +2070,19 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
 	case FH_UPLOAD:
 		n = repo_upload_write(f->up, data, size, off);
 		break;
-	case FH_SCRATCH:
-		if ((uint64_t)off + size >
-		    repo_config(cm(req)->repo)->limits.scratch_size) {
-			n = too_big(req, f->node, "write", (uint64_t)off + size,
-				    repo_config(cm(req)->repo)
-					    ->limits.scratch_size,
-				    "max_scratch_size");
+	case FH_SCRATCH: {
+		struct repo_who w = who_of(req);
+
+		n = repo_scratch_fits(cm(req)->repo, &w, f->node->env,
+				      f->node->name, "write",
+				      (uint64_t)off + size);
+		if (n)
 			break;
-		}
 		n = pwrite(f->fd, data, size, off);
 		if (n < 0)
 			n = -errno;
 		break;
+	}
 	case FH_TEXT:
 		if ((uint64_t)off + size > f->data.cap) {
 			n = f->failed = -EFBIG;
@@ -2209,8 +2161,8 @@ static int commit(fuse_req_t req, struct fh *f, int at_flush)
 		 * said now: cp of an empty file closes without a write. */
 		if (f->kind == FH_UPLOAD)
 			rc = repo_upload_doomed(f->up);
-		else if (f->kind == FH_TEXT && f->dirty && !f->data.len)
-			rc = -EINVAL;
+		else if (f->kind == FH_TEXT && f->dirty)
+			rc = repo_table_doomed(f->data.len);
 		pthread_mutex_unlock(&f->lock);
 		return rc;
 	}
@@ -2219,10 +2171,8 @@ static int commit(fuse_req_t req, struct fh *f, int at_flush)
 		if (!rc && !solo_commit(c, f))
 			inval_artifact(c, n->env, n->obj, 1);
 	} else if (f->kind == FH_TEXT && f->dirty && f->failed) {
-		rc = f->failed;
-		repo_refused(c->repo, &w, n->env, "table-write", n->obj, rc,
-			     "a write failed (over max_ddl_size), so nothing "
-			     "was committed");
+		rc = repo_table_write_failed(c->repo, &w, n->env, n->obj,
+					     f->failed);
 	} else if (f->kind == FH_TEXT && f->dirty) {
 		rc = repo_table_write(c->repo, &w, n->env, n->obj,
 				      buf_str(&f->data), f->data.len, &err);
@@ -2294,10 +2244,10 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	if (k == N_VER && !ver)
 		k = N_INVALID; /* not a version's exact name */
-	if (k == N_ART || k == N_VER)
-		rc = gate(req, p->env, CONFIG_ADMIN, "delete", name);
-	else if (k == N_ASCRATCH || k == N_TSCRATCH || k == N_TABLE)
-		rc = gate(req, p->env, change_right(k), "delete", name);
+	if (k == N_ART || k == N_VER || k == N_ASCRATCH || k == N_TSCRATCH ||
+	    k == N_TABLE)
+		rc = gate(req, p->env, right_of(k, REPO_OP_REMOVE), "delete",
+			  name);
 	else
 		rc = 0;
 	if (rc) {
@@ -2435,9 +2385,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (kt == N_INVALID) {
 		struct repo_who w = who_of(req);
 
-		repo_refused(c->repo, &w, p->env, "rename", newname, -EINVAL,
-			     "not a valid name here");
-		fuse_reply_err(req, EINVAL);
+		fuse_reply_err(req, -repo_rename_refused(c->repo, &w, p->env,
+							 newname));
 		return;
 	}
 	if (flags & RENAME_NOREPLACE) {
@@ -2451,8 +2400,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		}
 	}
 	rc = gate(req, p->env,
-		  p->kind == N_ARTS && kf == N_ART ? CONFIG_ADMIN
-						   : change_right(p->kind),
+		  repo_right(area_of(p->kind), REPO_OP_REMOVE, kf == N_ART),
 		  "rename", name);
 	if (!rc && p->kind == N_ARTS)
 		rc = rename_artifacts(req, p, kf, name, kt, newname);
@@ -2472,9 +2420,8 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	struct node *p = nd(req, newparent);
 
 	(void)ino;
-	repo_refused(cm(req)->repo, &w, p->env[0] ? p->env : NULL, "link",
-		     newname, -EPERM, "links are not supported");
-	fuse_reply_err(req, EPERM);
+	fuse_reply_err(req, -repo_link_refused(cm(req)->repo, &w, p->env,
+					       newname));
 }
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
@@ -2501,7 +2448,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		op_link(req, 0, parent, name);
 		return;
 	}
-	rc = gate(req, p->env, change_right(k), "create", name);
+	rc = gate(req, p->env, right_of(k, REPO_OP_CHANGE), "create", name);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -2516,27 +2463,26 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, EEXIST);
 		return;
 	}
-	if (k == N_ART && !name_is_jar(n->obj)) {
-		/* A file, made as an empty upload makes it (: > name): an
-		 * empty version, now.  tar --xattrs then sets its labels
-		 * and opens it to write its bytes, the next version. */
+	if (k == N_ART) {
 		struct repo_who w = who_of(req);
 
 		rc = repo_upload_begin(&u, c->repo, n->env, n->obj, 1, &err);
-		if (!rc)
+		if (!rc && !repo_upload_doomed(u)) {
+			/* A file, made as an empty upload makes it (: >
+			 * name): an empty version, now.  tar --xattrs then
+			 * sets its labels and opens it to write its bytes,
+			 * the next version. */
 			rc = repo_upload_commit(u, &w, NULL, &err);
-		repo_upload_free(u);
-	} else if (k == N_ART) {
-		/*
-		 * An empty *.jar is no zip archive: an empty upload of one
-		 * is refused.  What tar --xattrs makes this way is an
-		 * upload without bytes yet, for the first open to take
-		 * over, with the labels set on it meanwhile; it is a file
-		 * being written until then (and goes, as a refused upload
-		 * does, if nothing writes it).
-		 */
-		rc = repo_upload_begin(&u, c->repo, n->env, n->obj, 1, &err);
-		if (!rc) {
+			repo_upload_free(u);
+		} else if (!rc) {
+			/*
+			 * An empty upload sure to be refused (a *.jar is no
+			 * zip archive): what tar --xattrs makes this way is
+			 * an upload without bytes yet, for the first open to
+			 * take over, with the labels set on it meanwhile; it
+			 * is a file being written until then (and goes, as a
+			 * refused upload does, if nothing writes it).
+			 */
 			path_lock(c->paths);
 			n->placeholder = u;
 			path_unlock(c->paths);
@@ -2708,7 +2654,8 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 					    : ENOTSUP);
 		return;
 	}
-	rc = gate(req, n->env, CONFIG_UPLOAD, "label", n->name);
+	rc = gate(req, n->env, right_of(n->kind, REPO_OP_LABEL), "label",
+		  n->name);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -2778,8 +2725,8 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		return;
 	}
 	if (n->kind != N_ROOT &&
-	    (rc = gate(req, n->kind == N_ENVS ? NULL : n->env, CONFIG_READ,
-		       "read", n->name))) {
+	    (rc = gate(req, n->kind == N_ENVS ? NULL : n->env,
+		       right_of(n->kind, REPO_OP_READ), "read", n->name))) {
 		fuse_reply_err(req, -rc);
 		buf_release(&b);
 		return;
@@ -2814,7 +2761,8 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	/* Label names are the environment's readers' (as getxattr). */
 	if (n->kind > N_ENV && n->kind != N_INVALID &&
 	    readers_limited(c, n) &&
-	    (rc = gate(req, n->env, CONFIG_READ, "read", n->name))) {
+	    (rc = gate(req, n->env, right_of(n->kind, REPO_OP_READ), "read",
+		       n->name))) {
 		fuse_reply_err(req, -rc);
 		buf_release(&b);
 		return;
@@ -2848,7 +2796,8 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		return;
 	}
 	if (labelled(n) && n->kind != N_VER &&
-	    (rc = gate(req, n->env, CONFIG_UPLOAD, "unlabel", n->name))) {
+	    (rc = gate(req, n->env, right_of(n->kind, REPO_OP_LABEL),
+		       "unlabel", n->name))) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
@@ -2884,15 +2833,16 @@ static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 
 	if (n->kind > N_ENV && n->kind != N_INVALID &&
 	    readers_limited(cm(req), n))
-		rc = gate(req, n->env, CONFIG_READ, "access", n->name);
-	if (!rc && (mask & W_OK) &&
-	    (n->kind == N_VER || n->kind == N_RJARS || n->kind == N_RSQL ||
-	     n->kind == N_EVENTS))
-		rc = -EROFS;
-	else if (!rc && (mask & W_OK) && n->kind != N_ROOT &&
-		 !holds(req, n->kind == N_ENVS ? NULL : n->env,
-			change_right(n->kind)))
-		rc = -EACCES;
+		rc = gate(req, n->env, right_of(n->kind, REPO_OP_READ),
+			  "access", n->name);
+	if (!rc && (mask & W_OK)) {
+		gid_t groups[64];
+		struct repo_who w = caller(req, groups);
+
+		rc = repo_may_change(cm(req)->repo, &w,
+				     n->kind == N_ENVS ? NULL : n->env,
+				     area_of(n->kind), path_is_dir(n->kind));
+	}
 	fuse_reply_err(req, -rc);
 }
 

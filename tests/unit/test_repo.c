@@ -3008,6 +3008,117 @@ static void test_policy_refusals(void)
 }
 
 /*
+ * The rules of changes that cannot happen, decided in core: read-only
+ * places (EROFS) against places with nothing to change (EPERM), what
+ * access(2) with W_OK answers, the scratch size limit, a truncation of an
+ * upload refused, a create or rename onto a name the tree has no place
+ * for, links, and a table's text that is empty or whose write failed:
+ * each with its errno and, where it writes one, its events line.
+ */
+static void test_policy_rules(void)
+{
+	const struct repo_who owner = { getuid(), getgid(), 4244, 0, NULL };
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct fixture x;
+	char big[40];
+	int lines;
+
+	setup(&x);
+	T_INTEQ(repo_env_create(x.r, &owner, "dev", &err), 0);
+
+	/* The right each operation needs. */
+	T_INTEQ(repo_right(REPO_AREA_ARTIFACTS, REPO_OP_READ, 1), CONFIG_READ);
+	T_INTEQ(repo_right(REPO_AREA_ARTIFACTS, REPO_OP_CHANGE, 1),
+		CONFIG_UPLOAD);
+	T_INTEQ(repo_right(REPO_AREA_ARTIFACTS, REPO_OP_REMOVE, 1),
+		CONFIG_ADMIN);
+	T_INTEQ(repo_right(REPO_AREA_ARTIFACTS, REPO_OP_REMOVE, 0),
+		CONFIG_UPLOAD);
+	T_INTEQ(repo_right(REPO_AREA_FIXED, REPO_OP_REMOVE, 1), CONFIG_ADMIN);
+	T_INTEQ(repo_right(REPO_AREA_TABLES, REPO_OP_REMOVE, 0),
+		CONFIG_WRITE_TABLES);
+	T_INTEQ(repo_right(REPO_AREA_TABLES, REPO_OP_CHANGE, 0),
+		CONFIG_WRITE_TABLES);
+	T_INTEQ(repo_right(REPO_AREA_ARTIFACTS, REPO_OP_LABEL, 0),
+		CONFIG_UPLOAD);
+	T_INTEQ(repo_right(REPO_AREA_ENVS, REPO_OP_CHANGE, 0), CONFIG_ADMIN);
+	T_INTEQ(repo_right(REPO_AREA_ENVS, REPO_OP_REMOVE, 0), CONFIG_ADMIN);
+	T_INTEQ(repo_right(REPO_AREA_FIXED, REPO_OP_CHANGE, 0), CONFIG_ADMIN);
+
+	T_ERRNO(repo_refuse_change(x.r, &who, "dev", REPO_AREA_FIXED,
+				   "versions", "a.jar", "mkdir"), EROFS);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=mkdir object=a.jar result=refused errno=EROFS");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "versions/a.jar: read-only: versions, resolved files and "
+		   "events cannot be changed");
+	T_ERRNO(repo_refuse_change(x.r, &who, "dev", REPO_AREA_ENVS, "dev",
+				   NULL, "truncate"), EPERM);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=truncate object=dev result=refused errno=EPERM");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "dev: not possible here");
+
+	/* access(2) W_OK asks: no events line. */
+	lines = event_lines(&x, "dev");
+	T_ERRNO(repo_may_change(x.r, &owner, "dev", REPO_AREA_FIXED, 0),
+		EROFS);
+	T_INTEQ(repo_may_change(x.r, &owner, "dev", REPO_AREA_FIXED, 1), 0);
+	T_ERRNO(repo_may_change(x.r, &who, "dev", REPO_AREA_FIXED, 1), EACCES);
+	T_INTEQ(repo_may_change(x.r, &owner, "dev", REPO_AREA_ARTIFACTS, 0),
+		0);
+	T_ERRNO(repo_may_change(x.r, &who, "dev", REPO_AREA_TABLES, 0),
+		EACCES);
+	T_INTEQ(repo_may_change(x.r, &who, NULL, REPO_AREA_ROOT, 1), 0);
+	T_INTEQ(event_lines(&x, "dev"), lines);
+	T_INTEQ(repo_reads_limited(x.r, "dev"), 0);
+
+	/* The scratch size limit. */
+	T_INTEQ(repo_scratch_fits(x.r, &who, "dev", ".s", "write",
+				  x.cfg.limits.scratch_size), 0);
+	T_ERRNO(repo_scratch_fits(x.r, &who, "dev", ".s", "write",
+				  x.cfg.limits.scratch_size + 1), EFBIG);
+	snprintf(big, sizeof(big), "%llu bytes",
+		 (unsigned long long)x.cfg.limits.scratch_size + 1);
+	T_CONTAINS(fixture_last_event(&x, "dev"), big);
+	T_CONTAINS(fixture_last_event(&x, "dev"), "([limits] max_scratch_size)");
+
+	/* An upload's truncation refused: over the limit, or why. */
+	T_ERRNO(repo_upload_truncate_refused(x.r, &who, "dev", "a.jar", 1 << 30,
+					     -EFBIG), EFBIG);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=truncate object=a.jar result=refused errno=EFBIG");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "([limits] max_artifact_size)");
+	T_ERRNO(repo_upload_truncate_refused(x.r, &who, "dev", "a.jar", 7,
+					     -ENOSPC), ENOSPC);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "a.jar: truncating to 7 bytes failed");
+
+	/* Names the tree has no place for. */
+	T_ERRNO(repo_create_refused(x.r, &who, "dev", REPO_AREA_TABLES, "x/y"),
+		EINVAL);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "not a table file (<table>.sql) nor a scratch name");
+	T_ERRNO(repo_create_refused(x.r, &who, "dev", REPO_AREA_ARTIFACTS,
+				    "-bad"), EINVAL);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=create object=-bad result=refused errno=EINVAL");
+	T_ERRNO(repo_rename_refused(x.r, &who, "dev", "resolved"), EINVAL);
+	T_CONTAINS(fixture_last_event(&x, "dev"), "not a valid name here");
+	T_ERRNO(repo_link_refused(x.r, &who, "dev", "l"), EPERM);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=link object=l result=refused errno=EPERM");
+
+	/* A table's text. */
+	T_ERRNO(repo_table_doomed(0), EINVAL);
+	T_INTEQ(repo_table_doomed(1), 0);
+	T_ERRNO(repo_table_write_failed(x.r, &who, "dev", "t", -EFBIG), EFBIG);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=table-write object=t result=refused errno=EFBIG");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "over max_ddl_size");
+	fixture_close(&x);
+}
+
+/*
  * A resolved file's size is computed in core: what a read returns, 0
  * when the table does not resolve or does not exist, and no events line.
  */
@@ -3220,6 +3331,7 @@ int main(void)
 	T_RUN(test_table_from_scratch);
 	T_RUN(test_authorise);
 	T_RUN(test_policy_refusals);
+	T_RUN(test_policy_rules);
 	T_RUN(test_resolved_size);
 	T_RUN(test_env);
 	T_RUN(test_upload);
