@@ -174,6 +174,8 @@ struct label {
 struct repo {
 	const struct config *cfg;	/* swapped whole on SIGHUP */
 	uid_t owner;			/* the mounting user (access.h) */
+	uint64_t settled;		/* (atomic) repo_settled(): the */
+	int64_t changed;		/* generation settled last, when */
 	char *mountpoint;
 	struct store *store;
 	struct catalog *cat;
@@ -3841,6 +3843,52 @@ uint64_t repo_resolved_size(struct repo *r, const char *env,
 		size = b.len;
 	buf_release(&b);
 	return size;
+}
+
+void repo_settled(struct repo *r, uint64_t gen, int64_t ns)
+{
+	__atomic_store_n(&r->changed, ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->settled, gen, __ATOMIC_RELEASE);
+}
+
+uint64_t repo_settled_gen(struct repo *r)
+{
+	return __atomic_load_n(&r->settled, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The modification time of a resolved file: when the catalog last
+ * changed, as far as the mount settled it (now, if a change is not
+ * settled yet).  Steady while nothing changes, so that the kernel keeps
+ * the pages (it drops them when it sees a new time), and new after any
+ * change that may have changed the bytes, for rsync and make.  A .sql
+ * says when it was resolved: now.
+ */
+static int64_t resolved_mtime(struct repo *r, int sql)
+{
+	if (sql || catalog_generation(r->cat) > repo_settled_gen(r))
+		return repo_now();
+	return __atomic_load_n(&r->changed, __ATOMIC_RELAXED);
+}
+
+int repo_resolved_stat(struct repo *r, const char *env, const char *name,
+		       int sql, struct stat *st)
+{
+	struct catalog_table t;
+	int64_t ns;
+	int rc = repo_table_get(r, env, name, &t);
+
+	if (rc)
+		return rc;
+	st->st_mode = S_IFREG | 0444;
+	st->st_nlink = 1;
+	st->st_size = (off_t)repo_resolved_size(r, env, name, sql);
+	st->st_blocks = (st->st_size + 511) / 512;
+	ns = resolved_mtime(r, sql);
+	st->st_mtim.tv_sec = (time_t)(ns / 1000000000);
+	st->st_mtim.tv_nsec = (long)(ns % 1000000000);
+	st->st_ctim = st->st_atim = st->st_mtim;
+	return 0;
 }
 
 int repo_table_text(struct repo *r, const char *env, const char *name,

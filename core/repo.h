@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "buf.h"
@@ -448,6 +449,24 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
  */
 uint64_t repo_resolved_size(struct repo *r, const char *env,
 			    const char *name, int sql);
+/*
+ * The mount settled generation `gen` of the catalog at `ns` (ns since
+ * 1970): the kernel keeps nothing of resolved files from before it.  What
+ * resolved files' times count from (repo_resolved_stat()).
+ */
+void repo_settled(struct repo *r, uint64_t gen, int64_t ns);
+/* The generation settled last. */
+uint64_t repo_settled_gen(struct repo *r);
+/*
+ * The attributes of resolved/<name>.jars (sql == 0) or .sql (sql == 1)
+ * into `st`: a regular file, 0444, one link, its size now
+ * (repo_resolved_size()) and its times: when the last change of the
+ * catalog was settled, or now while one is not (a .sql: now, for it says
+ * when it was resolved).  Owner and inode are the caller's.  -ENOENT
+ * without table `name`.  Not an event.
+ */
+int repo_resolved_stat(struct repo *r, const char *env, const char *name,
+		       int sql, struct stat *st);
 /*
  * user.cmfs.refused-classes of resolved/<name>.*: every class outside the
  * class allowlist that compiling table `name` loads, "<artifact> <class>"

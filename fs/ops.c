@@ -260,9 +260,9 @@ int cmfs_inval_start(struct cmfs *c)
 	pthread_cond_init(&c->qcond, NULL);
 	pthread_mutex_init(&c->slock, NULL);
 	c->epoch = 1;
-	c->settled = repo_generation(c->repo);
-	c->changed =
-		(int64_t)c->started.tv_sec * 1000000000 + c->started.tv_nsec;
+	repo_settled(c->repo, repo_generation(c->repo),
+		     (int64_t)c->started.tv_sec * 1000000000 +
+			     c->started.tv_nsec);
 	return -pthread_create(&c->qthread, NULL, inval_thread, c);
 }
 
@@ -371,7 +371,7 @@ static void inval_artifact(struct cmfs *c, const char *env, const char *name,
  * them, attributes tell their size (not kept).  An open of the same bytes
  * keeps the pages (keep_cache), any other drops them.  The kernel drops
  * them too when it takes a new size or modification time (the time
- * changes with every change: resolved_mtime()).  A handle that reads
+ * changes with every change: repo_resolved_stat()).  A handle that reads
  * around them can still fill them, through a map: after one, the next
  * open drops them (`other`).  One mapped while another reads through the
  * pages can show that one its bytes: a map of a resolved file while the
@@ -481,23 +481,6 @@ static double cache_sized(struct cmfs *c, struct node *n, int told,
 	return keep;
 }
 
-/*
- * The modification time of resolved file `n`: when the catalog last
- * changed, as far as this daemon saw (now, if the change is not settled
- * yet).  Steady while nothing changes, so that the kernel keeps the pages
- * (it drops them when it sees a new time), and new after any change that
- * may have changed the bytes, for rsync and make.  A .sql says when it was
- * resolved: now.
- */
-static int64_t resolved_mtime(struct cmfs *c, const struct node *n)
-{
-	if (n->kind == N_RSQL ||
-	    repo_generation(c->repo) >
-		    __atomic_load_n(&c->settled, __ATOMIC_ACQUIRE))
-		return repo_now();
-	return __atomic_load_n(&c->changed, __ATOMIC_RELAXED);
-}
-
 void cmfs_settle(struct cmfs *c, int force)
 {
 	uint64_t gen, *inos;
@@ -506,11 +489,11 @@ void cmfs_settle(struct cmfs *c, int force)
 	if (!c->repo || !c->se)
 		return;
 	gen = repo_generation(c->repo);
-	if (!force && __atomic_load_n(&c->settled, __ATOMIC_ACQUIRE) >= gen)
+	if (!force && repo_settled_gen(c->repo) >= gen)
 		return;
 	pthread_mutex_lock(&c->slock);
 	gen = repo_generation(c->repo);
-	if (force || c->settled < gen) {
+	if (force || repo_settled_gen(c->repo) < gen) {
 		/* Told after this: resolved under `gen` or later. */
 		path_lock(c->paths);
 		inos = c->told;
@@ -522,8 +505,7 @@ void cmfs_settle(struct cmfs *c, int force)
 		for (i = 0; i < n; i++)
 			fuse_lowlevel_notify_inval_inode(c->se, inos[i], -1, 0);
 		free(inos);
-		__atomic_store_n(&c->changed, repo_now(), __ATOMIC_RELAXED);
-		__atomic_store_n(&c->settled, gen, __ATOMIC_RELEASE);
+		repo_settled(c->repo, gen, repo_now());
 	}
 	pthread_mutex_unlock(&c->slock);
 }
@@ -983,15 +965,17 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		rc = repo_table_get(c->repo, n->env, n->obj, &t);
 		if (rc)
 			return rc;
-		st->st_mode = S_IFREG | 0444;
 		told = cache_tell(c, n);
-		size = repo_resolved_size(c->repo, n->env, n->obj,
-					  n->kind == N_RSQL);
+		rc = repo_resolved_stat(c->repo, n->env, n->obj,
+					n->kind == N_RSQL, st);
+		if (rc)
+			return rc;
+		/* While handles read pages of other bytes, their size. */
+		size = (uint64_t)st->st_size;
 		kept = n->kind == N_RJARS ? cache_sized(c, n, told, &size) : 0;
 		if (keep)
 			*keep = kept;
 		st->st_size = (off_t)size;
-		set_time(st, resolved_mtime(c, n));
 		break;
 	case N_EVENTS:
 		st->st_mode = S_IFREG | 0444;

@@ -3152,6 +3152,51 @@ static void test_resolved_size(void)
 	fixture_close(&x);
 }
 
+/*
+ * A resolved file's other attributes are core's too: a regular file,
+ * 0444, one link, its size; its time is when the mount settled the last
+ * change, or now while a change is not settled (a .sql: always now).
+ */
+static void test_resolved_stat(void)
+{
+	struct buf b = BUF_INIT(1 << 16);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct fixture x;
+	struct stat st;
+	int64_t before;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "t",
+			    "CREATE TABLE t (a INT) "
+			    "WITH ('connector' = 'datagen')"), 0);
+	T_INTEQ(repo_resolve(x.r, &who, "dev", "t", 0, 0, &b, &err), 0);
+	repo_settled(x.r, repo_generation(x.r), 1000000000LL * 42 + 7);
+	T_INTEQ(repo_settled_gen(x.r), repo_generation(x.r));
+	memset(&st, 0, sizeof(st));
+	T_INTEQ(repo_resolved_stat(x.r, "dev", "t", 0, &st), 0);
+	T_INTEQ(st.st_mode, S_IFREG | 0444);
+	T_INTEQ(st.st_nlink, 1);
+	T_INTEQ(st.st_size, b.len);
+	T_INTEQ(st.st_blocks, (b.len + 511) / 512);
+	T_INTEQ(st.st_mtim.tv_sec, 42);
+	T_INTEQ(st.st_mtim.tv_nsec, 7);
+	T_INTEQ(st.st_ctim.tv_sec, 42);
+	/* A .sql says when it was resolved. */
+	before = repo_now();
+	T_INTEQ(repo_resolved_stat(x.r, "dev", "t", 1, &st), 0);
+	T_CHECK(st.st_mtim.tv_sec >= before / 1000000000);
+	/* A change not settled yet: now. */
+	T_INTEQ(table_write(&x, "dev", "u",
+			    "CREATE TABLE u (a INT) "
+			    "WITH ('connector' = 'datagen')"), 0);
+	T_INTEQ(repo_resolved_stat(x.r, "dev", "t", 0, &st), 0);
+	T_CHECK(st.st_mtim.tv_sec >= before / 1000000000);
+	T_ERRNO(repo_resolved_stat(x.r, "dev", "none", 0, &st), ENOENT);
+	buf_release(&b);
+	fixture_close(&x);
+}
+
 /* Write `text` to scratch file `name` of tables/ in `env`. */
 static int table_scratch(struct fixture *x, const char *env, const char *name,
 			 const char *text)
@@ -3333,6 +3378,7 @@ int main(void)
 	T_RUN(test_policy_refusals);
 	T_RUN(test_policy_rules);
 	T_RUN(test_resolved_size);
+	T_RUN(test_resolved_stat);
 	T_RUN(test_env);
 	T_RUN(test_upload);
 	T_RUN(test_upload_order);
