@@ -3724,6 +3724,63 @@ int repo_table_from_scratch(struct repo *r, const struct repo_who *who,
 	return rc;
 }
 
+/*
+ * Table `table` dropped, its text left as scratch file `scratch`: the text
+ * is staged first as if the scratch file were on its way onto the table
+ * (settle_staged() then keeps the table and drops it), the table is
+ * dropped, and the staged file becomes the scratch file (after a crash,
+ * settle_staged() finds the table gone and puts it there).
+ */
+static int table_to_scratch(struct repo *r, const struct repo_who *who,
+			    const char *env, const char *table,
+			    const char *scratch, struct cmfs_err *err)
+{
+	struct buf b = BUF_INIT(repo_config(r)->limits.ddl_size);
+	int fd = -1, rc = repo_table_text(r, env, table, &b, err);
+
+	if (!rc)
+		rc = store_scratch_staged_open(r->store, env, 't', table,
+					       scratch,
+					       O_WRONLY | O_CREAT | O_TRUNC,
+					       &fd);
+	if (!rc && write(fd, buf_str(&b), b.len) != (ssize_t)b.len)
+		rc = -EIO;
+	if (fd >= 0)
+		close(fd);
+	buf_release(&b);
+	if (rc)
+		goto out;
+	rc = repo_table_remove(r, who, env, table, err);
+out:
+	if (fd >= 0)
+		store_scratch_unstage(r->store, env, 't', table, scratch, !rc);
+	return rc;
+}
+
+int repo_table_move(struct repo *r, const struct repo_who *who,
+		    const char *env, const char *from, const char *to,
+		    struct cmfs_err *err)
+{
+	struct buf b = BUF_INIT(repo_config(r)->limits.ddl_size);
+	char tf[130], tt[130];
+	int ff = name_table_file(tf, from), ft = name_table_file(tt, to);
+	int rc;
+
+	if (!ff && !ft)
+		return store_scratch_rename(r->store, env, 't', from, to);
+	if (!ff)
+		return repo_table_from_scratch(r, who, env, from, tt, err);
+	if (!ft)
+		return table_to_scratch(r, who, env, tf, to, err);
+	/* One change, one line: written and dropped together. */
+	rc = repo_table_text(r, env, tf, &b, err);
+	if (!rc)
+		rc = repo_table_rename(r, who, env, tf, tt, buf_str(&b), b.len,
+				       err);
+	buf_release(&b);
+	return rc;
+}
+
 /* Context of settle_staged(): the environment whose files it settles. */
 struct settle {
 	struct repo *r;

@@ -407,6 +407,17 @@ int repo_table_rename(struct repo *r, const struct repo_who *who,
 int repo_table_remove(struct repo *r, const struct repo_who *who,
 		      const char *env, const char *name, struct cmfs_err *err);
 /*
+ * rename(2) inside tables/, by what the names are (<table>.sql or a
+ * scratch name, as name.h says): scratch to scratch moves the file,
+ * scratch to table is repo_table_from_scratch(), table to table is
+ * repo_table_rename() of its text, and table to scratch drops the table
+ * and leaves its text as the scratch file, in one step as well (a crash
+ * leaves the table or the scratch file, never both).
+ */
+int repo_table_move(struct repo *r, const struct repo_who *who,
+		    const char *env, const char *from, const char *to,
+		    struct cmfs_err *err);
+/*
  * rename(2) of scratch file `scratch` of tables/ onto table `name` (sed
  * -i, vim's write): its text written as table `name` (one events line,
  * action=table-write) and the scratch file gone; refused, both stay as

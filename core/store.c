@@ -1033,12 +1033,22 @@ int store_scratch_staged_open(struct store *s, const char *env, char dir,
 			      const char *target, const char *name,
 			      int flags, int *out)
 {
-	char rel[PATH_MAX];
+	char rel[PATH_MAX], sub[PATH_MAX];
 	int fd, rc = staged_rel(rel, sizeof(rel), env, dir, target, name);
 
 	if (rc)
 		return rc;
-	fd = openat(s->scratch_fd, rel, flags | O_CLOEXEC | O_NOFOLLOW);
+	if (flags & O_CREAT) {
+		snprintf(sub, sizeof(sub), "%s/%c-to", env, dir);
+		if ((rc = ensure_dir(s->scratch_fd, env)) ||
+		    (rc = ensure_dir(s->scratch_fd, sub)) ||
+		    (rc = staged_rel(sub, sizeof(sub), env, dir, target,
+				     NULL)) ||
+		    (rc = ensure_dir(s->scratch_fd, sub)))
+			return rc;
+	}
+	/* A staged file is made as a scratch file of tables/ is (0644). */
+	fd = openat(s->scratch_fd, rel, flags | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return -errno;
 	*out = fd;
@@ -1056,10 +1066,14 @@ int store_scratch_unstage(struct store *s, const char *env, char dir,
 	    (rc = staged_rel(sub, sizeof(sub), env, dir, target, NULL)) ||
 	    (rc = scratch_rel(back, sizeof(back), env, dir, name)))
 		return rc;
-	if (restore)
-		rc = renameat(s->scratch_fd, staged, s->scratch_fd, back)
-			     ? -errno
-			     : 0;
+	if (restore) {
+		char tdir[80];
+
+		snprintf(tdir, sizeof(tdir), "%s/%c", env, dir);
+		rc = ensure_dir(s->scratch_fd, tdir);
+		if (!rc && renameat(s->scratch_fd, staged, s->scratch_fd, back))
+			rc = -errno;
+	}
 	else
 		rc = unlinkat(s->scratch_fd, staged, 0) ? -errno : 0;
 	/* Gone once its last staged file is: another may still be there. */

@@ -224,7 +224,8 @@ int store_scratch_drop_env(struct store *s, const char *env);
  */
 int store_scratch_stage(struct store *s, const char *env, char dir,
 			const char *name, const char *target);
-/* Open a staged file (flags as openat(2)); -errno. */
+/* Open a staged file (flags as openat(2); O_CREAT makes it, 0644, with
+ * its directories); -errno. */
 int store_scratch_staged_open(struct store *s, const char *env, char dir,
 			      const char *target, const char *name,
 			      int flags, int *out);

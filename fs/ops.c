@@ -2269,56 +2269,14 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, -rc);
 }
 
-/* Write `b` as scratch file `name` of tables/. */
-static int scratch_write(struct cmfs *c, const char *env, const char *name,
-			 const struct buf *b)
-{
-	int fd, rc = store_scratch_open(repo_store(c->repo), env, 't', name,
-					O_WRONLY | O_CREAT | O_TRUNC, 0644, &fd);
-
-	if (rc)
-		return rc;
-	if (write(fd, buf_str(b), b->len) != (ssize_t)b->len)
-		rc = -EIO;
-	close(fd);
-	return rc;
-}
-
 /* A rename inside tables/: the four cases of scratch and table names. */
-static int rename_tables(fuse_req_t req, struct node *p, enum node_kind kf,
-			 const char *from, enum node_kind kt, const char *to)
+static int rename_tables(fuse_req_t req, struct node *p, const char *from,
+			 const char *to)
 {
-	struct cmfs *c = cm(req);
 	struct repo_who w = who_of(req);
 	struct cmfs_err err = CMFS_ERR_INIT;
-	struct buf b = BUF_INIT(repo_config(c->repo)->limits.ddl_size);
-	char tf[130], tt[130];
-	int rc;
 
-	if (kf == N_TSCRATCH && kt == N_TSCRATCH)
-		return store_scratch_rename(repo_store(c->repo), p->env, 't',
-					    from, to);
-	name_table_file(tf, from);
-	name_table_file(tt, to);
-	if (kf == N_TSCRATCH)
-		/* Written and gone in one step (sed -i, vim's write). */
-		return repo_table_from_scratch(c->repo, &w, p->env, from, tt,
-					       &err);
-	rc = repo_table_text(c->repo, p->env, tf, &b, &err);
-	if (rc)
-		goto out;
-	if (kt == N_TABLE) {
-		/* One change, one line: written and dropped together. */
-		rc = repo_table_rename(c->repo, &w, p->env, tf, tt,
-				       buf_str(&b), b.len, &err);
-		goto out;
-	}
-	rc = scratch_write(c, p->env, to, &b);
-	if (!rc)
-		rc = repo_table_remove(c->repo, &w, p->env, tf, &err);
-out:
-	buf_release(&b);
-	return rc;
+	return repo_table_move(cm(req)->repo, &w, p->env, from, to, &err);
 }
 
 /* A rename inside artifacts/. */
@@ -2389,7 +2347,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (!rc && p->kind == N_ARTS)
 		rc = rename_artifacts(req, p, kf, name, kt, newname);
 	else if (!rc && p->kind == N_TABLES)
-		rc = rename_tables(req, p, kf, name, kt, newname);
+		rc = rename_tables(req, p, name, newname);
 	else if (!rc)
 		rc = read_only(req, p, "rename", name);
 	if (!rc && (n = path_find(c->paths, p, name)))

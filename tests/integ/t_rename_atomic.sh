@@ -56,6 +56,17 @@ eq "nothing is left staged after that mount" 0 \
 	"$(find "$STORE/scratch" -path '*-to/*' -type f | wc -l | tr -d ' ')"
 contains "the daemon's log says so too" "it was committed, the scratch file is removed" "$(cat "$LOG")"
 
+# A table renamed to a scratch name, and back: one step each way.
+check "mv of a table to a scratch name" mv "$TB/t.sql" "$TB/t.sql.bak"
+eq "the table is gone, its text is the scratch file" "resolved t.sql.bak" \
+	"$(ls "$TB" | tr '\n' ' ' | sed 's/ $//')"
+eq "with the table's text" "$new" "$(cat "$TB/t.sql.bak")"
+eq "the catalog has no such table" 0 "$(sql "SELECT count(*) FROM tables WHERE name = 't'")"
+check "and back" mv "$TB/t.sql.bak" "$TB/t.sql"
+eq "the table is back" "$new" "$(sql "SELECT ddl FROM tables WHERE name = 't'")"
+eq "nothing is left staged after both" 0 \
+	"$(find "$STORE/scratch" -path '*-to/*' -type f | wc -l | tr -d ' ')"
+
 # The same in artifacts/: rsync's temp file renamed into place.
 A=$M/envs/prod/artifacts
 printf 'one' >"$A/.lib.txt.aB12"

@@ -3307,6 +3307,97 @@ static void test_table_from_scratch(void)
 	fixture_close(&x);
 }
 
+/* The text of scratch file `name` of tables/ in `env`, or "(none)". */
+static const char *scratch_text(struct fixture *x, const char *env,
+				const char *name)
+{
+	static char s[4096];
+	ssize_t n = -1;
+	int fd;
+
+	if (!store_scratch_open(repo_store(x->r), env, 't', name, O_RDONLY, 0,
+				&fd)) {
+		n = read(fd, s, sizeof(s) - 1);
+		close(fd);
+	}
+	if (n < 0)
+		snprintf(s, sizeof(s), "(none)");
+	else
+		s[n] = '\0';
+	return s;
+}
+
+/*
+ * rename(2) in tables/ by what the names are, each one step: scratch to
+ * scratch, table to table, and a table to a scratch name (dropped, its
+ * text left as the scratch file), which a crash cuts into the table or
+ * the scratch file, never both.
+ */
+static void test_table_move(void)
+{
+	const char *text = "CREATE TABLE t (a INT) WITH ('connector' = 'datagen')";
+	const char *u = "CREATE TABLE u (a INT) WITH ('connector' = 'datagen')";
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct fixture x;
+	int fd;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "t", text), 0);
+	T_INTEQ(table_scratch(&x, "dev", "a.tmp", "x"), 0);
+	T_INTEQ(repo_table_move(x.r, &who, "dev", "a.tmp", "b.tmp", &err), 0);
+	T_STREQ(scratch_text(&x, "dev", "b.tmp"), "x");
+	T_CHECK(!table_scratch_there(&x, "dev", "a.tmp"));
+
+	/* A table to a scratch name: dropped, its text left there. */
+	T_INTEQ(repo_table_move(x.r, &who, "dev", "t.sql", "t.bak", &err), 0);
+	T_STREQ(table_text(&x, "dev", "t"), "(none)");
+	T_STREQ(scratch_text(&x, "dev", "t.bak"), text);
+	T_INTEQ(staged(&x, "dev"), 0);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=table-drop table=t result=ok");
+	/* And back: the scratch file onto a table of the same name. */
+	T_INTEQ(repo_table_move(x.r, &who, "dev", "t.bak", "t.sql", &err), 0);
+	T_STREQ(table_text(&x, "dev", "t"), text);
+	T_CHECK(!table_scratch_there(&x, "dev", "t.bak"));
+	/* No such table: nothing happens. */
+	T_ERRNO(repo_table_move(x.r, &who, "dev", "none.sql", "n.bak", &err),
+		ENOENT);
+	T_CHECK(!table_scratch_there(&x, "dev", "n.bak"));
+	T_INTEQ(staged(&x, "dev"), 0);
+
+	/* Cut after the text was staged, before the drop: the table
+	 * stays, no scratch file. */
+	T_INTEQ(store_scratch_staged_open(repo_store(x.r), "dev", 't', "t",
+					  "t.bak", O_WRONLY | O_CREAT, &fd),
+		0);
+	T_CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	fixture_reopen(&x);
+	T_STREQ(table_text(&x, "dev", "t"), text);
+	T_CHECK(!table_scratch_there(&x, "dev", "t.bak"));
+	T_INTEQ(staged(&x, "dev"), 0);
+
+	/* Cut after the drop: the scratch file, no table. */
+	T_INTEQ(table_write(&x, "dev", "u", u), 0);
+	T_INTEQ(store_scratch_staged_open(repo_store(x.r), "dev", 't', "u",
+					  "u.bak", O_WRONLY | O_CREAT, &fd),
+		0);
+	T_CHECK(write(fd, u, strlen(u)) == (ssize_t)strlen(u));
+	close(fd);
+	T_INTEQ(repo_table_remove(x.r, &who, "dev", "u", &err), 0);
+	fixture_reopen(&x);
+	T_STREQ(table_text(&x, "dev", "u"), "(none)");
+	T_STREQ(scratch_text(&x, "dev", "u.bak"), u);
+	T_INTEQ(staged(&x, "dev"), 0);
+
+	/* Table to table: one change. */
+	T_INTEQ(repo_table_move(x.r, &who, "dev", "t.sql", "v.sql", &err),
+		-EINVAL); /* its text names t, not v */
+	T_STREQ(table_text(&x, "dev", "t"), text);
+	fixture_close(&x);
+}
+
 /* How many scratch files of artifacts/ in `env` are staged. */
 static int staged_art(struct fixture *x, const char *env)
 {
@@ -3374,6 +3465,7 @@ int main(void)
 {
 	T_RUN(test_scratch_commit_atomic);
 	T_RUN(test_table_from_scratch);
+	T_RUN(test_table_move);
 	T_RUN(test_authorise);
 	T_RUN(test_policy_refusals);
 	T_RUN(test_policy_rules);
