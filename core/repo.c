@@ -3902,6 +3902,29 @@ uint64_t repo_resolved_size(struct repo *r, const char *env,
 	return size;
 }
 
+int repo_resolved_computed(struct repo *r, const char *env, const char *name,
+			   int sql, const char *attr, struct buf *out,
+			   struct cmfs_err *err)
+{
+	static const struct repo_who nobody = { 0, 0, 0, 0, NULL };
+	struct buf tmp = BUF_INIT((size_t)1 << 24);
+	int rc;
+
+	if (!strcmp(attr, "refused-classes")) {
+		rc = repo_refused_classes(r, env, name, out, err);
+		/* The other refusals are user.cmfs.error's to tell. */
+		return rc == -ENOENT && !err->msg[0] ? rc : 0;
+	}
+	if (strcmp(attr, "error"))
+		return -ENODATA;
+	/* Empty when the table resolves; else why not. */
+	rc = repo_resolve(r, &nobody, env, name, sql, 0, &tmp, err);
+	buf_release(&tmp);
+	if (rc == -ENOENT && !err->msg[0])
+		return rc;
+	return rc ? buf_adds(out, cmfs_err_msg(err)) : 0;
+}
+
 void repo_settled(struct repo *r, uint64_t gen, int64_t ns)
 {
 	__atomic_store_n(&r->changed, ns, __ATOMIC_RELAXED);

@@ -486,6 +486,17 @@ int repo_resolved_stat(struct repo *r, const char *env, const char *name,
 int repo_refused_classes(struct repo *r, const char *env, const char *name,
 			 struct buf *out, struct cmfs_err *err);
 /*
+ * A computed attribute (the part after "user.cmfs.") of resolved/<name>
+ * .jars (sql == 0) or .sql (sql == 1), appended to `out`:
+ * "refused-classes" (repo_refused_classes(); empty when resolution fails
+ * for another reason, which "error" tells) and "error" (empty when the
+ * table resolves, else why not).  -ENOENT without table `name`, -ENODATA
+ * for another attribute.  Not an event.
+ */
+int repo_resolved_computed(struct repo *r, const char *env, const char *name,
+			   int sql, const char *attr, struct buf *out,
+			   struct cmfs_err *err);
+/*
  * The tables of `env` that resolve to artifact `name` now, one per line,
  * appended to `out` (user.cmfs.used-by).
  */

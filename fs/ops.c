@@ -2462,8 +2462,6 @@ static void reply_xattr(fuse_req_t req, size_t size, const char *data,
 static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 			      struct buf *b, struct cmfs_err *err)
 {
-	struct repo_who nobody = { 0, 0, 0, 0, NULL };
-	struct buf tmp = BUF_INIT((size_t)1 << 24);
 	int rc;
 
 	if (n->kind == N_VER) {
@@ -2491,22 +2489,9 @@ static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 	if (n->kind == N_TABLE && !strcmp(attr, "error"))
 		/* Why its last write was refused; empty since a good one. */
 		return repo_table_error(c->repo, n->env, n->obj, b);
-	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
-	    !strcmp(attr, "refused-classes")) {
-		rc = repo_refused_classes(c->repo, n->env, n->obj, b, err);
-		/* The other refusals are user.cmfs.error's to tell. */
-		return rc == -ENOENT && !err->msg[0] ? rc : 0;
-	}
-	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
-	    !strcmp(attr, "error")) {
-		/* Empty when the table resolves; else why not. */
-		rc = repo_resolve(c->repo, &nobody, n->env, n->obj,
-				  n->kind == N_RSQL, 0, &tmp, err);
-		buf_release(&tmp);
-		if (rc == -ENOENT && !err->msg[0])
-			return rc;
-		return rc ? buf_adds(b, cmfs_err_msg(err)) : 0;
-	}
+	if (n->kind == N_RJARS || n->kind == N_RSQL)
+		return repo_resolved_computed(c->repo, n->env, n->obj,
+					      n->kind == N_RSQL, attr, b, err);
 	return -ENODATA;
 }
 

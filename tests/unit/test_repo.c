@@ -3197,6 +3197,53 @@ static void test_resolved_stat(void)
 	fixture_close(&x);
 }
 
+/*
+ * A resolved file's computed attributes are core's: user.cmfs.error is
+ * empty when the table resolves and says why when it does not;
+ * refused-classes is empty then (error tells); another attribute is
+ * ENODATA.
+ */
+static void test_resolved_computed(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf b = BUF_INIT(1 << 16);
+	struct fixture x;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "t",
+			    "CREATE TABLE t (a INT) "
+			    "WITH ('connector' = 'datagen')"), 0);
+	T_INTEQ(table_write(&x, "dev", "k",
+			    "CREATE TABLE k (a INT) "
+			    "WITH ('connector' = 'nope')"), 0);
+	T_INTEQ(repo_resolved_computed(x.r, "dev", "t", 0, "error", &b, &err),
+		0);
+	T_INTEQ(b.len, 0);
+	T_INTEQ(repo_resolved_computed(x.r, "dev", "t", 1, "refused-classes",
+				       &b, &err), 0);
+	T_INTEQ(b.len, 0);
+	T_INTEQ(repo_resolved_computed(x.r, "dev", "k", 0, "error", &b, &err),
+		0);
+	T_CHECK(b.len > 0);
+	T_CONTAINS(buf_str(&b), "nope");
+	buf_reset(&b);
+	err = (struct cmfs_err)CMFS_ERR_INIT;
+	T_INTEQ(repo_resolved_computed(x.r, "dev", "k", 0, "refused-classes",
+				       &b, &err), 0);
+	T_INTEQ(b.len, 0);
+	/* No such table: error says so. */
+	err = (struct cmfs_err)CMFS_ERR_INIT;
+	buf_reset(&b);
+	T_INTEQ(repo_resolved_computed(x.r, "dev", "none", 0, "error", &b,
+				       &err), 0);
+	T_CHECK(b.len > 0);
+	T_ERRNO(repo_resolved_computed(x.r, "dev", "t", 0, "version", &b,
+				       &err), ENODATA);
+	buf_release(&b);
+	fixture_close(&x);
+}
+
 /* Write `text` to scratch file `name` of tables/ in `env`. */
 static int table_scratch(struct fixture *x, const char *env, const char *name,
 			 const char *text)
@@ -3471,6 +3518,7 @@ int main(void)
 	T_RUN(test_policy_rules);
 	T_RUN(test_resolved_size);
 	T_RUN(test_resolved_stat);
+	T_RUN(test_resolved_computed);
 	T_RUN(test_env);
 	T_RUN(test_upload);
 	T_RUN(test_upload_order);
