@@ -1133,6 +1133,11 @@ enum config_right repo_right(enum repo_area area, enum repo_op op,
 	return repo_change_right(area);
 }
 
+int repo_rules_need_groups(struct repo *r)
+{
+	return repo_config(r)->nscopes != 0;
+}
+
 int repo_may(struct repo *r, const struct repo_who *who, const char *env,
 	     enum config_right right)
 {
@@ -1236,6 +1241,29 @@ int repo_upload_truncate_refused(struct repo *r, const struct repo_who *who,
 		 name, (unsigned long long)size, strerror(-rc));
 	repo_refused(r, who, env, "truncate", name, rc, msg);
 	return rc;
+}
+
+int repo_art_truncate(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *name, uint64_t size,
+		      struct cmfs_err *err)
+{
+	struct repo_upload *u;
+	int rc = repo_upload_begin(&u, r, env, name, size == 0, err);
+
+	if (rc)
+		return rc;
+	rc = repo_upload_truncate(u, (off_t)size);
+	if (rc)
+		repo_upload_truncate_refused(r, who, env, name, size, rc);
+	else
+		rc = repo_upload_commit(u, who, NULL, err);
+	repo_upload_free(u);
+	return rc;
+}
+
+size_t repo_table_text_cap(struct repo *r)
+{
+	return repo_config(r)->limits.ddl_size;
 }
 
 int repo_create_refused(struct repo *r, const struct repo_who *who,

@@ -160,6 +160,11 @@ enum repo_op {
  */
 enum config_right repo_right(enum repo_area area, enum repo_op op,
 			     int versioned);
+/*
+ * 1 when access rules are configured, so that a caller's supplementary
+ * groups may decide (struct repo_who.groups); 0: they need not be read.
+ */
+int repo_rules_need_groups(struct repo *r);
 /* 1 if `who` holds `right` in `env` under the configuration in force. */
 int repo_may(struct repo *r, const struct repo_who *who, const char *env,
 	     enum config_right right);
@@ -204,6 +209,19 @@ int repo_reads_limited(struct repo *r, const char *env);
 int repo_scratch_fits(struct repo *r, const struct repo_who *who,
 		      const char *env, const char *name, const char *action,
 		      uint64_t size);
+/*
+ * truncate(2) by name of artifact `name` to `size` bytes with no upload of
+ * it open: a whole upload at once (empty for 0, else the latest version's
+ * bytes cut or padded with zeros), committed as a new version, or refused
+ * with the reason as repo_upload_truncate_refused() and
+ * repo_upload_commit() give it.
+ */
+int repo_art_truncate(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *name, uint64_t size,
+		      struct cmfs_err *err);
+/* The most bytes a table's text may have ([limits] max_ddl_size): what a
+ * writer's buffer holds. */
+size_t repo_table_text_cap(struct repo *r);
 /*
  * A truncation of the upload of `name` to `size` failed with `rc` (from
  * repo_upload_truncate()): refused with the reason (-EFBIG: over

@@ -152,7 +152,7 @@ static struct repo_who caller(fuse_req_t req, gid_t *groups)
 	struct repo_who w = who_of(req);
 	int n;
 
-	if (cfg_of(cm(req))->nscopes) {
+	if (repo_rules_need_groups(cm(req)->repo)) {
 		n = fuse_req_getgroups(req, 64, groups);
 		w.ngroups = n > 0 ? (size_t)(n > 64 ? 64 : n) : 0;
 		w.groups = groups;
@@ -1225,23 +1225,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			/* Applied to the upload open on it (or failed). */
 		} else if (n->kind == N_ART) {
 			/* truncate(2) by name: a whole upload at once. */
-			struct repo_upload *u;
-
-			rc = repo_upload_begin(&u, c->repo, n->env, n->obj,
-					       attr->st_size == 0, &err);
-			if (!rc) {
-				rc = repo_upload_truncate(u, attr->st_size);
-				if (rc)
-					repo_upload_truncate_refused(
-						c->repo, &w, n->env, n->name,
-						(uint64_t)attr->st_size, rc);
-				else
-					rc = repo_upload_commit(u, &w, NULL,
-								&err);
-				repo_upload_free(u);
-				if (!rc)
-					inval_artifact(c, n->env, n->obj, 1);
-			}
+			rc = repo_art_truncate(c->repo, &w, n->env, n->obj,
+					       (uint64_t)attr->st_size, &err);
+			if (!rc)
+				inval_artifact(c, n->env, n->obj, 1);
 		} else if (n->kind == N_TABLE && f && f->kind == FH_TEXT) {
 			pthread_mutex_lock(&f->lock);
 			if ((size_t)attr->st_size <= f->data.len) {
@@ -1821,7 +1808,7 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 				rc = -ENOMEM;
 				break;
 			}
-			buf_init(&f->data, repo_config(c->repo)->limits.ddl_size);
+			buf_init(&f->data, repo_table_text_cap(c->repo));
 			f->dirty = trunc;
 			if (!trunc)
 				rc = table_text(c, n, &f->data);

@@ -3108,6 +3108,27 @@ static void test_policy_rules(void)
 	T_CONTAINS(fixture_last_event(&x, "dev"),
 		   "action=link object=l result=refused errno=EPERM");
 
+	/* Groups are read only where rules could name them. */
+	T_INTEQ(repo_rules_need_groups(x.r), 0);
+	T_INTEQ(repo_table_text_cap(x.r), x.cfg.limits.ddl_size);
+
+	/* truncate(2) by name: a whole upload at once. */
+	T_INTEQ(ups(&x, "dev", "a.txt", "hello"), 0);
+	T_INTEQ(repo_art_truncate(x.r, &owner, "dev", "a.txt", 2, &err), 0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "1,2,");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=upload artifact=a.txt version=2 size=2");
+	T_INTEQ(repo_art_truncate(x.r, &owner, "dev", "a.txt", 4, &err), 0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "1,2,3,");
+	T_ERRNO(repo_art_truncate(x.r, &owner, "dev", "a.txt",
+				  x.cfg.limits.artifact_size + 1, &err),
+		EFBIG);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=truncate object=a.txt result=refused errno=EFBIG");
+	T_ERRNO(repo_art_truncate(x.r, &owner, "dev", "e.jar", 0, &err),
+		EINVAL);
+	T_STREQ(versions(&x, "dev", "a.txt"), "1,2,3,");
+
 	/* A table's text. */
 	T_ERRNO(repo_table_doomed(0), EINVAL);
 	T_INTEQ(repo_table_doomed(1), 0);
