@@ -72,6 +72,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -3176,6 +3177,45 @@ out:
 	if (src >= 0)
 		close(src);
 	return rc;
+}
+
+int repo_scratch_open(struct repo *r, const char *env, char dir,
+		      const char *name, int flags, mode_t mode, int *out)
+{
+	return store_scratch_open(r->store, env, dir, name, flags, mode, out);
+}
+
+int repo_scratch_stat(struct repo *r, const char *env, char dir,
+		      const char *name, struct stat *st)
+{
+	return store_scratch_stat(r->store, env, dir, name, st);
+}
+
+int repo_scratch_truncate(struct repo *r, const char *env, char dir,
+			  const char *name, off_t size)
+{
+	return store_scratch_truncate(r->store, env, dir, name, size);
+}
+
+int repo_scratch_list(struct repo *r, const char *env, char dir,
+		      int (*fn)(void *arg, const char *name), void *arg)
+{
+	return store_scratch_list(r->store, env, dir, fn, arg);
+}
+
+int repo_scratch_remove(struct repo *r, const char *env, char dir,
+			const char *name)
+{
+	int rc = store_scratch_unlink(r->store, env, dir, name);
+
+	if (!rc && dir == 'a')
+		repo_scratch_label_move(r, env, name, NULL);
+	return rc;
+}
+
+int repo_statfs(struct repo *r, struct statvfs *out)
+{
+	return statvfs(store_path(r->store), out) ? -errno : 0;
 }
 
 int repo_scratch_label_set(struct repo *r, const char *env,

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 
 #include "buf.h"
@@ -352,6 +353,25 @@ int repo_scratch_commit(struct repo *r, const struct repo_who *who,
 			const char *env, const char *scratch,
 			const char *name, struct catalog_version *out,
 			struct cmfs_err *err);
+
+/*
+ * Scratch files (editors' and rsync's temp files), plain storage: `dir`
+ * is 'a' (artifacts/) or 't' (tables/), as store.h has them.  0 or -errno.
+ */
+int repo_scratch_open(struct repo *r, const char *env, char dir,
+		      const char *name, int flags, mode_t mode, int *out);
+int repo_scratch_stat(struct repo *r, const char *env, char dir,
+		      const char *name, struct stat *st);
+int repo_scratch_truncate(struct repo *r, const char *env, char dir,
+			  const char *name, off_t size);
+/* Each scratch name of `dir` of `env`; `fn` non-zero stops. */
+int repo_scratch_list(struct repo *r, const char *env, char dir,
+		      int (*fn)(void *arg, const char *name), void *arg);
+/* rm of a scratch file: the file, and the labels set on it. */
+int repo_scratch_remove(struct repo *r, const char *env, char dir,
+			const char *name);
+/* statvfs(3) of the file system that holds the store. */
+int repo_statfs(struct repo *r, struct statvfs *out);
 
 /* Labels on a scratch file of artifacts/, kept in memory. */
 int repo_scratch_label_set(struct repo *r, const char *env,

@@ -41,7 +41,6 @@
 
 #include "buf.h"
 #include "name.h"
-#include "store.h"
 
 #define DIR_CAP ((size_t)1 << 30)
 
@@ -937,7 +936,7 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		return 0;
 	case N_ASCRATCH:
 	case N_TSCRATCH:
-		rc = store_scratch_stat(repo_store(c->repo), n->env,
+		rc = repo_scratch_stat(c->repo, n->env,
 					n->kind == N_ASCRATCH ? 'a' : 't',
 					n->obj, st);
 		if (rc)
@@ -1206,8 +1205,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			rc = f && f->fd >= 0
 				     ? (ftruncate(f->fd, attr->st_size) ? -errno
 									: 0)
-				     : store_scratch_truncate(
-					       repo_store(c->repo), n->env,
+				     : repo_scratch_truncate(
+					       c->repo, n->env,
 					       n->kind == N_ASCRATCH ? 'a'
 								     : 't',
 					       n->obj, attr->st_size);
@@ -1268,7 +1267,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			ts[1] = attr->st_mtim;
 		if (to_set & FUSE_SET_ATTR_MTIME_NOW)
 			ts[1].tv_nsec = UTIME_NOW;
-		if (!store_scratch_open(repo_store(c->repo), n->env,
+		if (!repo_scratch_open(c->repo, n->env,
 					n->kind == N_ASCRATCH ? 'a' : 't',
 					n->obj, O_RDONLY, 0, &fd)) {
 			futimens(fd, ts);
@@ -1279,7 +1278,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	    (to_set & FUSE_SET_ATTR_MODE)) {
 		int fd;
 
-		if (!store_scratch_open(repo_store(c->repo), n->env,
+		if (!repo_scratch_open(c->repo, n->env,
 					n->kind == N_ASCRATCH ? 'a' : 't',
 					n->obj, O_RDONLY, 0, &fd)) {
 			fchmod(fd, attr->st_mode & 07777);
@@ -1421,7 +1420,7 @@ static int list_dir(struct cmfs *c, struct node *n, struct buf *b)
 	case N_ARTS:
 		rc = repo_art_list(c->repo, n->env, list_file, b);
 		return rc ? rc
-			  : store_scratch_list(repo_store(c->repo), n->env,
+			  : repo_scratch_list(c->repo, n->env,
 					       'a', list_file, b);
 	case N_VERS:
 		return repo_art_list(c->repo, n->env, list_dir_name, b);
@@ -1433,7 +1432,7 @@ static int list_dir(struct cmfs *c, struct node *n, struct buf *b)
 		if ((rc = list_add(b, S_IFDIR, "resolved")) ||
 		    (rc = repo_table_list(c->repo, n->env, list_table, b)))
 			return rc;
-		return store_scratch_list(repo_store(c->repo), n->env, 't',
+		return repo_scratch_list(c->repo, n->env, 't',
 					  list_file, b);
 	case N_RESOLVED:
 		return repo_table_list(c->repo, n->env, list_resolved, b);
@@ -1793,7 +1792,7 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 	case N_ASCRATCH:
 	case N_TSCRATCH:
 		f = fh_new(FH_SCRATCH, n);
-		rc = f ? store_scratch_open(repo_store(c->repo), n->env,
+		rc = f ? repo_scratch_open(c->repo, n->env,
 					    dir_of(n), n->obj,
 					    (flags & (O_ACCMODE | O_TRUNC |
 						      O_APPEND)) |
@@ -2238,10 +2237,8 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		break;
 	case N_ASCRATCH:
 	case N_TSCRATCH:
-		rc = store_scratch_unlink(repo_store(c->repo), p->env,
-					  k == N_ASCRATCH ? 'a' : 't', name);
-		if (!rc && k == N_ASCRATCH)
-			repo_scratch_label_move(c->repo, p->env, name, NULL);
+		rc = repo_scratch_remove(c->repo, p->env,
+					 k == N_ASCRATCH ? 'a' : 't', name);
 		break;
 	case N_TABLE:
 		name_table_file(t, name);
@@ -2417,7 +2414,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 			path_unlock(c->paths);
 		}
 	} else {
-		rc = store_scratch_open(repo_store(c->repo), n->env, dir_of(n),
+		rc = repo_scratch_open(c->repo, n->env, dir_of(n),
 					n->obj, O_WRONLY | O_CREAT | O_EXCL,
 					mode & 07777, &fd);
 		if (!rc)
@@ -2766,7 +2763,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 
 	(void)ino;
 	/* The space is the store's. */
-	if (statvfs(store_path(repo_store(cm(req)->repo)), &sv))
+	if (repo_statfs(cm(req)->repo, &sv))
 		memset(&sv, 0, sizeof(sv));
 	sv.f_namemax = 255;
 	fuse_reply_statfs(req, &sv);

@@ -3265,6 +3265,38 @@ static void test_resolved_computed(void)
 	fixture_close(&x);
 }
 
+/*
+ * Scratch files through repo: rm takes the labels set on one with it;
+ * statfs is the store's file system's.
+ */
+static void test_scratch_remove(void)
+{
+	struct buf b = BUF_INIT(4096);
+	struct statvfs sv;
+	struct stat st;
+	struct fixture x;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(scratch_file(&x, "dev", ".x.tmp", "abc", 3), 0);
+	T_INTEQ(repo_scratch_label_set(x.r, "dev", ".x.tmp", "app", "v1",
+				       NULL), 0);
+	T_INTEQ(repo_scratch_stat(x.r, "dev", 'a', ".x.tmp", &st), 0);
+	T_INTEQ(st.st_size, 3);
+	T_INTEQ(repo_scratch_truncate(x.r, "dev", 'a', ".x.tmp", 1), 0);
+	T_INTEQ(repo_scratch_stat(x.r, "dev", 'a', ".x.tmp", &st), 0);
+	T_INTEQ(st.st_size, 1);
+	T_INTEQ(repo_scratch_remove(x.r, "dev", 'a', ".x.tmp"), 0);
+	T_ERRNO(repo_scratch_stat(x.r, "dev", 'a', ".x.tmp", &st), ENOENT);
+	T_ERRNO(repo_scratch_label_get(x.r, "dev", ".x.tmp", "app", &b),
+		ENODATA);
+	T_ERRNO(repo_scratch_remove(x.r, "dev", 't', "none"), ENOENT);
+	T_INTEQ(repo_statfs(x.r, &sv), 0);
+	T_CHECK(sv.f_bsize > 0);
+	buf_release(&b);
+	fixture_close(&x);
+}
+
 /* Write `text` to scratch file `name` of tables/ in `env`. */
 static int table_scratch(struct fixture *x, const char *env, const char *name,
 			 const char *text)
@@ -3540,6 +3572,7 @@ int main(void)
 	T_RUN(test_resolved_size);
 	T_RUN(test_resolved_stat);
 	T_RUN(test_resolved_computed);
+	T_RUN(test_scratch_remove);
 	T_RUN(test_env);
 	T_RUN(test_upload);
 	T_RUN(test_upload_order);
