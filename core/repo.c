@@ -3993,6 +3993,47 @@ int repo_resolved_computed(struct repo *r, const char *env, const char *name,
 	return rc ? buf_adds(out, cmfs_err_msg(err)) : 0;
 }
 
+mode_t repo_mode(enum repo_area area, int dir)
+{
+	if (dir)
+		return S_IFDIR | (area == REPO_AREA_FIXED ? 0555 : 0755);
+	return S_IFREG | (area == REPO_AREA_FIXED ? 0444 : 0644);
+}
+
+/* st's three times, `ns` since 1970. */
+static void stat_times(struct stat *st, int64_t ns)
+{
+	st->st_mtim.tv_sec = (time_t)(ns / 1000000000);
+	st->st_mtim.tv_nsec = (long)(ns % 1000000000);
+	st->st_ctim = st->st_atim = st->st_mtim;
+}
+
+void repo_ver_stat(const struct catalog_version *v, enum repo_area area,
+		   struct stat *st)
+{
+	st->st_mode = repo_mode(area, 0);
+	st->st_size = (off_t)v->size;
+	st->st_uid = v->uid;
+	stat_times(st, v->mtime);
+	st->st_blocks = (st->st_size + 511) / 512;
+}
+
+int repo_table_stat(struct repo *r, const char *env, const char *name,
+		    struct stat *st)
+{
+	struct catalog_table t;
+	int rc = repo_table_get(r, env, name, &t);
+
+	if (rc)
+		return rc;
+	st->st_mode = repo_mode(REPO_AREA_TABLES, 0);
+	st->st_size = (off_t)t.size;
+	st->st_uid = t.uid;
+	stat_times(st, t.mtime);
+	st->st_blocks = (st->st_size + 511) / 512;
+	return 0;
+}
+
 void repo_settled(struct repo *r, uint64_t gen, int64_t ns)
 {
 	__atomic_store_n(&r->changed, ns, __ATOMIC_RELAXED);
@@ -4023,19 +4064,15 @@ int repo_resolved_stat(struct repo *r, const char *env, const char *name,
 		       int sql, struct stat *st)
 {
 	struct catalog_table t;
-	int64_t ns;
 	int rc = repo_table_get(r, env, name, &t);
 
 	if (rc)
 		return rc;
-	st->st_mode = S_IFREG | 0444;
+	st->st_mode = repo_mode(REPO_AREA_FIXED, 0);
 	st->st_nlink = 1;
 	st->st_size = (off_t)repo_resolved_size(r, env, name, sql);
 	st->st_blocks = (st->st_size + 511) / 512;
-	ns = resolved_mtime(r, sql);
-	st->st_mtim.tv_sec = (time_t)(ns / 1000000000);
-	st->st_mtim.tv_nsec = (long)(ns % 1000000000);
-	st->st_ctim = st->st_atim = st->st_mtim;
+	stat_times(st, resolved_mtime(r, sql));
 	return 0;
 }
 

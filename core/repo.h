@@ -499,6 +499,23 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 uint64_t repo_resolved_size(struct repo *r, const char *env,
 			    const char *name, int sql);
 /*
+ * The mode of a file (dir 0) or directory (dir 1) of `area`: what never
+ * changes (REPO_AREA_FIXED) has no write bits, 0444 or 0555; the rest
+ * 0644 or 0755.  The caller takes away what its caller may not do.
+ */
+mode_t repo_mode(enum repo_area area, int dir);
+/*
+ * The attributes of version `v`'s file into `st`: in `area` (artifacts/
+ * for the latest, REPO_AREA_FIXED for versions/) its mode, its size,
+ * uploader and commit time, and its blocks.  Inode and links are the
+ * caller's.
+ */
+void repo_ver_stat(const struct catalog_version *v, enum repo_area area,
+		   struct stat *st);
+/* The same of table `name`'s file (its text as written); -ENOENT. */
+int repo_table_stat(struct repo *r, const char *env, const char *name,
+		    struct stat *st);
+/*
  * The mount settled generation `gen` of the catalog at `ns` (ns since
  * 1970): the kernel keeps nothing of resolved files from before it.  What
  * resolved files' times count from (repo_resolved_stat()).

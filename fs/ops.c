@@ -655,19 +655,6 @@ static int same_version(const struct stat *st, const struct catalog_version *v)
 	       st->st_mtim.tv_nsec == (long)(v->mtime % 1000000000);
 }
 
-/* Attributes of version `v`'s file, with mode `mode`, into `st`. */
-static void ver_attr(struct stat *st, const struct catalog_version *v,
-		     mode_t mode)
-{
-	st->st_mode = S_IFREG | mode;
-	st->st_size = (off_t)v->size;
-	st->st_uid = v->uid;
-	st->st_mtim.tv_sec = (time_t)(v->mtime / 1000000000);
-	st->st_mtim.tv_nsec = (long)(v->mtime % 1000000000);
-	st->st_ctim = st->st_atim = st->st_mtim;
-	st->st_blocks = (st->st_size + 511) / 512;
-}
-
 /*
  * Artifact node `n` is replaced, or not in the catalog: if readers still
  * have it open, the version they read into *out (and 1): what fstat(2)
@@ -862,34 +849,29 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 			return rc;
 		set_time(st, e.ctime);
 	}
+	if (path_is_dir(n->kind)) {
+		st->st_mode = repo_mode(area_of(n->kind), 1);
+		st->st_nlink = 2;
+	} else {
+		st->st_mode = repo_mode(area_of(n->kind), 0);
+	}
 	switch (n->kind) {
 	case N_ROOT:
 	case N_ENV:
 	case N_TABLES:
 	case N_ARTS:
-		st->st_mode = S_IFDIR | 0755;
-		st->st_nlink = 2;
-		return 0;
 	case N_ENVS:
-		st->st_mode = S_IFDIR | 0755;
-		st->st_nlink = 2;
-		return 0;
 	case N_VERS:
 	case N_RESOLVED:
-		st->st_mode = S_IFDIR | 0555;
-		st->st_nlink = 2;
 		return 0;
 	case N_VDIR:
 		rc = repo_art_latest(c->repo, n->env, n->obj, &v);
 		if (rc)
 			return rc;
-		st->st_mode = S_IFDIR | 0555;
-		st->st_nlink = 2;
 		st->st_uid = v.uid;
 		set_time(st, v.mtime);
 		return 0;
 	case N_ART:
-		st->st_mode = S_IFREG | 0644;
 		if (n->placeholder)
 			return 0;
 		w = live_writer(c, n);
@@ -910,7 +892,7 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		if ((rc == -ENOENT || rc == -ESTALE) && art_gone(c, n, &v)) {
 			/* Replaced or removed while readers have it open:
 			 * theirs, for good. */
-			ver_attr(st, &v, 0644);
+			repo_ver_stat(&v, REPO_AREA_ARTIFACTS, st);
 			st->st_nlink = 0;
 			if (keep)
 				*keep = 0;
@@ -922,15 +904,13 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 			rc = repo_art_latest(c->repo, n->env, n->obj, &v);
 		if (rc)
 			return rc;
-		st->st_size = (off_t)v.size;
-		st->st_uid = v.uid;
-		set_time(st, v.mtime);
+		repo_ver_stat(&v, REPO_AREA_ARTIFACTS, st);
 		break;
 	case N_VER:
 		rc = ver_of(c, n, &v, &gone);
 		if (rc)
 			return rc;
-		ver_attr(st, &v, 0444);
+		repo_ver_stat(&v, REPO_AREA_FIXED, st);
 		if (gone)
 			st->st_nlink = 0; /* removed, still open */
 		return 0;
@@ -945,19 +925,15 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		st->st_ino = path_ino(n);
 		return 0;
 	case N_TABLE:
-		st->st_mode = S_IFREG | 0644;
 		w = live_writer(c, n);
 		if (w) {
 			st->st_size = (off_t)w->data.len;
 			fh_put(c, w);
 			return 0;
 		}
-		rc = repo_table_get(c->repo, n->env, n->obj, &t);
+		rc = repo_table_stat(c->repo, n->env, n->obj, st);
 		if (rc)
 			return rc;
-		st->st_size = (off_t)t.size;
-		st->st_uid = t.uid;
-		set_time(st, t.mtime);
 		break;
 	case N_RJARS:
 	case N_RSQL:
@@ -977,7 +953,6 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		st->st_size = (off_t)size;
 		break;
 	case N_EVENTS:
-		st->st_mode = S_IFREG | 0444;
 		if (repo_events_size(c->repo, n->env, &size) == 0)
 			st->st_size = (off_t)size;
 		st->st_mtim = st->st_ctim = st->st_atim = c->started;
@@ -1122,7 +1097,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 			st.st_blksize = 256 << 10;
 			rc = 0;
 		}
-		ver_attr(&st, v, 0644);
+		repo_ver_stat(v, REPO_AREA_ARTIFACTS, &st);
 		keep = 0;
 	}
 	if (rc) {
@@ -1929,7 +1904,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (rc == -ENOENT) {
 		/* New and not yet committed: the writer's view.  Its name is
 		 * not cached, since a refused commit leaves no file behind. */
-		e.attr.st_mode = S_IFREG | 0644;
+		e.attr.st_mode = repo_mode(area_of(n->kind), 0);
 		e.attr.st_nlink = 1;
 		e.attr.st_uid = w.uid;
 		e.attr.st_gid = w.gid;

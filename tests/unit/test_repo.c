@@ -3297,6 +3297,51 @@ static void test_scratch_remove(void)
 	fixture_close(&x);
 }
 
+/*
+ * The tree's modes and the attributes of versions and tables are core's:
+ * what never changes has no write bits; a version's file shows its size,
+ * uploader and commit time; a table's file its text's.
+ */
+static void test_stat(void)
+{
+	const char *text = "CREATE TABLE t (a INT) WITH ('connector' = 'datagen')";
+	struct catalog_version v;
+	struct fixture x;
+	struct stat st;
+
+	T_INTEQ(repo_mode(REPO_AREA_FIXED, 1), S_IFDIR | 0555);
+	T_INTEQ(repo_mode(REPO_AREA_FIXED, 0), S_IFREG | 0444);
+	T_INTEQ(repo_mode(REPO_AREA_ARTIFACTS, 0), S_IFREG | 0644);
+	T_INTEQ(repo_mode(REPO_AREA_TABLES, 1), S_IFDIR | 0755);
+	T_INTEQ(repo_mode(REPO_AREA_ROOT, 1), S_IFDIR | 0755);
+	T_INTEQ(repo_mode(REPO_AREA_ENVS, 1), S_IFDIR | 0755);
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(upload(&x, "dev", "a.txt", "hello", 5, &v), 0);
+	memset(&st, 0, sizeof(st));
+	repo_ver_stat(&v, REPO_AREA_ARTIFACTS, &st);
+	T_INTEQ(st.st_mode, S_IFREG | 0644);
+	T_INTEQ(st.st_size, 5);
+	T_INTEQ(st.st_uid, who.uid);
+	T_INTEQ(st.st_mtim.tv_sec, v.mtime / 1000000000);
+	T_INTEQ(st.st_mtim.tv_nsec, v.mtime % 1000000000);
+	T_INTEQ(st.st_ctim.tv_sec, st.st_mtim.tv_sec);
+	T_INTEQ(st.st_blocks, 1);
+	repo_ver_stat(&v, REPO_AREA_FIXED, &st);
+	T_INTEQ(st.st_mode, S_IFREG | 0444);
+
+	T_INTEQ(table_write(&x, "dev", "t", text), 0);
+	memset(&st, 0, sizeof(st));
+	T_INTEQ(repo_table_stat(x.r, "dev", "t", &st), 0);
+	T_INTEQ(st.st_mode, S_IFREG | 0644);
+	T_INTEQ(st.st_size, strlen(text));
+	T_INTEQ(st.st_uid, who.uid);
+	T_CHECK(st.st_mtim.tv_sec > 0);
+	T_ERRNO(repo_table_stat(x.r, "dev", "none", &st), ENOENT);
+	fixture_close(&x);
+}
+
 /* Write `text` to scratch file `name` of tables/ in `env`. */
 static int table_scratch(struct fixture *x, const char *env, const char *name,
 			 const char *text)
@@ -3573,6 +3618,7 @@ int main(void)
 	T_RUN(test_resolved_stat);
 	T_RUN(test_resolved_computed);
 	T_RUN(test_scratch_remove);
+	T_RUN(test_stat);
 	T_RUN(test_env);
 	T_RUN(test_upload);
 	T_RUN(test_upload_order);
