@@ -7,6 +7,8 @@
  *                                           where O_TMPFILE is missing),
  *                                           retired blobs not yet unlinked
  *   scratch/<env>/{a,t}/<name>              editors' and rsync's temp files
+ *   scratch/<env>/{a,t}-to/<target>/<name>  a scratch file being renamed
+ *                                           onto <target> (repo commits it)
  *   lock                                    flock(2)ed by the one process
  *                                           that may change the store
  *   reserve                                 space held back for deletes
@@ -993,4 +995,117 @@ static int remove_tree(int at, const char *rel)
 int store_scratch_drop_env(struct store *s, const char *env)
 {
 	return remove_tree(s->scratch_fd, env);
+}
+
+/* "<env>/<dir>-to/<target>/<name>" (name NULL: without it) relative to
+ * scratch/. */
+static int staged_rel(char *out, size_t n, const char *env, char dir,
+		      const char *target, const char *name)
+{
+	int len = name ? snprintf(out, n, "%s/%c-to/%s/%s", env, dir, target,
+				  name)
+		       : snprintf(out, n, "%s/%c-to/%s", env, dir, target);
+
+	return len < 0 || (size_t)len >= n ? -ENAMETOOLONG : 0;
+}
+
+int store_scratch_stage(struct store *s, const char *env, char dir,
+			const char *name, const char *target)
+{
+	char from[PATH_MAX], to[PATH_MAX], sub[PATH_MAX];
+	int rc;
+
+	if ((rc = scratch_rel(from, sizeof(from), env, dir, name)) ||
+	    (rc = staged_rel(to, sizeof(to), env, dir, target, name)))
+		return rc;
+	/* Only a scratch file that is there gets a staging directory. */
+	if (faccessat(s->scratch_fd, from, F_OK, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	snprintf(sub, sizeof(sub), "%s/%c-to", env, dir);
+	if ((rc = ensure_dir(s->scratch_fd, sub)) ||
+	    (rc = staged_rel(sub, sizeof(sub), env, dir, target, NULL)) ||
+	    (rc = ensure_dir(s->scratch_fd, sub)))
+		return rc;
+	return renameat(s->scratch_fd, from, s->scratch_fd, to) ? -errno : 0;
+}
+
+int store_scratch_staged_open(struct store *s, const char *env, char dir,
+			      const char *target, const char *name,
+			      int flags, int *out)
+{
+	char rel[PATH_MAX], sub[PATH_MAX];
+	int fd, rc = staged_rel(rel, sizeof(rel), env, dir, target, name);
+
+	if (rc)
+		return rc;
+	if (flags & O_CREAT) {
+		snprintf(sub, sizeof(sub), "%s/%c-to", env, dir);
+		if ((rc = ensure_dir(s->scratch_fd, env)) ||
+		    (rc = ensure_dir(s->scratch_fd, sub)) ||
+		    (rc = staged_rel(sub, sizeof(sub), env, dir, target,
+				     NULL)) ||
+		    (rc = ensure_dir(s->scratch_fd, sub)))
+			return rc;
+	}
+	/* A staged file is made as a scratch file of tables/ is (0644). */
+	fd = openat(s->scratch_fd, rel, flags | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	*out = fd;
+	return 0;
+}
+
+int store_scratch_unstage(struct store *s, const char *env, char dir,
+			  const char *target, const char *name, int restore)
+{
+	char staged[PATH_MAX], sub[PATH_MAX], back[PATH_MAX];
+	int rc;
+
+	if ((rc = staged_rel(staged, sizeof(staged), env, dir, target,
+			     name)) ||
+	    (rc = staged_rel(sub, sizeof(sub), env, dir, target, NULL)) ||
+	    (rc = scratch_rel(back, sizeof(back), env, dir, name)))
+		return rc;
+	if (restore) {
+		char tdir[80];
+
+		snprintf(tdir, sizeof(tdir), "%s/%c", env, dir);
+		rc = ensure_dir(s->scratch_fd, tdir);
+		if (!rc && renameat(s->scratch_fd, staged, s->scratch_fd, back))
+			rc = -errno;
+	}
+	else
+		rc = unlinkat(s->scratch_fd, staged, 0) ? -errno : 0;
+	/* Gone once its last staged file is: another may still be there. */
+	unlinkat(s->scratch_fd, sub, AT_REMOVEDIR);
+	return rc;
+}
+
+int store_scratch_staged(struct store *s, const char *env, char dir,
+			 int (*fn)(void *arg, const char *target,
+				   const char *name),
+			 void *arg)
+{
+	char sub[PATH_MAX];
+	DIR *top, *d;
+	struct dirent *t, *e;
+	int rc = 0;
+
+	snprintf(sub, sizeof(sub), "%s/%c-to", env, dir);
+	top = opendir_at(s->scratch_fd, sub);
+	if (!top)
+		return errno == ENOENT ? 0 : -errno;
+	while (!rc && (t = readdir(top))) {
+		if (!strcmp(t->d_name, ".") || !strcmp(t->d_name, ".."))
+			continue;
+		d = opendir_at(dirfd(top), t->d_name);
+		if (!d)
+			continue;
+		while (!rc && (e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				rc = fn(arg, t->d_name, e->d_name);
+		closedir(d);
+	}
+	closedir(top);
+	return rc;
 }

@@ -215,4 +215,28 @@ int store_scratch_list(struct store *s, const char *env, char dir,
 /* Remove an environment's scratch directories and all they hold. */
 int store_scratch_drop_env(struct store *s, const char *env);
 
+/*
+ * A scratch file of directory `dir` on its way to becoming `target` (a
+ * table of tables/, an artifact of artifacts/) in one step of repo's:
+ * moved to scratch/<env>/<dir>-to/<target>/<name>, out of the listing, so
+ * that a crash before it is settled leaves it where repo_open() finds it.
+ * -ENOENT when scratch file `name` is not there.
+ */
+int store_scratch_stage(struct store *s, const char *env, char dir,
+			const char *name, const char *target);
+/* Open a staged file (flags as openat(2); O_CREAT makes it, 0644, with
+ * its directories); -errno. */
+int store_scratch_staged_open(struct store *s, const char *env, char dir,
+			      const char *target, const char *name,
+			      int flags, int *out);
+/* Settle a staged file: back to scratch file `name` (restore) or removed. */
+int store_scratch_unstage(struct store *s, const char *env, char dir,
+			  const char *target, const char *name, int restore);
+/* Each staged file of `env`'s `dir`: fn(arg, target, name); non-zero
+ * stops. */
+int store_scratch_staged(struct store *s, const char *env, char dir,
+			 int (*fn)(void *arg, const char *target,
+				   const char *name),
+			 void *arg);
+
 #endif
