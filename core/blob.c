@@ -78,6 +78,57 @@ static int memfd_of(void *data, size_t len, int *out, struct cmfs_err *err)
 	return rc;
 }
 
+/*
+ * Copy blob `sha` of `size` bytes from a catalog that keeps blobs into
+ * the store: staged, checked against its SHA-256, synced and only then
+ * linked into place, so that the store never holds a wrong copy under
+ * the blob's name (another thread copying it at once links the same
+ * bytes: the first stays).
+ */
+static int fetch(struct store *s, struct catalog *c, const char *sha,
+		 uint64_t size, struct cmfs_err *err)
+{
+	char hex[STORE_SHA_HEX];
+	uint64_t got = 0;
+	int fd, rc = store_stage(s, &fd, err);
+
+	if (rc)
+		return rc;
+	rc = catalog_blob_get(c, sha, fd, &got, err);
+	if (!rc && got != size)
+		rc = cmfs_err_set(err, -EIO,
+				  "blob %s: %llu bytes in the catalog, %llu "
+				  "expected", sha, (unsigned long long)got,
+				  (unsigned long long)size);
+	if (!rc)
+		rc = store_hash_fd(hex, fd, size, err);
+	if (!rc && strcmp(hex, sha))
+		rc = cmfs_err_set(err, -EIO,
+				  "blob %s: the catalog's bytes have SHA-256 "
+				  "%s: not taken", sha, hex);
+	if (!rc)
+		rc = store_blob_commit(s, fd, sha, size, 1, err);
+	close(fd);
+	return rc;
+}
+
+/* Blob `sha`'s file, copied from the catalog first when the catalog
+ * keeps blobs and the store lacks it. */
+static int file_open(struct store *s, struct catalog *c, const char *sha,
+		     uint64_t size, int *out, struct cmfs_err *err)
+{
+	struct cmfs_err e2 = CMFS_ERR_INIT;
+	int rc = store_blob_open(s, sha, out, &e2);
+
+	if (rc != -ENOENT || !catalog_keeps_blobs(c)) {
+		if (rc)
+			cmfs_err_set(err, rc, "%s", cmfs_err_msg(&e2));
+		return rc;
+	}
+	rc = fetch(s, c, sha, size, err);
+	return rc ? rc : store_blob_open(s, sha, out, err);
+}
+
 int blob_open(struct store *s, struct catalog *c, const char *sha,
 	      uint64_t size, int *out, struct cmfs_err *err)
 {
@@ -86,7 +137,7 @@ int blob_open(struct store *s, struct catalog *c, const char *sha,
 	int rc = inline_get(c, sha, size, &data, &len, err);
 
 	if (rc == -ENOENT)
-		return store_blob_open(s, sha, out, err);
+		return file_open(s, c, sha, size, out, err);
 	return rc ? rc : memfd_of(data, len, out, err);
 }
 
@@ -137,7 +188,7 @@ int blob_read(struct store *s, struct catalog *c, const char *sha,
 		free(data);
 		return 0;
 	}
-	if (rc != -ENOENT || (rc = store_blob_open(s, sha, &fd, err)))
+	if (rc != -ENOENT || (rc = file_open(s, c, sha, size, &fd, err)))
 		return rc;
 	n = store_pread_full(fd, buf, (size_t)size, 0);
 	if (n < 0)

@@ -574,3 +574,24 @@ int catalog_bind_store(struct catalog *c, const char *id,
 {
 	return c->be->bind_store ? c->be->bind_store(c->impl, id, err) : 0;
 }
+
+int catalog_keeps_blobs(struct catalog *c)
+{
+	return c->be->blob_put != NULL;
+}
+
+int catalog_blob_put(struct catalog *c, const char *sha256, int fd,
+		     uint64_t size, struct cmfs_err *err)
+{
+	if (!c->be->blob_put)
+		return cmfs_err_set(err, -ENOTSUP, "the catalog keeps no blobs");
+	return c->be->blob_put(c->impl, sha256, fd, size, err);
+}
+
+int catalog_blob_get(struct catalog *c, const char *sha256, int fd,
+		     uint64_t *size, struct cmfs_err *err)
+{
+	if (!c->be->blob_get)
+		return cmfs_err_set(err, -ENOTSUP, "the catalog keeps no blobs");
+	return c->be->blob_get(c->impl, sha256, fd, size, err);
+}

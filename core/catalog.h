@@ -236,6 +236,28 @@ int catalog_inline_list(struct catalog *c,
 			int (*fn)(void *arg, const char *const *row), void *arg,
 			struct cmfs_err *err);
 
+/*
+ * Blobs kept in the database, for a catalog that several hosts mount
+ * (PostgreSQL): there every blob that is not inline is also bytes of the
+ * catalog, which each host copies into its store when it first reads it
+ * (blob_open).  catalog_keeps_blobs() is 1 for such a catalog, 0 where
+ * blobs are files of the store only (SQLite).
+ *
+ * put: the first `size` bytes of `fd` become blob `sha256` unless the
+ * catalog has it; part of the caller's transaction, the one whose version
+ * first refers to it, and no other host frees the blob before that
+ * transaction ends.  The catalog frees a blob in the transaction that
+ * drops the last version referring to it, as it does an inline blob.
+ * get: the blob's bytes written into `fd` from offset 0, *size of them;
+ * -ENOENT when the catalog does not have it.  Either: -ENOTSUP where the
+ * catalog keeps no blobs.
+ */
+int catalog_keeps_blobs(struct catalog *c);
+int catalog_blob_put(struct catalog *c, const char *sha256, int fd,
+		     uint64_t size, struct cmfs_err *err);
+int catalog_blob_get(struct catalog *c, const char *sha256, int fd,
+		     uint64_t *size, struct cmfs_err *err);
+
 /* Labels: key without the "user." prefix, value as bytes. */
 int catalog_label_set(struct catalog *c, int64_t art_id, const char *key,
 		      const char *value, struct cmfs_err *err);
@@ -418,7 +440,10 @@ int catalog_retired_put(struct catalog *c, const char *env, const char *name,
  * call; a call with another id is refused (-EXDEV, the message names the
  * store recorded), so that a catalog whose blobs are one store's files is
  * not mounted from another.  A catalog kept inside its store (SQLite)
- * has nothing to check: 0.
+ * has nothing to check: 0.  A catalog that keeps blobs (PostgreSQL)
+ * accepts any store once it has every version's bytes; until then only
+ * the store recorded, with 1: that store's blobs are to be put in the
+ * catalog (catalog_blob_put).
  */
 int catalog_bind_store(struct catalog *c, const char *id,
 		       struct cmfs_err *err);
@@ -571,6 +596,11 @@ struct catalog_backend {
 			    struct cmfs_err *err);
 	/* NULL: the catalog lives in its store (nothing to check). */
 	int (*bind_store)(void *impl, const char *id, struct cmfs_err *err);
+	/* NULL: the catalog keeps no blobs (catalog_keeps_blobs). */
+	int (*blob_put)(void *impl, const char *sha256, int fd, uint64_t size,
+			struct cmfs_err *err);
+	int (*blob_get)(void *impl, const char *sha256, int fd,
+			uint64_t *size, struct cmfs_err *err);
 };
 
 extern const struct catalog_backend catalog_sqlite_backend;

@@ -38,8 +38,9 @@
 #include "catalog_rows.h"
 #include "config.h"
 #include "jar.h"
+#include "store.h"
 
-#define PG_SCHEMA_VERSION 4
+#define PG_SCHEMA_VERSION 5
 
 #define CMFS_STR_(x) #x
 #define CMFS_STR(x) CMFS_STR_(x)
@@ -56,6 +57,12 @@
 /* The lock a mount holds on its catalog: one mount at a time (blobs are
  * still files of that mount's store, see catalog_pg_open). */
 #define MOUNT_LOCK "7043712003"
+/* The first key of each blob's lock (the second: a hash of its sha256),
+ * held by the transaction that stores it or may free it. */
+#define BLOB_LOCK "704372"
+
+/* The bytes of a blob kept in the database go in rows of this size. */
+#define CHUNK_SIZE (1024 * 1024)
 
 /* The first schema: the SQLite backend's version 10, in PostgreSQL. */
 static const char *const schema_v1[] = {
@@ -208,6 +215,38 @@ static const char *const schema_v4[] = {
 	"ALTER TABLE tables DROP COLUMN options",
 	NULL};
 
+/*
+ * Version 5: blobs in the database, so that every host reads them.  A
+ * blob is a row of `blobs` and its bytes rows of `blob_chunks`, CHUNK_SIZE
+ * each: ordinary rows, so a blob comes and goes in the transaction of the
+ * version that first refers to it and of the deletion that drops the last
+ * (a large object would need its own unlink beside, and vacuumlo after a
+ * crash), and each read or write of a chunk is a bounded piece of memory
+ * on both ends.  JARs are compressed already: the chunks are stored
+ * without TOAST's compression (EXTERNAL).  Freed as inline blobs are
+ * (schema 1): by the trigger on versions, under the blob's lock (see
+ * pg_blob_put for why).
+ */
+static const char *const schema_v5[] = {
+	"CREATE TABLE blobs(sha256 text COLLATE \"C\" PRIMARY KEY,"
+	" size bigint NOT NULL)",
+	"CREATE TABLE blob_chunks(sha256 text COLLATE \"C\" NOT NULL"
+	" REFERENCES blobs(sha256) ON DELETE CASCADE, seq integer NOT NULL,"
+	" bytes bytea NOT NULL, PRIMARY KEY(sha256, seq))",
+	"ALTER TABLE blob_chunks ALTER COLUMN bytes SET STORAGE EXTERNAL",
+	"CREATE OR REPLACE FUNCTION cmfs_ver_del() RETURNS trigger"
+	" LANGUAGE plpgsql AS $$"
+	" BEGIN PERFORM pg_advisory_xact_lock(" BLOB_LOCK ","
+	"  hashtext(OLD.sha256));"
+	" IF NOT EXISTS (SELECT 1 FROM versions"
+	"  WHERE sha256 = OLD.sha256) THEN"
+	"  DELETE FROM inline_blobs WHERE sha256 = OLD.sha256;"
+	"  DELETE FROM blobs WHERE sha256 = OLD.sha256;"
+	"  INSERT INTO loose(sha256) VALUES(OLD.sha256)"
+	"  ON CONFLICT DO NOTHING; END IF;"
+	" RETURN NULL; END $$",
+	NULL};
+
 /* The columns of an artifact row with its latest version. */
 #define ART_COLS                                                             \
 	"a.id, a.env_id, a.name, v.n, v.sha256, v.size, v.mtime, v.uid,"     \
@@ -319,8 +358,9 @@ static int lost(const PGresult *res)
 	       !strncmp(state, "57P0", 4);
 }
 
-static int run(struct pg *g, const char *sql, const struct par *p,
-	       PGresult **out, struct cmfs_err *err)
+/* run() with the rows in text (binary 0) or binary (1) format. */
+static int run_as(struct pg *g, const char *sql, const struct par *p,
+		  int binary, PGresult **out, struct cmfs_err *err)
 {
 	PGresult *res;
 	ExecStatusType st;
@@ -336,7 +376,7 @@ static int run(struct pg *g, const char *sql, const struct par *p,
 	}
 	res = PQexecParams(g->conn, sql, p ? p->n : 0, NULL,
 			   p ? p->v : NULL, p ? p->len : NULL,
-			   p ? p->fmt : NULL, 0);
+			   p ? p->fmt : NULL, binary);
 	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		rc = fail(g, res, err);
@@ -349,6 +389,12 @@ static int run(struct pg *g, const char *sql, const struct par *p,
 	else
 		PQclear(res);
 	return 0;
+}
+
+static int run(struct pg *g, const char *sql, const struct par *p,
+	       PGresult **out, struct cmfs_err *err)
+{
+	return run_as(g, sql, p, 0, out, err);
 }
 
 /*
@@ -492,6 +538,8 @@ static int migrate(struct pg *g, struct cmfs_err *err)
 		rc = run(g, schema_v2[i], NULL, NULL, err);
 	for (i = 0; !rc && version < 4 && schema_v4[i]; i++)
 		rc = run(g, schema_v4[i], NULL, NULL, err);
+	for (i = 0; !rc && version < 5 && schema_v5[i]; i++)
+		rc = run(g, schema_v5[i], NULL, NULL, err);
 	if (!rc && version < PG_SCHEMA_VERSION) {
 		struct par p = { 0 };
 
@@ -1369,6 +1417,134 @@ static int pg_inline_list(void *impl,
 			 NULL, 2, fn, arg, err);
 }
 
+/*
+ * The blob's lock first, then whether the blob is here: a deletion that
+ * frees it (cmfs_ver_del) takes the same lock before it looks for
+ * versions, so either it freed the blob before (and committed: the
+ * SELECT, a statement of its own, sees the row gone and the bytes go in
+ * again) or it waits for this transaction and then sees its version.
+ * Without the lock, each side's snapshot could miss the other's row.
+ */
+static int pg_blob_put(void *impl, const char *sha256, int fd, uint64_t size,
+		       struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct par p = { 0 };
+	char *chunk = NULL;
+	uint64_t off = 0;
+	int64_t have = 0;
+	ssize_t n;
+	int rc, seq;
+
+	if ((rc = txn_begin(g, err)))
+		return rc;
+	p_str(&p, sha256);
+	rc = run(g, "SELECT pg_advisory_xact_lock(" BLOB_LOCK ", hashtext($1))",
+		 &p, NULL, err);
+	if (!rc)
+		rc = scalar(g, "SELECT count(*) FROM blobs WHERE sha256 = $1",
+			    &p, &have, err);
+	if (rc || have)
+		return pg_end(g, rc, err);
+	p_int(&p, (int64_t)size);
+	rc = run(g, "INSERT INTO blobs(sha256, size) VALUES($1, $2)", &p, NULL,
+		 err);
+	if (!rc && !(chunk = malloc(CHUNK_SIZE)))
+		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+	for (seq = 0; !rc && (off < size || seq == 0); seq++) {
+		size_t want = size - off < CHUNK_SIZE ? (size_t)(size - off)
+						      : CHUNK_SIZE;
+		struct par q = { 0 };
+
+		n = store_pread_full(fd, chunk, want, (off_t)off);
+		if (n != (ssize_t)want) {
+			rc = cmfs_err_set(err, n < 0 ? (int)n : -EIO,
+					  "blob %s: cannot read its bytes: %s",
+					  sha256,
+					  strerror(n < 0 ? (int)-n : EIO));
+			break;
+		}
+		p_str(&q, sha256);
+		p_int(&q, seq);
+		p_bin(&q, chunk, want);
+		rc = run(g,
+			 "INSERT INTO blob_chunks(sha256, seq, bytes)"
+			 " VALUES($1, $2, $3)",
+			 &q, NULL, err);
+		off += want;
+	}
+	free(chunk);
+	return pg_end(g, rc, err);
+}
+
+/* Chunk by chunk, each a statement of its own: memory for one chunk. */
+static int pg_blob_get(void *impl, const char *sha256, int fd, uint64_t *size,
+		       struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct par p = { 0 };
+	PGresult *res;
+	int64_t want = 0, seq, nchunks = 0;
+	uint64_t off = 0;
+	int rc;
+
+	*size = 0;
+	p_str(&p, sha256);
+	if ((rc = begin_as(g, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+			   err)))
+		return rc;
+	rc = run(g,
+		 "SELECT size, (SELECT count(*) FROM blob_chunks WHERE"
+		 " sha256 = $1) FROM blobs WHERE sha256 = $1",
+		 &p, &res, err);
+	if (!rc && PQntuples(res) == 0)
+		rc = -ENOENT;
+	if (!rc) {
+		want = col_int(res, 0, 0);
+		nchunks = col_int(res, 0, 1);
+	}
+	PQclear(res);
+	for (seq = 0; !rc && seq < nchunks; seq++) {
+		struct par q = { 0 };
+		const char *b;
+		int len;
+
+		p_str(&q, sha256);
+		p_int(&q, seq);
+		rc = run_as(g,
+			    "SELECT bytes FROM blob_chunks WHERE sha256 = $1"
+			    " AND seq = $2::int",
+			    &q, 1, &res, err);
+		if (!rc && PQntuples(res) != 1)
+			rc = cmfs_err_set(err, -EIO,
+					  "blob %s: chunk %" PRId64
+					  " is missing in the catalog",
+					  sha256, seq);
+		if (!rc) {
+			b = PQgetvalue(res, 0, 0);
+			len = PQgetlength(res, 0, 0);
+			int e = store_pwrite_full(fd, b, (size_t)len,
+						  (off_t)off);
+
+			if (e)
+				rc = cmfs_err_set(err, e,
+						  "blob %s: cannot write its "
+						  "copy: %s",
+						  sha256, strerror(-e));
+			off += (uint64_t)len;
+		}
+		PQclear(res);
+	}
+	if (!rc && off != (uint64_t)want)
+		rc = cmfs_err_set(err, -EIO,
+				  "blob %s: %llu bytes in the catalog, %lld "
+				  "expected",
+				  sha256, (unsigned long long)off,
+				  (long long)want);
+	*size = off;
+	return pg_end(g, rc, err);
+}
+
 static int pg_label_set(void *impl, int64_t art_id, const char *key,
 			const char *value, struct cmfs_err *err)
 {
@@ -2102,34 +2278,44 @@ static int pg_retired_put(void *impl, const char *env, const char *name,
 	return pg_end(g, rc, err);
 }
 
+/*
+ * Blobs live in the database (schema 5): any store may hold a host's
+ * copies.  A catalog from before, whose versions' bytes are files of the
+ * one store it recorded, is mounted from that store only until every
+ * such blob is in the database: 1 tells that store's mount to put them.
+ */
 static int pg_bind_store(void *impl, const char *id, struct cmfs_err *err)
 {
 	struct pg *g = impl;
 	struct par p = { 0 };
 	PGresult *res;
+	int64_t lacking = 0;
 	int rc;
 
 	p_str(&p, id);
 	if ((rc = txn_begin(g, err)))
 		return rc;
-	rc = run(g,
-		 "INSERT INTO cmfs_store(id) SELECT $1 WHERE NOT EXISTS"
-		 " (SELECT 1 FROM cmfs_store)",
-		 &p, NULL, err);
-	if (!rc && !(rc = run(g, "SELECT id FROM cmfs_store", NULL, &res,
-			      err))) {
+	rc = scalar(g,
+		    "SELECT count(*) FROM versions v WHERE NOT EXISTS(SELECT"
+		    " 1 FROM blobs b WHERE b.sha256 = v.sha256) AND NOT"
+		    " EXISTS(SELECT 1 FROM inline_blobs i WHERE"
+		    " i.sha256 = v.sha256)",
+		    NULL, &lacking, err);
+	if (!rc && lacking && !(rc = run(g, "SELECT id FROM cmfs_store", NULL,
+					&res, err))) {
 		if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), id))
 			rc = cmfs_err_set(err, -EXDEV,
-					  "catalog %s: its blobs are in the "
-					  "store %s, not this one: mount it "
-					  "from there (blobs do not live in "
-					  "the database yet)",
-					  g->where,
+					  "catalog %s: the bytes of %lld "
+					  "versions are in the store %s, not "
+					  "this one: mount it from there once, "
+					  "which puts them in the database",
+					  g->where, (long long)lacking,
 					  PQntuples(res) ? PQgetvalue(res, 0, 0)
 							 : "?");
 		PQclear(res);
 	}
-	return pg_end(g, rc, err);
+	rc = pg_end(g, rc, err);
+	return rc ? rc : lacking > 0;
 }
 
 const struct catalog_backend catalog_pg_backend = {
@@ -2199,6 +2385,8 @@ const struct catalog_backend catalog_pg_backend = {
 	.art_next_get = pg_art_next_get,
 	.art_next_set = pg_art_next_set,
 	.bind_store = pg_bind_store,
+	.blob_put = pg_blob_put,
+	.blob_get = pg_blob_get,
 	.retired_list = pg_retired_list,
 	.retired_put = pg_retired_put,
 };

@@ -1266,6 +1266,29 @@ static int check_catalog_file(struct repo *r, const char *db,
 			    stat(db, &st) ? "missing" : "empty");
 }
 
+struct give_arg {
+	struct repo *r;
+	uint64_t n;
+	struct cmfs_err err;
+};
+
+/* A blob of the store that a version refers to, into the catalog. */
+static int give_blob(void *arg, const char *sha, uint64_t size)
+{
+	struct give_arg *g = arg;
+	uint64_t refs;
+	int fd, rc = catalog_blob_refs(g->r->cat, sha, &refs, &g->err);
+
+	if (rc || !refs)
+		return rc;
+	if ((rc = store_blob_open(g->r->store, sha, &fd, &g->err)))
+		return rc;
+	rc = catalog_blob_put(g->r->cat, sha, fd, size, &g->err);
+	close(fd);
+	g->n += !rc;
+	return rc;
+}
+
 /*
  * The store's own catalog.db, or the database of [catalog] url.  A store
  * that has a catalog.db of its own is not mounted on a database: the
@@ -1293,7 +1316,18 @@ static int open_catalog(struct repo *r, const char *db, struct cmfs_err *err)
 	if ((rc = catalog_open(&r->cat, r->cfg->catalog_url, err)))
 		return rc;
 	store_ident(r->store, id, sizeof(id));
-	return catalog_bind_store(r->cat, id, err);
+	rc = catalog_bind_store(r->cat, id, err);
+	if (rc > 0) {
+		struct give_arg g = { r, 0, CMFS_ERR_INIT };
+
+		rc = store_blob_walk(r->store, give_blob, &g);
+		if (rc)
+			return cmfs_err_set(err, rc, "%s", cmfs_err_msg(&g.err));
+		repo_log(r, LOG_NOTICE,
+			 "put %llu blobs of store %s in the catalog",
+			 (unsigned long long)g.n, store_path(r->store));
+	}
+	return rc;
 }
 
 static int sweep(struct repo *r, struct cmfs_err *err)
@@ -2230,9 +2264,14 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 		rc = catalog_insp_put(r->cat, sha, rep, err);
 	/* ... and bytes already a file (stored before inline blobs, or
 	 * with another inline_max) stay that file. */
-	put_inline = !rc && !same && mem && !store_blob_exists(r->store, sha);
+	put_inline = !rc && !same && mem &&
+		     (catalog_keeps_blobs(r->cat) ||
+		      !store_blob_exists(r->store, sha));
 	if (put_inline)
 		rc = catalog_inline_put(r->cat, sha, mem, (size_t)size, err);
+	/* A catalog that keeps blobs has the bytes before the version. */
+	if (!rc && !same && !mem && catalog_keeps_blobs(r->cat))
+		rc = catalog_blob_put(r->cat, sha, fd, size, err);
 	if (!rc && same)
 		v = a.latest;
 	else if (!rc)

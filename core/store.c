@@ -538,6 +538,23 @@ ssize_t store_pread_full(int fd, void *buf, size_t len, off_t off)
 	return (ssize_t)done;
 }
 
+int store_pwrite_full(int fd, const void *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pwrite(fd, (const char *)buf + done, len - done,
+			   off + (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
 void store_hash_mem(char hex[STORE_SHA_HEX], const void *data, size_t len)
 {
 	unsigned char md[32];

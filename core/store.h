@@ -101,6 +101,10 @@ void store_pipe_free(struct store_pipe *p);
  * (EINTR is retried): how many, or -errno. */
 ssize_t store_pread_full(int fd, void *buf, size_t len, off_t off);
 
+/* All `len` bytes of buf to `fd` at `off` (EINTR is retried): 0 or
+ * -errno. */
+int store_pwrite_full(int fd, const void *buf, size_t len, off_t off);
+
 /* SHA-256 of `len` bytes at `data`. */
 void store_hash_mem(char hex[STORE_SHA_HEX], const void *data, size_t len);
 

@@ -22,7 +22,7 @@ INI_EXTRA="[catalog]
 url = $PG_URL"
 mount_cmfs
 contains "the log names the catalog" "catalog: PostgreSQL at postgresql://cmfs@/postgres" "$(cat "$LOG")"
-eq "the schema is created at the first mount" 4 "$(pg_sql 'SELECT version FROM cmfs_schema')"
+eq "the schema is created at the first mount" 5 "$(pg_sql 'SELECT version FROM cmfs_schema')"
 check "no catalog.db in the store" test ! -e "$STORE/catalog.db"
 
 P=$M/envs/prod
@@ -94,11 +94,16 @@ done
 eq "eight uploads at once succeed" 00000000 "$rcs"
 eq "nine versions" 9 "$(ls "$P/versions/blob.bin" | wc -l | tr -d ' ')"
 eq "numbered 1 to 9" "1 9 9" "$(pg_sql "SELECT min(v.n), max(v.n), count(DISTINCT v.n) FROM versions v JOIN artifacts a ON a.id = v.artifact_id WHERE a.name = 'blob.bin'" | tr '|' ' ')"
+# Blobs above inline_max are bytes of the database too, in chunks.
+S1=$(sha256sum <"$T/r1.bin" | cut -c1-64)
+eq "a blob is a row of the database" "200000" "$(pg_sql "SELECT size FROM blobs WHERE sha256 = '$S1'")"
+eq "its bytes are chunks of it" "$S1" "$(pg_sql "SELECT string_agg(bytes, ''::bytea ORDER BY seq) FROM blob_chunks WHERE sha256 = '$S1'" | sed 's/^\\x//' | xxd -r -p | sha256sum | cut -c1-64)"
 
 # rm, then the name goes on counting.
 rm "$A/blob.bin"
 check_not "rm: gone" test -e "$A/blob.bin"
 eq "its rows are gone" 0 "$(pg_sql "SELECT count(*) FROM artifacts WHERE name = 'blob.bin'")"
+eq "and its blobs' bytes" 0 "$(pg_sql "SELECT count(*) FROM blob_chunks WHERE sha256 = '$S1'")"
 cp "$T/r0.bin" "$A/blob.bin"
 eq "a new upload of the name is version 10" 10.bin "$(ls "$P/versions/blob.bin")"
 contains "events are kept in the database" "action=upload artifact=blob.bin version=10" "$(cat "$P/events")"
@@ -124,9 +129,23 @@ check "a good rewrite" cp "$TOP/tests/ddl/valid/004-mongodb-orders.sql" "$TB/ord
 eq "clears it" "" "$(getfattr --absolute-names --only-values -n user.cmfs.error "$TB/orders.sql" 2>&1)"
 umount_cmfs
 
-# Another store on the database: its blobs are not there.
-contains "another store is refused" "its blobs are in the store" "$("$CMFS" -c "$T/b.ini" -f "$M2" 2>&1)"
-check_not "and is not mounted" mountpoint -q "$M2"
+# Another store on the database: it copies the blobs it reads from there,
+# each checked against its SHA-256.
+"$CMFS" -c "$T/b.ini" -f -o allow_other "$M2" >>"$LOG" 2>&1 &
+PID2=$!
+i=0
+while ! mountpoint -q "$M2" && [ $i -lt 100 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+check "another store mounts the database" mountpoint -q "$M2"
+B10=$(pg_sql "SELECT v.sha256 FROM versions v JOIN artifacts a ON a.id = v.artifact_id WHERE a.name = 'blob.bin'")
+check_not "without the blob" test -e "$STORE2/blobs/$(printf %.2s "$B10")/$B10"
+check "its bytes read back there" cmp "$T/r0.bin" "$M2/envs/prod/versions/blob.bin/10.bin"
+check "a copy is now in that store" cmp "$T/r0.bin" "$STORE2/blobs/$(printf %.2s "$B10")/$B10"
+check "and the JAR" cmp "$DATA/mongodb-v2.jar" "$M2/envs/prod/versions/mongodb-connector.jar/2.jar"
+fusermount3 -u "$M2"
+if wait "$PID2"; then pass; else fail "the second daemon exited non-zero"; fi
 # A store that has a catalog.db of its own is not mounted on a database.
 mkdir -p "$STORE2"
 : >"$STORE2/catalog.db"
