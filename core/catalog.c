@@ -16,6 +16,8 @@ struct catalog {
 	int env_txn;		/* one is in the open transaction */
 	int depth;		/* catalog_begin nesting (the backend's lock,
 				 * held from the outermost begin, guards it) */
+	catalog_watch_fn watch_fn; /* catalog_watch's */
+	void *watch_arg;
 };
 
 /*
@@ -103,6 +105,7 @@ void catalog_close(struct catalog *c)
 {
 	if (!c)
 		return;
+	catalog_unwatch(c);
 	c->be->close(c->impl);
 	free(c);
 }
@@ -594,4 +597,32 @@ int catalog_blob_get(struct catalog *c, const char *sha256, int fd,
 	if (!c->be->blob_get)
 		return cmfs_err_set(err, -ENOTSUP, "the catalog keeps no blobs");
 	return c->be->blob_get(c->impl, sha256, fd, size, err);
+}
+
+/* A change elsewhere: what was computed before is stale (an environment
+ * may have come or gone too), then the watcher is told. */
+static void elsewhere(void *arg, const char *env, const char *name, int kind)
+{
+	struct catalog *c = arg;
+
+	if (!env || kind == 'e')
+		__atomic_add_fetch(&c->env_gen, 1, __ATOMIC_RELEASE);
+	changed(c, 0);
+	c->watch_fn(c->watch_arg, env, name, kind);
+}
+
+int catalog_watch(struct catalog *c, catalog_watch_fn fn, void *arg,
+		  struct cmfs_err *err)
+{
+	if (!c->be->watch)
+		return 0;
+	c->watch_fn = fn;
+	c->watch_arg = arg;
+	return c->be->watch(c->impl, elsewhere, c, err);
+}
+
+void catalog_unwatch(struct catalog *c)
+{
+	if (c->be->unwatch)
+		c->be->unwatch(c->impl);
 }

@@ -258,6 +258,26 @@ int catalog_blob_put(struct catalog *c, const char *sha256, int fd,
 int catalog_blob_get(struct catalog *c, const char *sha256, int fd,
 		     uint64_t *size, struct cmfs_err *err);
 
+/*
+ * Changes committed elsewhere: through other handles, on other hosts, of
+ * a catalog that several hosts mount (PostgreSQL; elsewhere there is
+ * nothing to watch: 0, and fn is never called).  From a thread of the
+ * catalog's own, fn(arg, env, name, kind) for each such change, within a
+ * second of its commit: kind 'a', artifact `name` of environment `env`
+ * (it, its versions or labels); 't', table `name`; 'e', environment
+ * `env` itself (name ""); and fn(arg, NULL, NULL, 0) when changes may
+ * have been missed (the watch lost its connection and made it again):
+ * anything may have changed.  catalog_generation() has grown before each
+ * call.  Changes made through this handle are not reported.  One watch
+ * per handle; catalog_unwatch() (or catalog_close()) stops it, and fn is
+ * not called once it returns.
+ */
+typedef void (*catalog_watch_fn)(void *arg, const char *env, const char *name,
+				 int kind);
+int catalog_watch(struct catalog *c, catalog_watch_fn fn, void *arg,
+		  struct cmfs_err *err);
+void catalog_unwatch(struct catalog *c);
+
 /* Labels: key without the "user." prefix, value as bytes. */
 int catalog_label_set(struct catalog *c, int64_t art_id, const char *key,
 		      const char *value, struct cmfs_err *err);
@@ -601,6 +621,10 @@ struct catalog_backend {
 			struct cmfs_err *err);
 	int (*blob_get)(void *impl, const char *sha256, int fd,
 			uint64_t *size, struct cmfs_err *err);
+	/* NULL: nothing to watch (catalog_watch). */
+	int (*watch)(void *impl, catalog_watch_fn fn, void *arg,
+		     struct cmfs_err *err);
+	void (*unwatch)(void *impl);
 };
 
 extern const struct catalog_backend catalog_sqlite_backend;

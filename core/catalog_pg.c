@@ -29,10 +29,12 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "catalog_rows.h"
@@ -54,9 +56,6 @@
 /* The first key of each environment's events' lock (the second: a hash
  * of its name). */
 #define EVENTS_LOCK "704371"
-/* The lock a mount holds on its catalog: one mount at a time (blobs are
- * still files of that mount's store, see catalog_pg_open). */
-#define MOUNT_LOCK "7043712003"
 /* The first key of each blob's lock (the second: a hash of its sha256),
  * held by the transaction that stores it or may free it. */
 #define BLOB_LOCK "704372"
@@ -245,6 +244,37 @@ static const char *const schema_v5[] = {
 	"  INSERT INTO loose(sha256) VALUES(OLD.sha256)"
 	"  ON CONFLICT DO NOTHING; END IF;"
 	" RETURN NULL; END $$",
+	/* Every commit tells the other hosts what it changed (pg_watch):
+	 * a notification on channel cmfs, "<kind><env>/<name>", sent when
+	 * the transaction commits (PostgreSQL folds repeats within one).
+	 * A version or label of an artifact being deleted names nothing:
+	 * the artifact's own row does. */
+	"CREATE FUNCTION cmfs_notify() RETURNS trigger LANGUAGE plpgsql AS $$"
+	" DECLARE r record; en text; nm text; k text := 'a'; BEGIN"
+	" IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;"
+	" IF TG_TABLE_NAME = 'envs' THEN en := r.name; nm := ''; k := 'e';"
+	" ELSIF TG_TABLE_NAME IN ('artifacts', 'tables') THEN"
+	"  SELECT name INTO en FROM envs WHERE id = r.env_id; nm := r.name;"
+	"  IF TG_TABLE_NAME = 'tables' THEN k := 't'; END IF;"
+	"  IF TG_OP = 'UPDATE' AND OLD.name <> NEW.name AND en IS NOT NULL"
+	"  THEN PERFORM pg_notify('cmfs', k || en || '/' || OLD.name);"
+	"  END IF;"
+	" ELSE SELECT e.name, a.name INTO en, nm FROM artifacts a"
+	"  JOIN envs e ON e.id = a.env_id WHERE a.id = r.artifact_id;"
+	" END IF;"
+	" IF en IS NOT NULL THEN"
+	"  PERFORM pg_notify('cmfs', k || en || '/' || nm); END IF;"
+	" RETURN NULL; END $$",
+	"CREATE TRIGGER envs_notify AFTER INSERT OR UPDATE OR DELETE ON envs"
+	" FOR EACH ROW EXECUTE FUNCTION cmfs_notify()",
+	"CREATE TRIGGER art_notify AFTER INSERT OR UPDATE OR DELETE"
+	" ON artifacts FOR EACH ROW EXECUTE FUNCTION cmfs_notify()",
+	"CREATE TRIGGER ver_notify AFTER INSERT OR UPDATE OR DELETE"
+	" ON versions FOR EACH ROW EXECUTE FUNCTION cmfs_notify()",
+	"CREATE TRIGGER label_notify AFTER INSERT OR UPDATE OR DELETE"
+	" ON labels FOR EACH ROW EXECUTE FUNCTION cmfs_notify()",
+	"CREATE TRIGGER tab_notify AFTER INSERT OR UPDATE OR DELETE"
+	" ON tables FOR EACH ROW EXECUTE FUNCTION cmfs_notify()",
 	NULL};
 
 /* The columns of an artifact row with its latest version. */
@@ -256,14 +286,18 @@ static const char *const schema_v5[] = {
 	" (SELECT max(n) FROM versions WHERE artifact_id = a.id)"
 #define VER_COLS "artifact_id, n, sha256, size, mtime, uid, insp"
 
+struct watch;
+
 struct pg {
 	PGconn *conn;
 	pthread_mutex_t lock; /* guards conn and depth */
 	int depth;	      /* catalog_begin() nesting of the owner */
-	int mount;	      /* holds MOUNT_LOCK (catalog_open's) */
+	int pid;	      /* the server process of conn (atomic) */
+	struct watch *watch;  /* pg_watch's, or NULL */
 	int broken;	      /* the connection was lost: made again before
 			       * the next statement outside a transaction */
 	char where[512];      /* the URI without its password */
+	char uri[4096];	      /* the URI itself: the watch connects too */
 };
 
 /* The parameters of one statement, as text (or bytes: fmt 1). */
@@ -337,12 +371,10 @@ static int fail(struct pg *g, const PGresult *res, struct cmfs_err *err)
 /*
  * Run `sql` with parameters `p` (may be NULL).  Rows, if wanted, in *out
  * (the caller's to PQclear).  A connection lost between transactions is
- * made again before the statement (and the mount's lock taken again);
+ * made again before the statement;
  * one lost inside a transaction fails it (-EIO), and the transaction with
  * it.
  */
-static int take_mount_lock(struct pg *g, struct cmfs_err *err);
-
 /*
  * A failure of the connection, not of the statement: libpq's own (no
  * SQLSTATE: the server closed the connection), a connection exception
@@ -371,8 +403,8 @@ static int run_as(struct pg *g, const char *sql, const struct par *p,
 	if ((g->broken || PQstatus(g->conn) != CONNECTION_OK) && !g->depth) {
 		PQreset(g->conn);
 		g->broken = PQstatus(g->conn) != CONNECTION_OK;
-		if (!g->broken && g->mount && (rc = take_mount_lock(g, err)))
-			return rc;
+		__atomic_store_n(&g->pid, PQbackendPID(g->conn),
+				 __ATOMIC_RELAXED);
 	}
 	res = PQexecParams(g->conn, sql, p ? p->n : 0, NULL,
 			   p ? p->v : NULL, p ? p->len : NULL,
@@ -395,28 +427,6 @@ static int run(struct pg *g, const char *sql, const struct par *p,
 	       PGresult **out, struct cmfs_err *err)
 {
 	return run_as(g, sql, p, 0, out, err);
-}
-
-/*
- * The mount's lock on its catalog, a session lock: it goes with the
- * connection, so a host that dies or loses the server frees it.
- */
-static int take_mount_lock(struct pg *g, struct cmfs_err *err)
-{
-	PGresult *res = PQexec(g->conn,
-			       "SELECT pg_try_advisory_lock(" MOUNT_LOCK ")");
-	int rc = 0;
-
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		rc = fail(g, res, err);
-	else if (strcmp(PQgetvalue(res, 0, 0), "t"))
-		rc = cmfs_err_set(err, -EBUSY,
-				  "catalog %s: in use by another mount: one "
-				  "host at a time until blobs live in the "
-				  "database",
-				  g->where);
-	PQclear(res);
-	return rc;
 }
 
 /* run() under the lock. */
@@ -555,22 +565,32 @@ static int migrate(struct pg *g, struct cmfs_err *err)
 	return rc;
 }
 
+static void pg_unwatch(void *impl);
+
 static void pg_close(void *impl)
 {
 	struct pg *g = impl;
 
 	if (!g)
 		return;
+	pg_unwatch(g);
 	PQfinish(g->conn);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
 }
 
-/* Connect to `uri`; the schema is the caller's business. */
-static int connect_to(struct pg **out, const char *uri, struct cmfs_err *err)
+/* A new connection to `uri` (check its status). */
+static PGconn *dial(const char *uri)
 {
 	const char *const keys[] = { "connect_timeout", "dbname", NULL };
 	const char *const values[] = { CONNECT_TIMEOUT, uri, NULL };
+
+	return PQconnectdbParams(keys, values, 1);
+}
+
+/* Connect to `uri`; the schema is the caller's business. */
+static int connect_to(struct pg **out, const char *uri, struct cmfs_err *err)
+{
 	pthread_mutexattr_t a;
 	struct pg *g;
 	PGresult *res;
@@ -587,7 +607,7 @@ static int connect_to(struct pg **out, const char *uri, struct cmfs_err *err)
 	/* A server that does not answer fails the open (and each attempt to
 	 * connect again) within seconds, not after the system's TCP timeout;
 	 * the URI's own connect_timeout, after it, wins. */
-	g->conn = PQconnectdbParams(keys, values, 1);
+	g->conn = dial(uri);
 	if (!g->conn || PQstatus(g->conn) != CONNECTION_OK) {
 		char line[512];
 
@@ -602,15 +622,15 @@ static int connect_to(struct pg **out, const char *uri, struct cmfs_err *err)
 	/* Notices (a trigger's, CREATE IF NOT EXISTS's) are not errors. */
 	res = PQexec(g->conn, "SET client_min_messages = warning");
 	PQclear(res);
+	g->pid = PQbackendPID(g->conn);
+	snprintf(g->uri, sizeof(g->uri), "%s", uri);
 	*out = g;
 	return 0;
 }
 
 /*
- * A mount's (and cmfs import's) open: the schema created or migrated,
- * and the catalog's mount lock taken.  The lock stays until blobs live
- * in the database: a second host would find versions whose bytes are in
- * the first host's store only.
+ * A mount's (and cmfs import's) open: the schema created or migrated.
+ * Any number of hosts mount one database at once.
  */
 static int pg_open(void **impl, const char *uri, struct cmfs_err *err)
 {
@@ -619,11 +639,10 @@ static int pg_open(void **impl, const char *uri, struct cmfs_err *err)
 
 	if (rc)
 		return rc;
-	if ((rc = migrate(g, err)) || (rc = take_mount_lock(g, err))) {
+	if ((rc = migrate(g, err))) {
 		pg_close(g);
 		return rc;
 	}
-	g->mount = 1;
 	*impl = g;
 	return 0;
 }
@@ -2318,6 +2337,153 @@ static int pg_bind_store(void *impl, const char *id, struct cmfs_err *err)
 	return rc ? rc : lacking > 0;
 }
 
+/*
+ * The watch (catalog_watch): a connection of its own that listens on
+ * channel cmfs (cmfs_notify() in schema 5), and a thread that waits on it
+ * and on a pipe that stops it.  A notification from another server
+ * process than that of g's connection is a change made elsewhere.  A
+ * lost connection is made again every WATCH_RETRY_MS; notifications sent
+ * meanwhile are lost, so everything is then reported changed.
+ */
+#define WATCH_RETRY_MS 250
+
+struct watch {
+	struct pg *g;
+	catalog_watch_fn fn;
+	void *arg;
+	pthread_t thread;
+	int stop[2];		/* a pipe: written to stop the thread */
+	PGconn *conn;		/* listening, or NULL while lost */
+};
+
+static PGconn *watch_connect(struct pg *g)
+{
+	PGconn *conn = dial(g->uri);
+	PGresult *res;
+	int ok;
+
+	if (!conn || PQstatus(conn) != CONNECTION_OK) {
+		PQfinish(conn);
+		return NULL;
+	}
+	res = PQexec(conn, "LISTEN cmfs");
+	ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	PQclear(res);
+	if (!ok) {
+		PQfinish(conn);
+		return NULL;
+	}
+	return conn;
+}
+
+/* "<kind><env>/<name>" to the watcher, unless this handle sent it. */
+static void watch_tell(struct watch *w, const PGnotify *n)
+{
+	char env[256];
+	const char *slash = strchr(n->extra, '/');
+
+	if (n->be_pid == __atomic_load_n(&w->g->pid, __ATOMIC_RELAXED) ||
+	    !n->extra[0] || !slash || slash - n->extra - 1 >= (int)sizeof(env))
+		return;
+	memcpy(env, n->extra + 1, (size_t)(slash - n->extra - 1));
+	env[slash - n->extra - 1] = '\0';
+	w->fn(w->arg, env, slash + 1, n->extra[0]);
+}
+
+static void *watch_thread(void *arg)
+{
+	struct watch *w = arg;
+	struct pollfd p[2];
+	PGnotify *n;
+
+	for (;;) {
+		p[0].fd = w->conn ? PQsocket(w->conn) : -1;
+		p[0].events = POLLIN;
+		p[0].revents = 0;
+		p[1].fd = w->stop[0];
+		p[1].events = POLLIN;
+		p[1].revents = 0;
+		if (poll(p, 2, w->conn ? -1 : WATCH_RETRY_MS) < 0 &&
+		    errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (!w->conn) {
+			if ((w->conn = watch_connect(w->g)))
+				w->fn(w->arg, NULL, NULL, 0);
+			continue;
+		}
+		if (!p[0].revents)
+			continue;
+		if (!PQconsumeInput(w->conn) ||
+		    PQstatus(w->conn) != CONNECTION_OK) {
+			PQfinish(w->conn);
+			w->conn = NULL;
+			continue;
+		}
+		while ((n = PQnotifies(w->conn))) {
+			watch_tell(w, n);
+			PQfreemem(n);
+		}
+	}
+	return NULL;
+}
+
+static int pg_watch(void *impl, catalog_watch_fn fn, void *arg,
+		    struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct watch *w = calloc(1, sizeof(*w));
+	int rc;
+
+	if (g->watch)
+		return cmfs_err_set(err, -EBUSY, "catalog %s: watched already",
+				    g->where);
+	if (!w || pipe(w->stop)) {
+		free(w);
+		return cmfs_err_set(err, -ENOMEM, "catalog watch: %s",
+				    strerror(errno));
+	}
+	w->g = g;
+	w->fn = fn;
+	w->arg = arg;
+	if (!(w->conn = watch_connect(g))) {
+		rc = cmfs_err_set(err, -EIO,
+				  "catalog %s: cannot listen for changes",
+				  g->where);
+		goto fail;
+	}
+	if ((rc = -pthread_create(&w->thread, NULL, watch_thread, w))) {
+		cmfs_err_set(err, rc, "catalog watch: %s", strerror(-rc));
+		goto fail;
+	}
+	g->watch = w;
+	return 0;
+fail:
+	PQfinish(w->conn);
+	close(w->stop[0]);
+	close(w->stop[1]);
+	free(w);
+	return rc;
+}
+
+static void pg_unwatch(void *impl)
+{
+	struct pg *g = impl;
+	struct watch *w = g->watch;
+
+	if (!w)
+		return;
+	if (write(w->stop[1], "x", 1) < 0)
+		(void)0; /* a pipe of one byte never fills */
+	pthread_join(w->thread, NULL);
+	PQfinish(w->conn);
+	close(w->stop[0]);
+	close(w->stop[1]);
+	free(w);
+	g->watch = NULL;
+}
+
 const struct catalog_backend catalog_pg_backend = {
 	.name = "postgresql",
 	.open = pg_open,
@@ -2387,6 +2553,8 @@ const struct catalog_backend catalog_pg_backend = {
 	.bind_store = pg_bind_store,
 	.blob_put = pg_blob_put,
 	.blob_get = pg_blob_get,
+	.watch = pg_watch,
+	.unwatch = pg_unwatch,
 	.retired_list = pg_retired_list,
 	.retired_put = pg_retired_put,
 };

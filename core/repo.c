@@ -1425,8 +1425,14 @@ int repo_open(struct repo **out, const struct config *cfg,
 	r->batch = cfg->sync == CONFIG_SYNC_BATCH;
 	/* On a full disk, the reserve's room lets the catalog open. */
 	store_reserve_release(r->store, 0);
-	if ((rc = open_catalog(r, db, err)) ||
-	    (rc = catalog_set_sync(r->cat, !r->batch, err)))
+	if ((rc = open_catalog(r, db, err)))
+		goto fail;
+	/* A catalog that keeps blobs has every commit's bytes once it
+	 * returns: this host's files are copies, each synced as it is
+	 * linked, and nothing is left for a recovery to check. */
+	if (catalog_keeps_blobs(r->cat))
+		r->batch = 0;
+	if ((rc = catalog_set_sync(r->cat, !r->batch, err)))
 		goto fail;
 	recover(r);
 	retain(r, repo_now());
