@@ -83,9 +83,8 @@ void catalog_table_def_release(struct catalog_table_def *d);
 /*
  * Open the catalog at `uri`: a file path (SQLite), "sqlite:<path>", or a
  * libpq connection URI "postgresql://..." (PostgreSQL).  Creates and
- * migrates the schema.  A PostgreSQL catalog is open to one such handle
- * at a time, across hosts (-EBUSY while another has it: its blobs are
- * still in one host's store).  Free with catalog_close().
+ * migrates the schema.  A PostgreSQL catalog is open to any number of
+ * such handles, across hosts.  Free with catalog_close().
  */
 int catalog_open(struct catalog **out, const char *uri, struct cmfs_err *err);
 void catalog_close(struct catalog *c);
