@@ -112,21 +112,30 @@ static int fetch(struct store *s, struct catalog *c, const char *sha,
 	return rc;
 }
 
-/* Blob `sha`'s file, copied from the catalog first when the catalog
- * keeps blobs and the store lacks it. */
+/*
+ * Blob `sha`'s file.  Where the catalog keeps blobs, the file is this
+ * host's copy: fetched first when the store lacks it (then the copies
+ * are trimmed to [store] cache_max, this one held open), and marked used.
+ */
 static int file_open(struct store *s, struct catalog *c, const char *sha,
 		     uint64_t size, int *out, struct cmfs_err *err)
 {
 	struct cmfs_err e2 = CMFS_ERR_INIT;
-	int rc = store_blob_open(s, sha, out, &e2);
+	int fetched = 0, rc = store_blob_open(s, sha, out, &e2);
 
-	if (rc != -ENOENT || !catalog_keeps_blobs(c)) {
-		if (rc)
-			cmfs_err_set(err, rc, "%s", cmfs_err_msg(&e2));
-		return rc;
+	if (rc == -ENOENT && catalog_keeps_blobs(c)) {
+		rc = fetch(s, c, sha, size, &e2);
+		fetched = !rc;
+		if (!rc)
+			rc = store_blob_open(s, sha, out, &e2);
 	}
-	rc = fetch(s, c, sha, size, err);
-	return rc ? rc : store_blob_open(s, sha, out, err);
+	if (rc)
+		return cmfs_err_set(err, rc, "%s", cmfs_err_msg(&e2));
+	if (catalog_keeps_blobs(c))
+		store_blob_used(*out);
+	if (fetched)
+		store_blob_trim(s, NULL);
+	return 0;
 }
 
 int blob_open(struct store *s, struct catalog *c, const char *sha,

@@ -1430,8 +1430,10 @@ int repo_open(struct repo **out, const struct config *cfg,
 	/* A catalog that keeps blobs has every commit's bytes once it
 	 * returns: this host's files are copies, each synced as it is
 	 * linked, and nothing is left for a recovery to check. */
-	if (catalog_keeps_blobs(r->cat))
+	if (catalog_keeps_blobs(r->cat)) {
 		r->batch = 0;
+		store_cache_max(r->store, cfg->cache_max);
+	}
 	if ((rc = catalog_set_sync(r->cat, !r->batch, err)))
 		goto fail;
 	recover(r);
@@ -2306,6 +2308,8 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 			store_blob_unlink(r->store, sha);
 	}
 	pthread_mutex_unlock(&r->gc_lock);
+	if (!rc && !mem && catalog_keeps_blobs(r->cat))
+		store_blob_trim(r->store, NULL); /* a new copy here */
 	if (!rc && out)
 		*out = v;
 refused:

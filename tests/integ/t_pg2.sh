@@ -191,5 +191,36 @@ cp "$T/r2.bin" "$PA/artifacts/after-restart.bin"
 within "an upload on A after the restart shows on B" cmp "$T/r2.bin" "$PB/artifacts/after-restart.bin"
 within "a label set on B shows on A" has_value "$PA/artifacts/after-kill.bin" user.owner b
 
+# [store] cache_max bounds B's copies: least recently used out first,
+# never one that is open; one that went is fetched again, whole.
+umount_b
+printf '[store]\npath = %s\ncache_max = 700K\n%s\n' "$STORE2" "$INI_EXTRA" >"$T/b.ini"
+mount_b
+i=1
+while [ $i -le 3 ]; do
+	head -c 300000 /dev/urandom >"$T/c$i.bin"
+	cp "$T/c$i.bin" "$PA/artifacts/c$i.bin"
+	i=$((i + 1))
+done
+# copy_of N: B's copy of c<N>.bin.
+copy_of() {
+	h=$(sha256sum <"$T/c$1.bin" | cut -c1-64)
+	printf '%s/blobs/%.2s/%s' "$STORE2" "$h" "$h"
+}
+within "c1 shows on B" cmp "$T/c1.bin" "$PB/artifacts/c1.bin"
+exec 3<"$PB/versions/c1.bin/1.bin"
+check "c2 reads on B" cmp "$T/c2.bin" "$PB/artifacts/c2.bin"
+check "c3 reads on B" cmp "$T/c3.bin" "$PB/artifacts/c3.bin"
+check "the open c1, least recently used, stays" test -e "$(copy_of 1)"
+check_not "c2 went instead" test -e "$(copy_of 2)"
+check "c3 stays" test -e "$(copy_of 3)"
+# (sizes from find: a read of the copies would make them recently used)
+check "B's copies are within cache_max" test "$(find "$STORE2/blobs" -type f -printf '%s\n' | awk '{ s += $1 } END { print s + 0 }')" -le 716800
+exec 3<&-
+sleep 0.5 # (the kernel lets the file go when the daemon has the release)
+check "c2, fetched again, reads whole" cmp "$T/c2.bin" "$PB/versions/c2.bin/1.bin"
+check_not "and c1, closed now, went" test -e "$(copy_of 1)"
+check "c1 read again" cmp "$T/c1.bin" "$PB/artifacts/c1.bin"
+
 umount_b
 finish
