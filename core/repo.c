@@ -1230,6 +1230,11 @@ static int count_blob(void *arg, const char *sha, uint64_t size)
 		c->known++;
 		return 0;
 	}
+	/* A copy of a blob that another host freed since. */
+	if (catalog_keeps_blobs(c->r->cat)) {
+		store_blob_unlink(c->r->store, sha);
+		return 0;
+	}
 	if (!c->unknown++)
 		snprintf(c->first, sizeof(c->first), "%s", sha);
 	return 0;

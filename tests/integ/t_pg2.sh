@@ -196,6 +196,7 @@ within "a label set on B shows on A" has_value "$PA/artifacts/after-kill.bin" us
 umount_b
 printf '[store]\npath = %s\ncache_max = 700K\n%s\n' "$STORE2" "$INI_EXTRA" >"$T/b.ini"
 mount_b
+check_not "B's copy of a blob freed on A goes at B's next mount" test -e "$STORE2/blobs/$(printf %.2s "$B1")/$B1"
 i=1
 while [ $i -le 3 ]; do
 	head -c 300000 /dev/urandom >"$T/c$i.bin"
