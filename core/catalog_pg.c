@@ -265,7 +265,8 @@ static const char *const schema_v5[] = {
 	" IF en IS NOT NULL THEN"
 	"  PERFORM pg_notify('cmfs', k || en || '/' || nm); END IF;"
 	" RETURN NULL; END $$",
-	"CREATE TRIGGER envs_notify AFTER INSERT OR UPDATE OR DELETE ON envs"
+	/* (not its updates: the counts, which artifacts and tables tell) */
+	"CREATE TRIGGER envs_notify AFTER INSERT OR DELETE ON envs"
 	" FOR EACH ROW EXECUTE FUNCTION cmfs_notify()",
 	"CREATE TRIGGER art_notify AFTER INSERT OR UPDATE OR DELETE"
 	" ON artifacts FOR EACH ROW EXECUTE FUNCTION cmfs_notify()",

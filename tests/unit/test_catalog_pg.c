@@ -136,6 +136,7 @@ static void test_open(void)
 		       " '[]');"
 		       " DROP TABLE tab_options;"
 		       " DROP TABLE blob_chunks; DROP TABLE blobs;"
+		       " DROP FUNCTION cmfs_notify() CASCADE;"
 		       " UPDATE cmfs_schema SET version = 2");
 		T_INTEQ(pg_int("SELECT count(*) FROM inspections"
 			       " WHERE factories LIKE '%com.p.B%'"),
@@ -174,7 +175,8 @@ static void test_open(void)
 	       " ALTER TABLE inspections DROP COLUMN options_read;"
 	       " ALTER TABLE tables ADD COLUMN options text NOT NULL"
 	       " DEFAULT '[]'; DROP TABLE tab_options;"
-	       " DROP TABLE blob_chunks; DROP TABLE blobs;");
+	       " DROP TABLE blob_chunks; DROP TABLE blobs;"
+	       " DROP FUNCTION cmfs_notify() CASCADE;");
 	T_INTEQ(catalog_open(&d, url, &err), 0);
 	catalog_close(d);
 	T_INTEQ(pg_int("SELECT version FROM cmfs_schema"), 5);
@@ -612,6 +614,80 @@ static void test_inspections(void)
 	catalog_close(c);
 }
 
+/* What a watch was told, in order. */
+struct told {
+	pthread_mutex_t lock;
+	char seen[1024];
+};
+
+static void on_change(void *arg, const char *env, const char *name, int kind)
+{
+	struct told *t = arg;
+	size_t n;
+
+	pthread_mutex_lock(&t->lock);
+	n = strlen(t->seen);
+	snprintf(t->seen + n, sizeof(t->seen) - n, "%c:%s/%s;",
+		 kind ? kind : '*', env ? env : "-", name ? name : "-");
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* 1 once `want` is among what `t` was told, within two seconds. */
+static int told_within(struct told *t, const char *want)
+{
+	int i, found = 0;
+
+	for (i = 0; i < 200 && !found; i++) {
+		pthread_mutex_lock(&t->lock);
+		found = strstr(t->seen, want) != NULL;
+		pthread_mutex_unlock(&t->lock);
+		if (!found)
+			usleep(10000);
+	}
+	return found;
+}
+
+/* Changes through another handle are told; this handle's own are not. */
+static void test_watch(void)
+{
+	struct catalog *c = setup(), *d = NULL;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct told t = { PTHREAD_MUTEX_INITIALIZER, "" };
+	struct catalog_env e;
+	struct catalog_version v;
+	uint64_t gen;
+	int64_t a = 0;
+
+	T_INTEQ(catalog_watch(c, on_change, &t, &err), 0);
+	T_INTEQ(catalog_open(&d, url, &err), 0);
+	gen = catalog_generation(c);
+	T_INTEQ(catalog_env_add(d, "w", 0, 1, &e, &err), 0);
+	T_CHECK(told_within(&t, "e:w/;"));
+	T_CHECK(catalog_generation(c) > gen);
+	T_INTEQ(catalog_begin(d, &err), 0);
+	T_INTEQ(catalog_art_add(d, e.id, "x.jar", &a, &err), 0);
+	T_INTEQ(catalog_ver_add(d, a, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(catalog_label_set(d, a, "k", "v", &err), 0);
+	T_INTEQ(catalog_end(d, 0, &err), 0);
+	T_CHECK(told_within(&t, "a:w/x.jar;"));
+	/* One transaction, one notice of each name. */
+	usleep(100000);
+	pthread_mutex_lock(&t.lock);
+	T_STREQ(t.seen, "e:w/;a:w/x.jar;");
+	pthread_mutex_unlock(&t.lock);
+	/* A rename: both names. */
+	T_INTEQ(catalog_art_rename(d, a, "y.jar", &err), 0);
+	T_CHECK(told_within(&t, "a:w/x.jar;a:w/y.jar;"));
+	/* This handle's own change: not told. */
+	T_INTEQ(catalog_env_add(c, "mine", 0, 1, &e, &err), 0);
+	T_INTEQ(catalog_env_add(d, "theirs", 0, 1, &e, &err), 0);
+	T_CHECK(told_within(&t, "e:theirs/;"));
+	T_CHECK(strstr(t.seen, "mine") == NULL);
+	catalog_close(d);
+	catalog_unwatch(c);
+	catalog_close(c);
+}
+
 int main(void)
 {
 	url = getenv("CMFS_TEST_PG_URL");
@@ -624,6 +700,7 @@ int main(void)
 	T_RUN(test_rows);
 	T_RUN(test_blobs_inline);
 	T_RUN(test_blobs_db);
+	T_RUN(test_watch);
 	T_RUN(test_tables_events);
 	T_RUN(test_transactions);
 	T_RUN(test_concurrent_numbers);
