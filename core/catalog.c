@@ -599,6 +599,13 @@ int catalog_blob_get(struct catalog *c, const char *sha256, int fd,
 	return c->be->blob_get(c->impl, sha256, fd, size, err);
 }
 
+int catalog_blob_list(struct catalog *c,
+		      int (*fn)(void *arg, const char *const *row), void *arg,
+		      struct cmfs_err *err)
+{
+	return c->be->blob_list ? c->be->blob_list(c->impl, fn, arg, err) : 0;
+}
+
 /* A change elsewhere: what was computed before is stale (an environment
  * may have come or gone too), then the watcher is told. */
 static void elsewhere(void *arg, const char *env, const char *name, int kind)

@@ -256,6 +256,11 @@ int catalog_blob_put(struct catalog *c, const char *sha256, int fd,
 		     uint64_t size, struct cmfs_err *err);
 int catalog_blob_get(struct catalog *c, const char *sha256, int fd,
 		     uint64_t *size, struct cmfs_err *err);
+/* Each blob the catalog keeps: row[0] its sha256, row[1] its size (as
+ * text), by sha256 (none where it keeps none). */
+int catalog_blob_list(struct catalog *c,
+		      int (*fn)(void *arg, const char *const *row), void *arg,
+		      struct cmfs_err *err);
 
 /*
  * Changes committed elsewhere: through other handles, on other hosts, of
@@ -620,6 +625,9 @@ struct catalog_backend {
 			struct cmfs_err *err);
 	int (*blob_get)(void *impl, const char *sha256, int fd,
 			uint64_t *size, struct cmfs_err *err);
+	int (*blob_list)(void *impl,
+			 int (*fn)(void *arg, const char *const *row),
+			 void *arg, struct cmfs_err *err);
 	/* NULL: nothing to watch (catalog_watch). */
 	int (*watch)(void *impl, catalog_watch_fn fn, void *arg,
 		     struct cmfs_err *err);

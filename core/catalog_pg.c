@@ -1565,6 +1565,14 @@ static int pg_blob_get(void *impl, const char *sha256, int fd, uint64_t *size,
 	return pg_end(g, rc, err);
 }
 
+static int pg_blob_list(void *impl,
+			int (*fn)(void *arg, const char *const *row),
+			void *arg, struct cmfs_err *err)
+{
+	return walk_text(impl, "SELECT sha256, size FROM blobs ORDER BY sha256",
+			 NULL, 2, fn, arg, err);
+}
+
 static int pg_label_set(void *impl, int64_t art_id, const char *key,
 			const char *value, struct cmfs_err *err)
 {
@@ -2554,6 +2562,7 @@ const struct catalog_backend catalog_pg_backend = {
 	.bind_store = pg_bind_store,
 	.blob_put = pg_blob_put,
 	.blob_get = pg_blob_get,
+	.blob_list = pg_blob_list,
 	.watch = pg_watch,
 	.unwatch = pg_unwatch,
 	.retired_list = pg_retired_list,

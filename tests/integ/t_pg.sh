@@ -145,12 +145,28 @@ if wait "$PID2"; then pass; else fail "the second daemon exited non-zero"; fi
 mkdir -p "$STORE2"
 : >"$STORE2/catalog.db"
 contains "a store with its own catalog is refused" "has a catalog of its own" "$("$CMFS" -c "$T/b.ini" -f "$M2" 2>&1)"
-# fsck works on SQLite only, and says so.
-contains "fsck says it does not work on PostgreSQL yet" "SQLite catalog only" "$("$CMFS" fsck -c "$T/cmfs.ini" 2>&1)"
+# fsck on the database: its blobs hashed from there.
+rm -f "$STORE2/catalog.db"
+out=$("$CMFS" fsck -c "$T/cmfs.ini" 2>&1)
+eq "fsck of the database: clean" 0 "$?"
+contains "it checked its versions" "3 versions" "$out"
+# A chunk of a blob damaged in the database: its version is reported,
+# and --repair takes it back.
+BV=$(pg_sql "SELECT v.sha256 FROM versions v JOIN artifacts a ON a.id = v.artifact_id WHERE a.name = 'blob.bin'")
+pg_sql "UPDATE blob_chunks SET bytes = overlay(bytes placing '\x00'::bytea from 7) WHERE sha256 = '$BV'" >/dev/null
+out=$("$CMFS" fsck -c "$T/cmfs.ini" 2>&1)
+eq "fsck finds the damage" 4 "$?"
+contains "and names the version" "artifact blob.bin, version 10: blob $BV is corrupt" "$out"
+out=$("$CMFS" fsck --repair -c "$T/cmfs.ini" 2>&1)
+eq "fsck --repair repairs it" 1 "$?"
+eq "the version is gone" 0 "$(pg_sql "SELECT count(*) FROM versions WHERE sha256 = '$BV'")"
+eq "and its blob with it" 0 "$(pg_sql "SELECT count(*) FROM blobs WHERE sha256 = '$BV'")"
+check "fsck is clean again" "$CMFS" fsck -c "$T/cmfs.ini"
 
 # The server gone and back: writes fail at once with a reason, then work
 # again without a remount.
 mount_cmfs
+check "blob.bin, uploaded again after the repair" cp "$T/r0.bin" "$A/blob.bin"
 stat "$A/blob.bin" >/dev/null # (a failed look-up is an EIO the log does not name)
 pg_stop
 errno_is "a label while the server is down" EIO setxattr "$A/blob.bin" user.team data
