@@ -126,21 +126,13 @@ umount_cmfs
 
 # Another store on the database: it copies the blobs it reads from there,
 # each checked against its SHA-256.
-"$CMFS" -c "$T/b.ini" -f -o allow_other "$M2" >>"$LOG" 2>&1 &
-PID2=$!
-i=0
-while ! mountpoint -q "$M2" && [ $i -lt 100 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
-check "another store mounts the database" mountpoint -q "$M2"
+check "another store mounts the database" mount_second "$T/b.ini" "$M2"
 B10=$(pg_sql "SELECT v.sha256 FROM versions v JOIN artifacts a ON a.id = v.artifact_id WHERE a.name = 'blob.bin'")
 check_not "without the blob" test -e "$STORE2/blobs/$(printf %.2s "$B10")/$B10"
 check "its bytes read back there" cmp "$T/r0.bin" "$M2/envs/prod/versions/blob.bin/10.bin"
 check "a copy is now in that store" cmp "$T/r0.bin" "$STORE2/blobs/$(printf %.2s "$B10")/$B10"
 check "and the JAR" cmp "$DATA/mongodb-v2.jar" "$M2/envs/prod/versions/mongodb-connector.jar/2.jar"
-fusermount3 -u "$M2"
-if wait "$PID2"; then pass; else fail "the second daemon exited non-zero"; fi
+umount_second "$M2"
 # A store that has a catalog.db of its own is not mounted on a database.
 mkdir -p "$STORE2"
 : >"$STORE2/catalog.db"
@@ -204,17 +196,10 @@ contains "says what it read" "imported 1 environments, 2 artifacts (3 versions,"
 check "export of that" "$CMFS" export -c "$T/c.ini" "$T/exp3"
 check "the same export again" same_export "$T/exp" "$T/exp3"
 check_not "importing twice fails" "$CMFS" import "$T/exp2" -c "$T/c.ini"
-"$CMFS" -c "$T/c.ini" -f -o allow_other "$M2" >>"$LOG" 2>&1 &
-PID2=$!
-i=0
-while ! mountpoint -q "$M2" && [ $i -lt 100 ]; do
-	sleep 0.05
-	i=$((i + 1))
-done
+check "the moved catalog mounts" mount_second "$T/c.ini" "$M2"
 eq "the moved catalog mounts: its table resolves" "$M2/envs/prod/versions/mongodb-connector.jar/2.jar" \
 	"$(cat "$M2/envs/prod/tables/resolved/orders.jars")"
 check "and its bytes read back" cmp "$DATA/mongodb-v2.jar" "$M2/envs/prod/versions/mongodb-connector.jar/2.jar"
 eq "with its labels" mongodb "$(getfattr --only-values -n $IDENT "$M2/envs/prod/artifacts/mongodb-connector.jar")"
-fusermount3 -u "$M2"
-if wait "$PID2"; then pass; else fail "the second daemon exited non-zero"; fi
+umount_second "$M2"
 finish

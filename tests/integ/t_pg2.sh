@@ -28,20 +28,11 @@ printf '[store]\npath = %s\n%s\n' "$STORE2" "$INI_EXTRA" >"$T/b.ini"
 
 # Host B, as mount_cmfs mounts host A.
 mount_b() {
-	"$CMFS" -c "$T/b.ini" -f -o allow_other "$M2" >>"$LOG2" 2>&1 &
-	PID2=$!
-	i=0
-	while ! mountpoint -q "$M2" && [ $i -lt 100 ]; do
-		sleep 0.05
-		i=$((i + 1))
-	done
-	check "host B mounts beside A" mountpoint -q "$M2"
+	check "host B mounts beside A" mount_second "$T/b.ini" "$M2" "$LOG2"
 }
 
 umount_b() {
-	fusermount3 -u "$M2"
-	if wait "$PID2"; then pass; else fail "host B's daemon exited non-zero"; fi
-	PID2=
+	umount_second "$M2"
 }
 
 # within DESC CMD...: CMD succeeds within a second (polled every 20 ms).
