@@ -87,6 +87,21 @@ pg_sql() {
 	"$PGBIN/psql" -X -q -A -t -d "$PG_URL" -c "$1"
 }
 
+# two_hosts: INI_EXTRA for hosts on $PG_URL whose kernels may keep names
+# long, found or not (30 s), so that only another host's notification
+# makes one ask again soon; and $T/b.ini, host B's configuration (store
+# $T/store2) for mount_second.  Then mount_cmfs mounts host A.
+two_hosts() {
+	INI_EXTRA="[mount]
+entry_timeout = 30
+attr_timeout = 30
+negative_timeout = 30
+[catalog]
+url = $PG_URL"
+	printf '[store]\npath = %s\n%s\n' "$T/store2" "$INI_EXTRA" \
+		>"$T/b.ini"
+}
+
 # mount_second INI MNT [LOG]: another host, a daemon of its own on MNT
 # with configuration INI, logging to LOG ($LOG by default); its pid in
 # PID2.  0 once mounted.

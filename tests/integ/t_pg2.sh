@@ -9,14 +9,7 @@
 . "$(dirname "$0")/pg.sh"
 pg_start
 
-# Names the kernel may keep long, found or not: only the other host's
-# notification makes it ask again within a second.
-INI_EXTRA="[mount]
-entry_timeout = 30
-attr_timeout = 30
-negative_timeout = 30
-[catalog]
-url = $PG_URL"
+two_hosts
 mount_cmfs
 
 M2=$T/mnt2
@@ -24,7 +17,6 @@ STORE2=$T/store2
 LOG2=$T/daemon2.log
 PID2=
 mkdir -p "$M2"
-printf '[store]\npath = %s\n%s\n' "$STORE2" "$INI_EXTRA" >"$T/b.ini"
 
 # Host B, as mount_cmfs mounts host A.
 mount_b() {
