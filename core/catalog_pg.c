@@ -580,11 +580,20 @@ static void pg_close(void *impl)
 	free(g);
 }
 
-/* A new connection to `uri` (check its status). */
+/*
+ * A new connection to `uri` (check its status).  TCP keepalives find a
+ * server that went silent (a partition, a host that died) within some
+ * 25 s, where the system's defaults take hours: the watch's connection
+ * only reads, and would otherwise wait for notifications that never
+ * come.  The URI's own parameters, after these, win.
+ */
 static PGconn *dial(const char *uri)
 {
-	const char *const keys[] = { "connect_timeout", "dbname", NULL };
-	const char *const values[] = { CONNECT_TIMEOUT, uri, NULL };
+	const char *const keys[] = { "connect_timeout", "keepalives_idle",
+				     "keepalives_interval",
+				     "keepalives_count", "dbname", NULL };
+	const char *const values[] = { CONNECT_TIMEOUT, "10", "5", "3", uri,
+				       NULL };
 
 	return PQconnectdbParams(keys, values, 1);
 }
