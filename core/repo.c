@@ -1273,7 +1273,7 @@ static int check_catalog_file(struct repo *r, const char *db,
 
 struct give_arg {
 	struct repo *r;
-	uint64_t n;
+	uint64_t n;		/* blobs a version refers to */
 	struct cmfs_err err;
 };
 
@@ -1329,8 +1329,9 @@ static int open_catalog(struct repo *r, const char *db, struct cmfs_err *err)
 		if (rc)
 			return cmfs_err_set(err, rc, "%s", cmfs_err_msg(&g.err));
 		repo_log(r, LOG_NOTICE,
-			 "put %llu blobs of store %s in the catalog",
-			 (unsigned long long)g.n, store_path(r->store));
+			 "put the blobs of store %s in the catalog (%llu "
+			 "checked)",
+			 store_path(r->store), (unsigned long long)g.n);
 	}
 	return rc;
 }

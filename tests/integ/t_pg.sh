@@ -137,8 +137,24 @@ umount_second "$M2"
 mkdir -p "$STORE2"
 : >"$STORE2/catalog.db"
 contains "a store with its own catalog is refused" "has a catalog of its own" "$("$CMFS" -c "$T/b.ini" -f "$M2" 2>&1)"
-# fsck on the database: its blobs hashed from there.
 rm -f "$STORE2/catalog.db"
+
+# A catalog from schema 4: the bytes of its versions only in the store
+# that mounted it (the one cmfs_store names).  Another store is refused
+# until that one has mounted it once, which puts them in the database.
+pg_sql "DELETE FROM blobs; INSERT INTO cmfs_store VALUES('$(hostname):$STORE')" >/dev/null
+contains "another store is refused while the bytes are in one" "mount it from there once" "$("$CMFS" -c "$T/b.ini" -f "$M2" 2>&1)"
+check_not "and is not mounted" mountpoint -q "$M2"
+mount_cmfs
+contains "the store that has them puts them in the database" "blobs of store $STORE in the catalog" "$(cat "$LOG")"
+umount_cmfs
+eq "every version's bytes are there" 0 "$(pg_sql "SELECT count(*) FROM versions v WHERE NOT EXISTS (SELECT 1 FROM blobs b WHERE b.sha256 = v.sha256) AND NOT EXISTS (SELECT 1 FROM inline_blobs i WHERE i.sha256 = v.sha256)")"
+rm -rf "$STORE2/blobs"
+check "then another store mounts" mount_second "$T/b.ini" "$M2"
+check "and reads them" cmp "$T/r0.bin" "$M2/envs/prod/versions/blob.bin/10.bin"
+umount_second "$M2"
+
+# fsck on the database: its blobs hashed from there.
 out=$("$CMFS" fsck -c "$T/cmfs.ini" 2>&1)
 eq "fsck of the database: clean" 0 "$?"
 contains "it checked its versions" "3 versions" "$out"
