@@ -734,6 +734,8 @@ static int load_bytes(struct load *L, const char *path,
 		rc = catalog_inline_put(L->cat, hex, mem, (size_t)size, err);
 	} else {
 		rc = store_blob_commit(L->store, fd, hex, size, 1, err);
+		if (!rc && catalog_keeps_blobs(L->cat))
+			rc = catalog_blob_put(L->cat, hex, fd, size, err);
 		if (!rc && note_blob(L, hex))
 			rc = cmfs_err_set(err, -ENOMEM, "out of memory");
 	}

@@ -1409,6 +1409,11 @@ static int count_blob(void *arg, const char *sha, uint64_t size)
 		c->known++;
 		return 0;
 	}
+	/* A copy of a blob that another host freed since. */
+	if (catalog_keeps_blobs(c->r->cat)) {
+		store_blob_unlink(c->r->store, sha);
+		return 0;
+	}
 	if (!c->unknown++)
 		snprintf(c->first, sizeof(c->first), "%s", sha);
 	return 0;
@@ -1445,6 +1450,29 @@ static int check_catalog_file(struct repo *r, const char *db,
 			    stat(db, &st) ? "missing" : "empty");
 }
 
+struct give_arg {
+	struct repo *r;
+	uint64_t n;		/* blobs a version refers to */
+	struct cmfs_err err;
+};
+
+/* A blob of the store that a version refers to, into the catalog. */
+static int give_blob(void *arg, const char *sha, uint64_t size)
+{
+	struct give_arg *g = arg;
+	uint64_t refs;
+	int fd, rc = catalog_blob_refs(g->r->cat, sha, &refs, &g->err);
+
+	if (rc || !refs)
+		return rc;
+	if ((rc = store_blob_open(g->r->store, sha, &fd, &g->err)))
+		return rc;
+	rc = catalog_blob_put(g->r->cat, sha, fd, size, &g->err);
+	close(fd);
+	g->n += !rc;
+	return rc;
+}
+
 /*
  * The store's own catalog.db, or the database of [catalog] url.  A store
  * that has a catalog.db of its own is not mounted on a database: the
@@ -1472,7 +1500,19 @@ static int open_catalog(struct repo *r, const char *db, struct cmfs_err *err)
 	if ((rc = catalog_open(&r->cat, r->cfg->catalog_url, err)))
 		return rc;
 	store_ident(r->store, id, sizeof(id));
-	return catalog_bind_store(r->cat, id, err);
+	rc = catalog_bind_store(r->cat, id, err);
+	if (rc > 0) {
+		struct give_arg g = { r, 0, CMFS_ERR_INIT };
+
+		rc = store_blob_walk(r->store, give_blob, &g);
+		if (rc)
+			return cmfs_err_set(err, rc, "%s", cmfs_err_msg(&g.err));
+		repo_log(r, LOG_NOTICE,
+			 "put the blobs of store %s in the catalog (%llu "
+			 "checked)",
+			 store_path(r->store), (unsigned long long)g.n);
+	}
+	return rc;
 }
 
 static int sweep(struct repo *r, struct cmfs_err *err)
@@ -1571,8 +1611,16 @@ int repo_open(struct repo **out, const struct config *cfg,
 	r->batch = cfg->sync == CONFIG_SYNC_BATCH;
 	/* On a full disk, the reserve's room lets the catalog open. */
 	store_reserve_release(r->store, 0);
-	if ((rc = open_catalog(r, db, err)) ||
-	    (rc = catalog_set_sync(r->cat, !r->batch, err)))
+	if ((rc = open_catalog(r, db, err)))
+		goto fail;
+	/* A catalog that keeps blobs has every commit's bytes once it
+	 * returns: this host's files are copies, each synced as it is
+	 * linked, and nothing is left for a recovery to check. */
+	if (catalog_keeps_blobs(r->cat)) {
+		r->batch = 0;
+		store_cache_max(r->store, cfg->cache_max);
+	}
+	if ((rc = catalog_set_sync(r->cat, !r->batch, err)))
 		goto fail;
 	recover(r);
 	settle_renames(r);
@@ -1670,6 +1718,17 @@ struct catalog *repo_catalog(struct repo *r)
 uint64_t repo_generation(struct repo *r)
 {
 	return catalog_generation(r->cat);
+}
+
+int repo_watch(struct repo *r, catalog_watch_fn fn, void *arg,
+	       struct cmfs_err *err)
+{
+	return catalog_watch(r->cat, fn, arg, err);
+}
+
+void repo_unwatch(struct repo *r)
+{
+	catalog_unwatch(r->cat);
 }
 
 int repo_env_get(struct repo *r, const char *env, struct catalog_env *out)
@@ -2533,9 +2592,14 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 		rc = catalog_insp_put(r->cat, sha, rep, err);
 	/* ... and bytes already a file (stored before inline blobs, or
 	 * with another inline_max) stay that file. */
-	put_inline = !rc && !same && mem && !store_blob_exists(r->store, sha);
+	put_inline = !rc && !same && mem &&
+		     (catalog_keeps_blobs(r->cat) ||
+		      !store_blob_exists(r->store, sha));
 	if (put_inline)
 		rc = catalog_inline_put(r->cat, sha, mem, (size_t)size, err);
+	/* A catalog that keeps blobs has the bytes before the version. */
+	if (!rc && !same && !mem && catalog_keeps_blobs(r->cat))
+		rc = catalog_blob_put(r->cat, sha, fd, size, err);
 	if (!rc && same)
 		v = a.latest;
 	else if (!rc)
@@ -2564,6 +2628,8 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 			store_blob_unlink(r->store, sha);
 	}
 	pthread_mutex_unlock(&r->gc_lock);
+	if (!rc && !mem && catalog_keeps_blobs(r->cat))
+		store_blob_trim(r->store, NULL); /* a new copy here */
 	if (!rc && out)
 		*out = v;
 refused:

@@ -93,6 +93,14 @@ struct catalog *repo_catalog(struct repo *r);
  */
 /* A number that grows with every change of the catalog (catalog.h). */
 uint64_t repo_generation(struct repo *r);
+/*
+ * Changes other hosts commit to a shared catalog: fn runs on a thread of
+ * the catalog's for each (catalog_watch(); 0 and nothing to do where no
+ * other host can write).  repo_unwatch() stops it before the mount goes.
+ */
+int repo_watch(struct repo *r, catalog_watch_fn fn, void *arg,
+	       struct cmfs_err *err);
+void repo_unwatch(struct repo *r);
 /* Environment `env`'s row (its creation time for the tree's dates). */
 int repo_env_get(struct repo *r, const char *env, struct catalog_env *out);
 /* The latest version of artifact `name`. */

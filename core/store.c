@@ -47,6 +47,8 @@ struct store {
 	unsigned long retired;	/* blobs retired: their names' counter */
 	int new_dir;		/* a blob directory made since the last
 				 * store_blobs_sync() (atomic) */
+	uint64_t cache_max;	/* store_cache_max(); 0: no bound */
+	pthread_mutex_t trim_lock; /* one store_blob_trim() at a time */
 };
 
 struct store_hash {
@@ -203,6 +205,7 @@ int store_open(struct store **out, const char *path, struct cmfs_err *err)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
 	s->blobs_fd = s->staging_fd = s->scratch_fd = s->lock_fd = -1;
 	s->path = strdup(real);
+	pthread_mutex_init(&s->trim_lock, NULL);
 	s->root_fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (!s->path || s->root_fd < 0) {
 		rc = s->path ? -errno : -ENOMEM;
@@ -233,6 +236,7 @@ void store_close(struct store *s)
 		close(s->scratch_fd);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd); /* drops the flock */
+	pthread_mutex_destroy(&s->trim_lock);
 	free(s->path);
 	free(s);
 }
@@ -538,6 +542,23 @@ ssize_t store_pread_full(int fd, void *buf, size_t len, off_t off)
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
+}
+
+int store_pwrite_full(int fd, const void *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pwrite(fd, (const char *)buf + done, len - done,
+			   off + (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
 }
 
 void store_hash_mem(char hex[STORE_SHA_HEX], const void *data, size_t len)
@@ -1107,5 +1128,108 @@ int store_scratch_staged(struct store *s, const char *env, char dir,
 		closedir(d);
 	}
 	closedir(top);
+	return rc;
+}
+
+void store_cache_max(struct store *s, uint64_t max)
+{
+	s->cache_max = max;
+}
+
+void store_blob_used(int fd)
+{
+	const struct timespec t[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
+
+	if (futimens(fd, t) || flock(fd, LOCK_SH | LOCK_NB))
+		(void)0; /* a copy used less recently than it was, at worst */
+}
+
+struct cached {
+	char sha[STORE_SHA_HEX];
+	uint64_t size;
+	struct timespec used;
+};
+
+struct census {
+	struct store *s;
+	struct cached *v;
+	size_t n, cap;
+	uint64_t total;
+};
+
+static int census_add(void *arg, const char *sha, uint64_t size)
+{
+	struct census *c = arg;
+	char rel[80];
+	struct stat st;
+
+	if (strlen(sha) != STORE_SHA_HEX - 1)
+		return 0;
+	blob_rel(rel, sizeof(rel), sha);
+	if (fstatat(c->s->blobs_fd, rel, &st, 0))
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+		struct cached *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->v = v;
+		c->cap = cap;
+	}
+	memcpy(c->v[c->n].sha, sha, STORE_SHA_HEX);
+	c->v[c->n].size = size;
+	c->v[c->n].used = st.st_atim;
+	c->n++;
+	c->total += size;
+	return 0;
+}
+
+static int by_use(const void *a, const void *b)
+{
+	const struct timespec *x = &((const struct cached *)a)->used,
+			      *y = &((const struct cached *)b)->used;
+
+	if (x->tv_sec != y->tv_sec)
+		return x->tv_sec < y->tv_sec ? -1 : 1;
+	return x->tv_nsec < y->tv_nsec ? -1 : x->tv_nsec > y->tv_nsec;
+}
+
+/*
+ * Blobs out, least recently used first, until the rest fit: each only
+ * while no one holds it (an exclusive flock(2) that fails: someone has it
+ * open), and unlinked while that lock is held, so an open that comes
+ * after finds the name gone and fetches the blob again.
+ */
+int store_blob_trim(struct store *s, uint64_t *freed)
+{
+	struct census c = { s, NULL, 0, 0, 0 };
+	char rel[80];
+	size_t i;
+	int fd, rc;
+
+	if (freed)
+		*freed = 0;
+	if (!s->cache_max)
+		return 0;
+	pthread_mutex_lock(&s->trim_lock);
+	rc = store_blob_walk(s, census_add, &c);
+	if (!rc && c.total > s->cache_max)
+		qsort(c.v, c.n, sizeof(*c.v), by_use);
+	for (i = 0; !rc && i < c.n && c.total > s->cache_max; i++) {
+		blob_rel(rel, sizeof(rel), c.v[i].sha);
+		fd = openat(s->blobs_fd, rel, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!flock(fd, LOCK_EX | LOCK_NB) &&
+		    !unlinkat(s->blobs_fd, rel, 0)) {
+			c.total -= c.v[i].size;
+			if (freed)
+				*freed += c.v[i].size;
+		}
+		close(fd);
+	}
+	pthread_mutex_unlock(&s->trim_lock);
+	free(c.v);
 	return rc;
 }

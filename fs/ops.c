@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -253,8 +254,14 @@ static void *inval_thread(void *arg)
 	return NULL;
 }
 
+static void elsewhere(void *arg, const char *env, const char *name,
+		      int kind);
+
 int cmfs_inval_start(struct cmfs *c)
 {
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int rc;
+
 	pthread_mutex_init(&c->qlock, NULL);
 	pthread_cond_init(&c->qcond, NULL);
 	pthread_mutex_init(&c->slock, NULL);
@@ -262,11 +269,17 @@ int cmfs_inval_start(struct cmfs *c)
 	repo_settled(c->repo, repo_generation(c->repo),
 		     (int64_t)c->started.tv_sec * 1000000000 +
 			     c->started.tv_nsec);
-	return -pthread_create(&c->qthread, NULL, inval_thread, c);
+	rc = -pthread_create(&c->qthread, NULL, inval_thread, c);
+	if (!rc && repo_watch(c->repo, elsewhere, c, &err))
+		repo_log(c->repo, LOG_ERR,
+			 "changes made on other hosts will show late here: %s",
+			 cmfs_err_msg(&err));
+	return rc;
 }
 
 void cmfs_inval_quiesce(struct cmfs *c)
 {
+	repo_unwatch(c->repo);
 	pthread_mutex_lock(&c->qlock);
 	c->qstop = 1;
 	pthread_cond_signal(&c->qcond);
@@ -339,6 +352,52 @@ static void inval_artifact(struct cmfs *c, const char *env, const char *name,
 		inval_queue(c, 0, ino, NULL);
 	if (detached)
 		inval_queue(c, path_ino(arts), 0, name);
+}
+
+/* A name the kernel holds, forgotten: its entry and its inode. */
+static void forget_node(void *arg, struct node *n)
+{
+	struct cmfs *c = arg;
+
+	if (n->parent && (n->kind == N_ENV || n->kind == N_ART ||
+			  n->kind == N_TABLE)) {
+		inval_queue(c, path_ino(n->parent), 0, n->name);
+		inval_queue(c, 0, path_ino(n), NULL);
+	}
+}
+
+/*
+ * The catalog changed on another host (catalog_watch(), on its thread):
+ * what the kernel keeps of the name is stale.  An artifact, table or
+ * environment may be new (a negative entry), gone, or other bytes: its
+ * entry and inode are invalidated, and resolved files settled as after
+ * a change here.  env NULL, changes missed while the catalog's
+ * connection was lost: every such name the kernel holds.
+ */
+static void elsewhere(void *arg, const char *env, const char *name, int kind)
+{
+	struct cmfs *c = arg;
+	struct node *dir;
+
+	if (!env) {
+		repo_log(c->repo, LOG_WARNING,
+			 "catalog: changes from other hosts were missed while "
+			 "the connection was lost: every name invalidated");
+		path_walk(c->paths, forget_node, c);
+	} else if (kind == 'e') {
+		dir = path_find(c->paths, path_root(c->paths), "envs");
+		if (dir)
+			inval_queue(c, path_ino(dir), 0, env);
+	} else if (kind == 'a' && (dir = env_dir(c, env, "artifacts"))) {
+		inval_artifact(c, env, name, 0);
+		inval_queue(c, path_ino(dir), 0, name);
+	} else if (kind == 't' && (dir = env_dir(c, env, "tables"))) {
+		char sql[160];
+
+		snprintf(sql, sizeof(sql), "%s.sql", name);
+		inval_queue(c, path_ino(dir), 0, sql);
+	}
+	cmfs_settle(c, 1);
 }
 
 /* ---- Resolved files in the page cache ---- */

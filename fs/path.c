@@ -455,3 +455,16 @@ int path_rename(struct paths *t, struct node *node, struct node *parent,
 	path_unlock(t);
 	return 0;
 }
+
+void path_walk(struct paths *t, void (*fn)(void *arg, struct node *n),
+	       void *arg)
+{
+	struct node *n;
+	size_t i;
+
+	path_lock(t);
+	for (i = 0; i < t->nbuckets; i++)
+		for (n = t->buckets[i]; n; n = n->hnext)
+			fn(arg, n);
+	path_unlock(t);
+}
