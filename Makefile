@@ -53,7 +53,7 @@ TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 CORE_LIB := $(BUILD)/libcmfscore.a
 
 .PHONY: all cmfs check check-unit check-integ clean install uninstall deps \
-	bench soak fuzz man deb
+	bench bench-pg soak fuzz man deb
 
 all: cmfs
 
@@ -109,6 +109,9 @@ check-integ: cmfs $(TOOL_BIN)
 
 bench: cmfs
 	sh bench/run.sh
+
+bench-pg: cmfs
+	sh bench/pg.sh
 
 soak: cmfs
 	sh bench/soak.sh
