@@ -24,16 +24,18 @@
 #define CMFS_STR_(x) #x
 #define CMFS_STR(x) CMFS_STR_(x)
 
-/* The columns of an artifact row with its latest version. */
+/* The columns of a version row (rd_ver()). */
+#define VER_COLS "v.artifact_id, v.n, v.sha256, v.size, v.mtime, v.uid, v.insp"
+/* The columns of an artifact row with its latest version (rd_art()). */
 #define ART_COLS                                                             \
-	"a.id, a.env_id, a.name, v.n, v.sha256, v.size, v.mtime, v.uid,"     \
-	" (SELECT count(*) FROM versions WHERE artifact_id = a.id), v.insp"
-/* The inspection row a version's blob has (NULL: none). */
-#define INSP_OF_VERSION                                                       \
-	"(SELECT id FROM inspections i WHERE i.sha256 = versions.sha256)"
+	"a.id, a.env_id, a.name,"                                            \
+	" (SELECT count(*) FROM versions WHERE artifact_id = a.id), " VER_COLS
 #define ART_LATEST                                                           \
 	" JOIN versions v ON v.artifact_id = a.id AND v.n ="                 \
 	" (SELECT max(n) FROM versions WHERE artifact_id = a.id)"
+/* The inspection row a version's blob has (NULL: none). */
+#define INSP_OF_VERSION                                                       \
+	"(SELECT id FROM inspections i WHERE i.sha256 = versions.sha256)"
 
 const char *const sq_sql[S_COUNT] = {
 	[S_ENV_ADD] = "INSERT INTO envs(name, ctime, uid) VALUES(?, ?, ?)",
@@ -100,11 +102,11 @@ const char *const sq_sql[S_COUNT] = {
 		"INSERT INTO versions(artifact_id, n, sha256, size, mtime,"
 		" uid, insp) VALUES(?1, ?2, ?3, ?4, ?5, ?6,"
 		" (SELECT id FROM inspections WHERE sha256 = ?3))",
-	[S_VER_GET] = "SELECT artifact_id, n, sha256, size, mtime, uid, insp"
-		      " FROM versions WHERE artifact_id = ? AND n = ?",
+	[S_VER_GET] = "SELECT " VER_COLS " FROM versions v"
+		      " WHERE artifact_id = ? AND n = ?",
 	[S_VER_DEL] = "DELETE FROM versions WHERE artifact_id = ? AND n = ?",
-	[S_VER_LIST] = "SELECT artifact_id, n, sha256, size, mtime, uid, insp"
-		       " FROM versions WHERE artifact_id = ? ORDER BY n",
+	[S_VER_LIST] = "SELECT " VER_COLS " FROM versions v"
+		       " WHERE artifact_id = ? ORDER BY n",
 	[S_VER_NEXT_ABOVE] = "UPDATE artifacts SET next_n = max(next_n,"
 			     " ?2 + 1) WHERE id = ?1",
 	[S_BLOB_REFS] = "SELECT count(*) FROM versions WHERE sha256 = ?",
@@ -277,17 +279,21 @@ static int rd_env(void *o, sqlite3_stmt *s)
 	return 0;
 }
 
+/* The VER_COLS from column i on. */
+static void ver_at(struct catalog_version *v, sqlite3_stmt *s, int i)
+{
+	v->artifact_id = sqlite3_column_int64(s, i);
+	v->n = sqlite3_column_int64(s, i + 1);
+	col_str(v->sha256, sizeof(v->sha256), s, i + 2);
+	v->size = (uint64_t)sqlite3_column_int64(s, i + 3);
+	v->mtime = sqlite3_column_int64(s, i + 4);
+	v->uid = (uint32_t)sqlite3_column_int64(s, i + 5);
+	v->insp = sqlite3_column_int64(s, i + 6);
+}
+
 static int rd_ver(void *o, sqlite3_stmt *s)
 {
-	struct catalog_version *v = o;
-
-	v->artifact_id = sqlite3_column_int64(s, 0);
-	v->n = sqlite3_column_int64(s, 1);
-	col_str(v->sha256, sizeof(v->sha256), s, 2);
-	v->size = (uint64_t)sqlite3_column_int64(s, 3);
-	v->mtime = sqlite3_column_int64(s, 4);
-	v->uid = (uint32_t)sqlite3_column_int64(s, 5);
-	v->insp = sqlite3_column_int64(s, 6);
+	ver_at(o, s, 0);
 	return 0;
 }
 
@@ -299,14 +305,8 @@ static int rd_art(void *o, sqlite3_stmt *s)
 	a->id = sqlite3_column_int64(s, 0);
 	a->env_id = sqlite3_column_int64(s, 1);
 	col_str(a->name, sizeof(a->name), s, 2);
-	a->latest.artifact_id = a->id;
-	a->latest.n = sqlite3_column_int64(s, 3);
-	col_str(a->latest.sha256, sizeof(a->latest.sha256), s, 4);
-	a->latest.size = (uint64_t)sqlite3_column_int64(s, 5);
-	a->latest.mtime = sqlite3_column_int64(s, 6);
-	a->latest.uid = (uint32_t)sqlite3_column_int64(s, 7);
-	a->nversions = sqlite3_column_int64(s, 8);
-	a->latest.insp = sqlite3_column_int64(s, 9);
+	a->nversions = sqlite3_column_int64(s, 3);
+	ver_at(&a->latest, s, 4);
 	return 0;
 }
 
@@ -397,7 +397,8 @@ static int sq_env_del(void *impl, int64_t env_id, struct cmfs_err *err)
 	if (!rc && busy)
 		rc = -ENOTEMPTY;
 	if (!rc)
-		rc = sq_run(q, S_ENV_DEL, SQ_EXEC, NULL, NULL, err, "i", env_id);
+		rc = sq_run(q, S_ENV_DEL, SQ_EXEC, NULL, NULL, err, "i",
+			    env_id);
 	sq_unlock(q);
 	return rc;
 }
