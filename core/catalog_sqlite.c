@@ -238,6 +238,7 @@ const char *const sq_sql[S_COUNT] = {
 	[S_RETIRED_PUT] = "INSERT INTO retired(env, name, next_n)"
 			  " VALUES(?1, ?2, ?3) ON CONFLICT(env, name) DO"
 			  " UPDATE SET next_n = max(next_n, excluded.next_n)",
+	[S_USER_VERSION] = "PRAGMA user_version",
 	[S_BEGIN] = "BEGIN IMMEDIATE",
 	[S_BEGIN_READ] = "BEGIN",
 	[S_COMMIT] = "COMMIT",

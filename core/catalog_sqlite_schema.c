@@ -301,15 +301,10 @@ static const char *const *const migrations[SQ_SCHEMA_VERSION] = {
 
 int sq_schema_version(struct sq *q, int *out, struct cmfs_err *err)
 {
-	sqlite3_stmt *s;
-	int rc;
+	uint64_t v = 0;
+	int rc = sq_run(q, S_USER_VERSION, SQ_SCALAR, NULL, &v, err, "");
 
-	if (sqlite3_prepare_v2(q->db, "PRAGMA user_version", -1, &s, NULL))
-		return sq_fail_last(q, err);
-	rc = sqlite3_step(s);
-	*out = rc == SQLITE_ROW ? sqlite3_column_int(s, 0) : 0;
-	rc = rc == SQLITE_ROW ? 0 : sq_fail_last(q, err);
-	sqlite3_finalize(s);
+	*out = (int)v;
 	return rc;
 }
 
