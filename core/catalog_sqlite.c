@@ -24,12 +24,13 @@
 #define CMFS_STR_(x) #x
 #define CMFS_STR(x) CMFS_STR_(x)
 
-/* The columns of a version row (rd_ver()). */
-#define VER_COLS "v.artifact_id, v.n, v.sha256, v.size, v.mtime, v.uid, v.insp"
+/* A version's columns but its artifact (ver_at()), and a version row's. */
+#define VER_FIELDS "v.n, v.sha256, v.size, v.mtime, v.uid, v.insp"
+#define VER_COLS "v.artifact_id, " VER_FIELDS
 /* The columns of an artifact row with its latest version (rd_art()). */
 #define ART_COLS                                                             \
 	"a.id, a.env_id, a.name,"                                            \
-	" (SELECT count(*) FROM versions WHERE artifact_id = a.id), " VER_COLS
+	" (SELECT count(*) FROM versions WHERE artifact_id = a.id), " VER_FIELDS
 #define ART_LATEST                                                           \
 	" JOIN versions v ON v.artifact_id = a.id AND v.n ="                 \
 	" (SELECT max(n) FROM versions WHERE artifact_id = a.id)"
@@ -280,21 +281,23 @@ static int rd_env(void *o, sqlite3_stmt *s)
 	return 0;
 }
 
-/* The VER_COLS from column i on. */
+/* The VER_FIELDS from column i on. */
 static void ver_at(struct catalog_version *v, sqlite3_stmt *s, int i)
 {
-	v->artifact_id = sqlite3_column_int64(s, i);
-	v->n = sqlite3_column_int64(s, i + 1);
-	col_str(v->sha256, sizeof(v->sha256), s, i + 2);
-	v->size = (uint64_t)sqlite3_column_int64(s, i + 3);
-	v->mtime = sqlite3_column_int64(s, i + 4);
-	v->uid = (uint32_t)sqlite3_column_int64(s, i + 5);
-	v->insp = sqlite3_column_int64(s, i + 6);
+	v->n = sqlite3_column_int64(s, i);
+	col_str(v->sha256, sizeof(v->sha256), s, i + 1);
+	v->size = (uint64_t)sqlite3_column_int64(s, i + 2);
+	v->mtime = sqlite3_column_int64(s, i + 3);
+	v->uid = (uint32_t)sqlite3_column_int64(s, i + 4);
+	v->insp = sqlite3_column_int64(s, i + 5);
 }
 
 static int rd_ver(void *o, sqlite3_stmt *s)
 {
-	ver_at(o, s, 0);
+	struct catalog_version *v = o;
+
+	v->artifact_id = sqlite3_column_int64(s, 0);
+	ver_at(v, s, 1);
 	return 0;
 }
 
@@ -307,6 +310,7 @@ static int rd_art(void *o, sqlite3_stmt *s)
 	a->env_id = sqlite3_column_int64(s, 1);
 	col_str(a->name, sizeof(a->name), s, 2);
 	a->nversions = sqlite3_column_int64(s, 3);
+	a->latest.artifact_id = a->id;
 	ver_at(&a->latest, s, 4);
 	return 0;
 }
