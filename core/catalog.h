@@ -3,7 +3,7 @@
  * inspections, tables and events, behind one interface.
  *
  * Every function here dispatches to a backend (struct catalog_backend):
- * SQLite (catalog_sqlite.c, WAL mode, foreign keys, schema version with
+ * SQLite (catalog_sqlite*.c, WAL mode, foreign keys, schema version with
  * migrations), the default, or PostgreSQL (catalog_pg.c, on libpq), a
  * database server that several hosts are to mount.  Both implement the
  * same table of functions; every rule is the caller's (repo.c).
