@@ -200,14 +200,14 @@ static void inval_queue(struct cmfs *c, uint64_t parent, uint64_t ino,
 	v->ino = ino;
 	if (name)
 		snprintf(v->name, sizeof(v->name), "%s", name);
-	pthread_mutex_lock(&c->qlock);
+	pthread_mutex_lock(&c->q.lock);
 	if (c->qtail)
 		c->qtail->next = v;
 	else
 		c->qhead = v;
 	c->qtail = v;
-	pthread_cond_signal(&c->qcond);
-	pthread_mutex_unlock(&c->qlock);
+	thread_worker_wake(&c->q);
+	pthread_mutex_unlock(&c->q.lock);
 }
 
 static void *inval_thread(void *arg)
@@ -216,10 +216,10 @@ static void *inval_thread(void *arg)
 	struct inval *v;
 	int stop;
 
-	pthread_mutex_lock(&c->qlock);
+	pthread_mutex_lock(&c->q.lock);
 	for (;;) {
-		while (!c->qhead && !c->qstop)
-			pthread_cond_wait(&c->qcond, &c->qlock);
+		while (!c->qhead && !c->q.stop)
+			thread_worker_wait(&c->q, THREAD_FOREVER);
 		if (!c->qhead)
 			break;
 		v = c->qhead;
@@ -227,8 +227,8 @@ static void *inval_thread(void *arg)
 		if (!c->qhead)
 			c->qtail = NULL;
 		/* Shutting down: the kernel forgets everything anyway. */
-		stop = c->qstop;
-		pthread_mutex_unlock(&c->qlock);
+		stop = c->q.stop;
+		pthread_mutex_unlock(&c->q.lock);
 		if (!stop && c->se && v->parent)
 			fuse_lowlevel_notify_inval_entry(c->se, v->parent,
 							 v->name,
@@ -236,36 +236,36 @@ static void *inval_thread(void *arg)
 		else if (!stop && c->se && v->ino)
 			fuse_lowlevel_notify_inval_inode(c->se, v->ino, 0, 0);
 		free(v);
-		pthread_mutex_lock(&c->qlock);
+		pthread_mutex_lock(&c->q.lock);
 	}
-	pthread_mutex_unlock(&c->qlock);
+	pthread_mutex_unlock(&c->q.lock);
 	return NULL;
 }
 
 int cmfs_inval_start(struct cmfs *c)
 {
-	pthread_mutex_init(&c->qlock, NULL);
-	pthread_cond_init(&c->qcond, NULL);
+	int rc;
+
+	thread_worker_init(&c->q);
 	pthread_mutex_init(&c->slock, NULL);
 	c->epoch = 1;
 	c->settled = catalog_generation(repo_catalog(c->repo));
 	c->changed =
 		(int64_t)c->started.tv_sec * 1000000000 + c->started.tv_nsec;
-	return -pthread_create(&c->qthread, NULL, inval_thread, c);
+	pthread_mutex_lock(&c->q.lock);
+	rc = thread_worker_start(&c->q, inval_thread, c);
+	pthread_mutex_unlock(&c->q.lock);
+	return rc;
 }
 
 void cmfs_inval_quiesce(struct cmfs *c)
 {
-	pthread_mutex_lock(&c->qlock);
-	c->qstop = 1;
-	pthread_cond_signal(&c->qcond);
-	pthread_mutex_unlock(&c->qlock);
+	thread_worker_quit(&c->q);
 }
 
 void cmfs_inval_stop(struct cmfs *c)
 {
-	cmfs_inval_quiesce(c);
-	pthread_join(c->qthread, NULL);
+	thread_worker_stop(&c->q);
 	pthread_mutex_destroy(&c->slock);
 	free(c->told);
 	c->told = NULL;
