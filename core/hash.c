@@ -118,8 +118,7 @@ struct hash_slot *hash_place(struct hash *m, const void *k, size_t n)
 
 	/* Doubled (from 64 slots) before it is more than half full. */
 	if (n > UINT32_MAX ||
-	    ((m->n + 1) * 2 > m->cap &&
-	     hash_reserve(m, m->cap ? m->cap : 32)))
+	    ((m->n + 1) * 2 > m->cap && hash_reserve(m, m->cap ? m->cap : 32)))
 		return NULL;
 	h = mix(k, n, 0);
 	s = slot(m, k, n, h);

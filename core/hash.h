@@ -12,16 +12,16 @@
 #include <stdint.h>
 
 struct hash_slot {
-	const char *key;	/* NULL: empty */
+	const char *key; /* NULL: empty */
 	uint32_t len;
-	uint32_t tag;		/* the key's hash, high half: most misses end here */
+	uint32_t tag; /* the key's hash, high half: most misses end here */
 	uintptr_t val;
 };
 
 /* An empty table is all zeroes (HASH_INIT or calloc). */
 struct hash {
 	struct hash_slot *v;
-	size_t cap;		/* a power of two, or 0 */
+	size_t cap; /* a power of two, or 0 */
 	size_t n;
 };
 

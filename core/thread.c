@@ -55,8 +55,7 @@ void thread_worker_init(struct thread_worker *w)
 	w->running = w->stop = 0;
 }
 
-int thread_worker_start(struct thread_worker *w, void *(*fn)(void *),
-			void *arg)
+int thread_worker_start(struct thread_worker *w, void *(*fn)(void *), void *arg)
 {
 	if (w->running)
 		return 0;
@@ -81,8 +80,7 @@ int thread_worker_wait(struct thread_worker *w, uint64_t ns)
 	return thread_worker_wait_until(w, &t);
 }
 
-int thread_worker_wait_until(struct thread_worker *w,
-			     const struct timespec *t)
+int thread_worker_wait_until(struct thread_worker *w, const struct timespec *t)
 {
 	return pthread_cond_timedwait(&w->wake, &w->lock, t) == ETIMEDOUT
 		       ? ETIMEDOUT

@@ -35,10 +35,10 @@ void thread_deadline(struct timespec *t, uint64_t ns);
  */
 struct thread_worker {
 	pthread_mutex_t lock;
-	pthread_cond_t wake;	/* timed waits on CLOCK_MONOTONIC */
+	pthread_cond_t wake; /* timed waits on CLOCK_MONOTONIC */
 	pthread_t thread;
-	int running;		/* started and not yet joined */
-	int stop;		/* asked to stop: no new start */
+	int running; /* started and not yet joined */
+	int stop;    /* asked to stop: no new start */
 };
 
 /* For thread_worker_wait(): no time limit. */
@@ -65,8 +65,7 @@ void thread_worker_wake(struct thread_worker *w);
  * again), ETIMEDOUT when the time came.
  */
 int thread_worker_wait(struct thread_worker *w, uint64_t ns);
-int thread_worker_wait_until(struct thread_worker *w,
-			     const struct timespec *t);
+int thread_worker_wait_until(struct thread_worker *w, const struct timespec *t);
 
 /*
  * Without w->lock: set `stop` and wake the thread, without waiting for it

@@ -83,10 +83,10 @@ static void test_cond(void)
 /* A worker that counts wakes until it is stopped. */
 struct counter {
 	struct thread_worker w;
-	int queued;	/* w.lock: work the test gave */
-	int done;	/* w.lock: work the thread did */
-	int timeouts;	/* w.lock: waits that timed out */
-	uint64_t wait;	/* each wait's limit */
+	int queued;    /* w.lock: work the test gave */
+	int done;      /* w.lock: work the thread did */
+	int timeouts;  /* w.lock: waits that timed out */
+	uint64_t wait; /* each wait's limit */
 };
 
 static void *count(void *arg)
