@@ -19,7 +19,7 @@ CC      ?= cc
 PKG_CONFIG ?= pkg-config
 VERSION := 0.1.0
 
-CORE_PKGS := sqlite3 libzip libdeflate inih libcrypto libpq
+CORE_PKGS := sqlite3 libzip libdeflate inih libcrypto libpq jansson
 FS_PKGS   := fuse3 liburing
 TEST_PKGS := zlib
 

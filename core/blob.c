@@ -78,6 +78,66 @@ static int memfd_of(void *data, size_t len, int *out, struct cmfs_err *err)
 	return rc;
 }
 
+/*
+ * Copy blob `sha` of `size` bytes from a catalog that keeps blobs into
+ * the store: staged, checked against its SHA-256, synced and only then
+ * linked into place, so that the store never holds a wrong copy under
+ * the blob's name (another thread copying it at once links the same
+ * bytes: the first stays).
+ */
+static int fetch(struct store *s, struct catalog *c, const char *sha,
+		 uint64_t size, struct cmfs_err *err)
+{
+	char hex[STORE_SHA_HEX];
+	uint64_t got = 0;
+	int fd, rc = store_stage(s, &fd, err);
+
+	if (rc)
+		return rc;
+	rc = catalog_blob_get(c, sha, fd, &got, err);
+	if (!rc && got != size)
+		rc = cmfs_err_set(err, -EIO,
+				  "blob %s: %llu bytes in the catalog, %llu "
+				  "expected", sha, (unsigned long long)got,
+				  (unsigned long long)size);
+	if (!rc)
+		rc = store_hash_fd(hex, fd, size, err);
+	if (!rc && strcmp(hex, sha))
+		rc = cmfs_err_set(err, -EIO,
+				  "blob %s: the catalog's bytes have SHA-256 "
+				  "%s: not taken", sha, hex);
+	if (!rc)
+		rc = store_blob_commit(s, fd, sha, size, 1, err);
+	close(fd);
+	return rc;
+}
+
+/*
+ * Blob `sha`'s file.  Where the catalog keeps blobs, the file is this
+ * host's copy: fetched first when the store lacks it (then the copies
+ * are trimmed to [store] cache_max, this one held open), and marked used.
+ */
+static int file_open(struct store *s, struct catalog *c, const char *sha,
+		     uint64_t size, int *out, struct cmfs_err *err)
+{
+	struct cmfs_err e2 = CMFS_ERR_INIT;
+	int fetched = 0, rc = store_blob_open(s, sha, out, &e2);
+
+	if (rc == -ENOENT && catalog_keeps_blobs(c)) {
+		rc = fetch(s, c, sha, size, &e2);
+		fetched = !rc;
+		if (!rc)
+			rc = store_blob_open(s, sha, out, &e2);
+	}
+	if (rc)
+		return cmfs_err_set(err, rc, "%s", cmfs_err_msg(&e2));
+	if (catalog_keeps_blobs(c))
+		store_blob_used(*out);
+	if (fetched)
+		store_blob_trim(s, NULL);
+	return 0;
+}
+
 int blob_open(struct store *s, struct catalog *c, const char *sha,
 	      uint64_t size, int *out, struct cmfs_err *err)
 {
@@ -86,7 +146,7 @@ int blob_open(struct store *s, struct catalog *c, const char *sha,
 	int rc = inline_get(c, sha, size, &data, &len, err);
 
 	if (rc == -ENOENT)
-		return store_blob_open(s, sha, out, err);
+		return file_open(s, c, sha, size, out, err);
 	return rc ? rc : memfd_of(data, len, out, err);
 }
 
@@ -137,7 +197,7 @@ int blob_read(struct store *s, struct catalog *c, const char *sha,
 		free(data);
 		return 0;
 	}
-	if (rc != -ENOENT || (rc = store_blob_open(s, sha, &fd, err)))
+	if (rc != -ENOENT || (rc = file_open(s, c, sha, size, &fd, err)))
 		return rc;
 	n = store_pread_full(fd, buf, (size_t)size, 0);
 	if (n < 0)

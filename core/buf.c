@@ -5,6 +5,7 @@
 #include "buf.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,34 @@ int buf_printf(struct buf *b, const char *fmt, ...)
 	rc = buf_vprintf(b, fmt, ap);
 	va_end(ap);
 	return rc;
+}
+
+/* What a dump into a buf met: the first failed append's errno. */
+struct json_sink {
+	struct buf *b;
+	int rc;
+};
+
+static int json_sink(const char *text, size_t len, void *arg)
+{
+	struct json_sink *s = arg;
+
+	s->rc = buf_add(s->b, text, len);
+	return s->rc ? -1 : 0;
+}
+
+int buf_add_json(struct buf *b, const struct json_t *json, size_t flags)
+{
+	struct json_sink s = {b, 0};
+	size_t len = b->len;
+
+	if (!json_dump_callback(json, json_sink, &s, flags))
+		return 0;
+	if (b->data) {
+		b->len = len;
+		b->data[len] = '\0';
+	}
+	return s.rc ? s.rc : -EINVAL;
 }
 
 char *buf_take(struct buf *b, size_t *len)

@@ -39,6 +39,14 @@ int buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
 
 /*
+ * Append jansson's text of `json` (a json_t, dumped with json_dump_flags
+ * `flags`).  0, or -EFBIG/-ENOMEM as the appends give; -EINVAL when
+ * jansson refuses the value; on failure the buffer is left as it was.
+ */
+struct json_t;
+int buf_add_json(struct buf *b, const struct json_t *json, size_t flags);
+
+/*
  * Hand the contents to the caller, who frees them with free(); the buffer
  * is left empty.  Never NULL: an empty buffer gives a fresh "" (or NULL
  * when even that cannot be allocated).  `*len` gets the length if non-NULL.

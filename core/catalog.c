@@ -16,6 +16,8 @@ struct catalog {
 	int env_txn;		/* one is in the open transaction */
 	int depth;		/* catalog_begin nesting (the backend's lock,
 				 * held from the outermost begin, guards it) */
+	catalog_watch_fn watch_fn; /* catalog_watch's */
+	void *watch_arg;
 };
 
 /*
@@ -103,6 +105,7 @@ void catalog_close(struct catalog *c)
 {
 	if (!c)
 		return;
+	catalog_unwatch(c);
 	c->be->close(c->impl);
 	free(c);
 }
@@ -573,4 +576,60 @@ int catalog_bind_store(struct catalog *c, const char *id,
 		       struct cmfs_err *err)
 {
 	return c->be->bind_store ? c->be->bind_store(c->impl, id, err) : 0;
+}
+
+int catalog_keeps_blobs(struct catalog *c)
+{
+	return c->be->blob_put != NULL;
+}
+
+int catalog_blob_put(struct catalog *c, const char *sha256, int fd,
+		     uint64_t size, struct cmfs_err *err)
+{
+	if (!c->be->blob_put)
+		return cmfs_err_set(err, -ENOTSUP, "the catalog keeps no blobs");
+	return c->be->blob_put(c->impl, sha256, fd, size, err);
+}
+
+int catalog_blob_get(struct catalog *c, const char *sha256, int fd,
+		     uint64_t *size, struct cmfs_err *err)
+{
+	if (!c->be->blob_get)
+		return cmfs_err_set(err, -ENOTSUP, "the catalog keeps no blobs");
+	return c->be->blob_get(c->impl, sha256, fd, size, err);
+}
+
+int catalog_blob_list(struct catalog *c,
+		      int (*fn)(void *arg, const char *const *row), void *arg,
+		      struct cmfs_err *err)
+{
+	return c->be->blob_list ? c->be->blob_list(c->impl, fn, arg, err) : 0;
+}
+
+/* A change elsewhere: what was computed before is stale (an environment
+ * may have come or gone too), then the watcher is told. */
+static void elsewhere(void *arg, const char *env, const char *name, int kind)
+{
+	struct catalog *c = arg;
+
+	if (!env || kind == 'e')
+		__atomic_add_fetch(&c->env_gen, 1, __ATOMIC_RELEASE);
+	changed(c, 0);
+	c->watch_fn(c->watch_arg, env, name, kind);
+}
+
+int catalog_watch(struct catalog *c, catalog_watch_fn fn, void *arg,
+		  struct cmfs_err *err)
+{
+	if (!c->be->watch)
+		return 0;
+	c->watch_fn = fn;
+	c->watch_arg = arg;
+	return c->be->watch(c->impl, elsewhere, c, err);
+}
+
+void catalog_unwatch(struct catalog *c)
+{
+	if (c->be->unwatch)
+		c->be->unwatch(c->impl);
 }

@@ -83,9 +83,8 @@ void catalog_table_def_release(struct catalog_table_def *d);
 /*
  * Open the catalog at `uri`: a file path (SQLite), "sqlite:<path>", or a
  * libpq connection URI "postgresql://..." (PostgreSQL).  Creates and
- * migrates the schema.  A PostgreSQL catalog is open to one such handle
- * at a time, across hosts (-EBUSY while another has it: its blobs are
- * still in one host's store).  Free with catalog_close().
+ * migrates the schema.  A PostgreSQL catalog is open to any number of
+ * such handles, across hosts.  Free with catalog_close().
  */
 int catalog_open(struct catalog **out, const char *uri, struct cmfs_err *err);
 void catalog_close(struct catalog *c);
@@ -98,7 +97,8 @@ int catalog_end(struct catalog *c, int rc, struct cmfs_err *err);
 /*
  * A number that grows with every change made through this handle (rows of
  * environments, artifacts, versions, labels, inspections, tables; not
- * events).  What was computed from the catalog while it read g is still
+ * events), and with each change made elsewhere that a watch is told of
+ * (catalog_watch).  What was computed from the catalog while it read g is still
  * true while it reads g: the key of the caches above the catalog.
  */
 uint64_t catalog_generation(struct catalog *c);
@@ -235,6 +235,53 @@ int catalog_inline_del(struct catalog *c, const char *sha256,
 int catalog_inline_list(struct catalog *c,
 			int (*fn)(void *arg, const char *const *row), void *arg,
 			struct cmfs_err *err);
+
+/*
+ * Blobs kept in the database, for a catalog that several hosts mount
+ * (PostgreSQL): there every blob that is not inline is also bytes of the
+ * catalog, which each host copies into its store when it first reads it
+ * (blob_open).  catalog_keeps_blobs() is 1 for such a catalog, 0 where
+ * blobs are files of the store only (SQLite).
+ *
+ * put: the first `size` bytes of `fd` become blob `sha256` unless the
+ * catalog has it; part of the caller's transaction, the one whose version
+ * first refers to it, and no other host frees the blob before that
+ * transaction ends.  The catalog frees a blob in the transaction that
+ * drops the last version referring to it, as it does an inline blob.
+ * get: the blob's bytes written into `fd` from offset 0, *size of them;
+ * -ENOENT when the catalog does not have it.  Either: -ENOTSUP where the
+ * catalog keeps no blobs.
+ */
+int catalog_keeps_blobs(struct catalog *c);
+int catalog_blob_put(struct catalog *c, const char *sha256, int fd,
+		     uint64_t size, struct cmfs_err *err);
+int catalog_blob_get(struct catalog *c, const char *sha256, int fd,
+		     uint64_t *size, struct cmfs_err *err);
+/* Each blob the catalog keeps: row[0] its sha256, row[1] its size (as
+ * text), by sha256 (none where it keeps none). */
+int catalog_blob_list(struct catalog *c,
+		      int (*fn)(void *arg, const char *const *row), void *arg,
+		      struct cmfs_err *err);
+
+/*
+ * Changes committed elsewhere: through other handles, on other hosts, of
+ * a catalog that several hosts mount (PostgreSQL; elsewhere there is
+ * nothing to watch: 0, and fn is never called).  From a thread of the
+ * catalog's own, fn(arg, env, name, kind) for each such change, within a
+ * second of its commit: kind 'a', artifact `name` of environment `env`
+ * (it, its versions or labels); 't', table `name`; 'e', environment
+ * `env` itself (name ""); and fn(arg, NULL, NULL, 0) when changes may
+ * have been missed (the watch lost its connection and made it again):
+ * anything may have changed.  catalog_generation() has grown before each
+ * call.  Changes made through this handle are not reported.  One watch
+ * per handle; catalog_unwatch() (or catalog_close()) stops it, and fn is
+ * not called once it returns.
+ */
+typedef void (*catalog_watch_fn)(void *arg, const char *env, const char *name,
+				 int kind);
+int catalog_watch(struct catalog *c, catalog_watch_fn fn, void *arg,
+		  struct cmfs_err *err);
+void catalog_unwatch(struct catalog *c);
 
 /* Labels: key without the "user." prefix, value as bytes. */
 int catalog_label_set(struct catalog *c, int64_t art_id, const char *key,
@@ -418,7 +465,10 @@ int catalog_retired_put(struct catalog *c, const char *env, const char *name,
  * call; a call with another id is refused (-EXDEV, the message names the
  * store recorded), so that a catalog whose blobs are one store's files is
  * not mounted from another.  A catalog kept inside its store (SQLite)
- * has nothing to check: 0.
+ * has nothing to check: 0.  A catalog that keeps blobs (PostgreSQL)
+ * accepts any store once it has every version's bytes; until then only
+ * the store recorded, with 1: that store's blobs are to be put in the
+ * catalog (catalog_blob_put).
  */
 int catalog_bind_store(struct catalog *c, const char *id,
 		       struct cmfs_err *err);
@@ -571,6 +621,18 @@ struct catalog_backend {
 			    struct cmfs_err *err);
 	/* NULL: the catalog lives in its store (nothing to check). */
 	int (*bind_store)(void *impl, const char *id, struct cmfs_err *err);
+	/* NULL: the catalog keeps no blobs (catalog_keeps_blobs). */
+	int (*blob_put)(void *impl, const char *sha256, int fd, uint64_t size,
+			struct cmfs_err *err);
+	int (*blob_get)(void *impl, const char *sha256, int fd,
+			uint64_t *size, struct cmfs_err *err);
+	int (*blob_list)(void *impl,
+			 int (*fn)(void *arg, const char *const *row),
+			 void *arg, struct cmfs_err *err);
+	/* NULL: nothing to watch (catalog_watch). */
+	int (*watch)(void *impl, catalog_watch_fn fn, void *arg,
+		     struct cmfs_err *err);
+	void (*unwatch)(void *impl);
 };
 
 extern const struct catalog_backend catalog_sqlite_backend;

@@ -29,17 +29,20 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "catalog_rows.h"
 #include "config.h"
 #include "jar.h"
+#include "store.h"
 
-#define PG_SCHEMA_VERSION 4
+#define PG_SCHEMA_VERSION 5
 
 #define CMFS_STR_(x) #x
 #define CMFS_STR(x) CMFS_STR_(x)
@@ -53,9 +56,12 @@
 /* The first key of each environment's events' lock (the second: a hash
  * of its name). */
 #define EVENTS_LOCK "704371"
-/* The lock a mount holds on its catalog: one mount at a time (blobs are
- * still files of that mount's store, see catalog_pg_open). */
-#define MOUNT_LOCK "7043712003"
+/* The first key of each blob's lock (the second: a hash of its sha256),
+ * held by the transaction that stores it or may free it. */
+#define BLOB_LOCK "704372"
+
+/* The bytes of a blob kept in the database go in rows of this size. */
+#define CHUNK_SIZE (1024 * 1024)
 
 /* The first schema: the SQLite backend's version 10, in PostgreSQL. */
 static const char *const schema_v1[] = {
@@ -208,6 +214,70 @@ static const char *const schema_v4[] = {
 	"ALTER TABLE tables DROP COLUMN options",
 	NULL};
 
+/*
+ * Version 5: blobs in the database, so that every host reads them.  A
+ * blob is a row of `blobs` and its bytes rows of `blob_chunks`, CHUNK_SIZE
+ * each: ordinary rows, so a blob comes and goes in the transaction of the
+ * version that first refers to it and of the deletion that drops the last
+ * (a large object would need its own unlink beside, and vacuumlo after a
+ * crash), and each read or write of a chunk is a bounded piece of memory
+ * on both ends.  JARs are compressed already: the chunks are stored
+ * without TOAST's compression (EXTERNAL).  Freed as inline blobs are
+ * (schema 1): by the trigger on versions, under the blob's lock (see
+ * pg_blob_put for why).
+ */
+static const char *const schema_v5[] = {
+	"CREATE TABLE blobs(sha256 text COLLATE \"C\" PRIMARY KEY,"
+	" size bigint NOT NULL)",
+	"CREATE TABLE blob_chunks(sha256 text COLLATE \"C\" NOT NULL"
+	" REFERENCES blobs(sha256) ON DELETE CASCADE, seq integer NOT NULL,"
+	" bytes bytea NOT NULL, PRIMARY KEY(sha256, seq))",
+	"ALTER TABLE blob_chunks ALTER COLUMN bytes SET STORAGE EXTERNAL",
+	"CREATE OR REPLACE FUNCTION cmfs_ver_del() RETURNS trigger"
+	" LANGUAGE plpgsql AS $$"
+	" BEGIN PERFORM pg_advisory_xact_lock(" BLOB_LOCK ","
+	"  hashtext(OLD.sha256));"
+	" IF NOT EXISTS (SELECT 1 FROM versions"
+	"  WHERE sha256 = OLD.sha256) THEN"
+	"  DELETE FROM inline_blobs WHERE sha256 = OLD.sha256;"
+	"  DELETE FROM blobs WHERE sha256 = OLD.sha256;"
+	"  INSERT INTO loose(sha256) VALUES(OLD.sha256)"
+	"  ON CONFLICT DO NOTHING; END IF;"
+	" RETURN NULL; END $$",
+	/* Every commit tells the other hosts what it changed (pg_watch):
+	 * a notification on channel cmfs, "<kind><env>/<name>", sent when
+	 * the transaction commits (PostgreSQL folds repeats within one).
+	 * A version or label of an artifact being deleted names nothing:
+	 * the artifact's own row does. */
+	"CREATE FUNCTION cmfs_notify() RETURNS trigger LANGUAGE plpgsql AS $$"
+	" DECLARE r record; en text; nm text; k text := 'a'; BEGIN"
+	" IF TG_OP = 'DELETE' THEN r := OLD; ELSE r := NEW; END IF;"
+	" IF TG_TABLE_NAME = 'envs' THEN en := r.name; nm := ''; k := 'e';"
+	" ELSIF TG_TABLE_NAME IN ('artifacts', 'tables') THEN"
+	"  SELECT name INTO en FROM envs WHERE id = r.env_id; nm := r.name;"
+	"  IF TG_TABLE_NAME = 'tables' THEN k := 't'; END IF;"
+	"  IF TG_OP = 'UPDATE' AND OLD.name <> NEW.name AND en IS NOT NULL"
+	"  THEN PERFORM pg_notify('cmfs', k || en || '/' || OLD.name);"
+	"  END IF;"
+	" ELSE SELECT e.name, a.name INTO en, nm FROM artifacts a"
+	"  JOIN envs e ON e.id = a.env_id WHERE a.id = r.artifact_id;"
+	" END IF;"
+	" IF en IS NOT NULL THEN"
+	"  PERFORM pg_notify('cmfs', k || en || '/' || nm); END IF;"
+	" RETURN NULL; END $$",
+	/* (not its updates: the counts, which artifacts and tables tell) */
+	"CREATE TRIGGER envs_notify AFTER INSERT OR DELETE ON envs"
+	" FOR EACH ROW EXECUTE FUNCTION cmfs_notify()",
+	"CREATE TRIGGER art_notify AFTER INSERT OR UPDATE OR DELETE"
+	" ON artifacts FOR EACH ROW EXECUTE FUNCTION cmfs_notify()",
+	"CREATE TRIGGER ver_notify AFTER INSERT OR UPDATE OR DELETE"
+	" ON versions FOR EACH ROW EXECUTE FUNCTION cmfs_notify()",
+	"CREATE TRIGGER label_notify AFTER INSERT OR UPDATE OR DELETE"
+	" ON labels FOR EACH ROW EXECUTE FUNCTION cmfs_notify()",
+	"CREATE TRIGGER tab_notify AFTER INSERT OR UPDATE OR DELETE"
+	" ON tables FOR EACH ROW EXECUTE FUNCTION cmfs_notify()",
+	NULL};
+
 /* The columns of an artifact row with its latest version. */
 #define ART_COLS                                                             \
 	"a.id, a.env_id, a.name, v.n, v.sha256, v.size, v.mtime, v.uid,"     \
@@ -217,14 +287,18 @@ static const char *const schema_v4[] = {
 	" (SELECT max(n) FROM versions WHERE artifact_id = a.id)"
 #define VER_COLS "artifact_id, n, sha256, size, mtime, uid, insp"
 
+struct watch;
+
 struct pg {
 	PGconn *conn;
 	pthread_mutex_t lock; /* guards conn and depth */
 	int depth;	      /* catalog_begin() nesting of the owner */
-	int mount;	      /* holds MOUNT_LOCK (catalog_open's) */
+	int pid;	      /* the server process of conn (atomic) */
+	struct watch *watch;  /* pg_watch's, or NULL */
 	int broken;	      /* the connection was lost: made again before
 			       * the next statement outside a transaction */
 	char where[512];      /* the URI without its password */
+	char uri[4096];	      /* the URI itself: the watch connects too */
 };
 
 /* The parameters of one statement, as text (or bytes: fmt 1). */
@@ -298,12 +372,10 @@ static int fail(struct pg *g, const PGresult *res, struct cmfs_err *err)
 /*
  * Run `sql` with parameters `p` (may be NULL).  Rows, if wanted, in *out
  * (the caller's to PQclear).  A connection lost between transactions is
- * made again before the statement (and the mount's lock taken again);
+ * made again before the statement;
  * one lost inside a transaction fails it (-EIO), and the transaction with
  * it.
  */
-static int take_mount_lock(struct pg *g, struct cmfs_err *err);
-
 /*
  * A failure of the connection, not of the statement: libpq's own (no
  * SQLSTATE: the server closed the connection), a connection exception
@@ -319,8 +391,9 @@ static int lost(const PGresult *res)
 	       !strncmp(state, "57P0", 4);
 }
 
-static int run(struct pg *g, const char *sql, const struct par *p,
-	       PGresult **out, struct cmfs_err *err)
+/* run() with the rows in text (binary 0) or binary (1) format. */
+static int run_as(struct pg *g, const char *sql, const struct par *p,
+		  int binary, PGresult **out, struct cmfs_err *err)
 {
 	PGresult *res;
 	ExecStatusType st;
@@ -331,12 +404,12 @@ static int run(struct pg *g, const char *sql, const struct par *p,
 	if ((g->broken || PQstatus(g->conn) != CONNECTION_OK) && !g->depth) {
 		PQreset(g->conn);
 		g->broken = PQstatus(g->conn) != CONNECTION_OK;
-		if (!g->broken && g->mount && (rc = take_mount_lock(g, err)))
-			return rc;
+		__atomic_store_n(&g->pid, PQbackendPID(g->conn),
+				 __ATOMIC_RELAXED);
 	}
 	res = PQexecParams(g->conn, sql, p ? p->n : 0, NULL,
 			   p ? p->v : NULL, p ? p->len : NULL,
-			   p ? p->fmt : NULL, 0);
+			   p ? p->fmt : NULL, binary);
 	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		rc = fail(g, res, err);
@@ -351,26 +424,10 @@ static int run(struct pg *g, const char *sql, const struct par *p,
 	return 0;
 }
 
-/*
- * The mount's lock on its catalog, a session lock: it goes with the
- * connection, so a host that dies or loses the server frees it.
- */
-static int take_mount_lock(struct pg *g, struct cmfs_err *err)
+static int run(struct pg *g, const char *sql, const struct par *p,
+	       PGresult **out, struct cmfs_err *err)
 {
-	PGresult *res = PQexec(g->conn,
-			       "SELECT pg_try_advisory_lock(" MOUNT_LOCK ")");
-	int rc = 0;
-
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		rc = fail(g, res, err);
-	else if (strcmp(PQgetvalue(res, 0, 0), "t"))
-		rc = cmfs_err_set(err, -EBUSY,
-				  "catalog %s: in use by another mount: one "
-				  "host at a time until blobs live in the "
-				  "database",
-				  g->where);
-	PQclear(res);
-	return rc;
+	return run_as(g, sql, p, 0, out, err);
 }
 
 /* run() under the lock. */
@@ -492,6 +549,8 @@ static int migrate(struct pg *g, struct cmfs_err *err)
 		rc = run(g, schema_v2[i], NULL, NULL, err);
 	for (i = 0; !rc && version < 4 && schema_v4[i]; i++)
 		rc = run(g, schema_v4[i], NULL, NULL, err);
+	for (i = 0; !rc && version < 5 && schema_v5[i]; i++)
+		rc = run(g, schema_v5[i], NULL, NULL, err);
 	if (!rc && version < PG_SCHEMA_VERSION) {
 		struct par p = { 0 };
 
@@ -507,22 +566,41 @@ static int migrate(struct pg *g, struct cmfs_err *err)
 	return rc;
 }
 
+static void pg_unwatch(void *impl);
+
 static void pg_close(void *impl)
 {
 	struct pg *g = impl;
 
 	if (!g)
 		return;
+	pg_unwatch(g);
 	PQfinish(g->conn);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
 }
 
+/*
+ * A new connection to `uri` (check its status).  TCP keepalives find a
+ * server that went silent (a partition, a host that died) within some
+ * 25 s, where the system's defaults take hours: the watch's connection
+ * only reads, and would otherwise wait for notifications that never
+ * come.  The URI's own parameters, after these, win.
+ */
+static PGconn *dial(const char *uri)
+{
+	const char *const keys[] = { "connect_timeout", "keepalives_idle",
+				     "keepalives_interval",
+				     "keepalives_count", "dbname", NULL };
+	const char *const values[] = { CONNECT_TIMEOUT, "10", "5", "3", uri,
+				       NULL };
+
+	return PQconnectdbParams(keys, values, 1);
+}
+
 /* Connect to `uri`; the schema is the caller's business. */
 static int connect_to(struct pg **out, const char *uri, struct cmfs_err *err)
 {
-	const char *const keys[] = { "connect_timeout", "dbname", NULL };
-	const char *const values[] = { CONNECT_TIMEOUT, uri, NULL };
 	pthread_mutexattr_t a;
 	struct pg *g;
 	PGresult *res;
@@ -539,7 +617,7 @@ static int connect_to(struct pg **out, const char *uri, struct cmfs_err *err)
 	/* A server that does not answer fails the open (and each attempt to
 	 * connect again) within seconds, not after the system's TCP timeout;
 	 * the URI's own connect_timeout, after it, wins. */
-	g->conn = PQconnectdbParams(keys, values, 1);
+	g->conn = dial(uri);
 	if (!g->conn || PQstatus(g->conn) != CONNECTION_OK) {
 		char line[512];
 
@@ -554,15 +632,15 @@ static int connect_to(struct pg **out, const char *uri, struct cmfs_err *err)
 	/* Notices (a trigger's, CREATE IF NOT EXISTS's) are not errors. */
 	res = PQexec(g->conn, "SET client_min_messages = warning");
 	PQclear(res);
+	g->pid = PQbackendPID(g->conn);
+	snprintf(g->uri, sizeof(g->uri), "%s", uri);
 	*out = g;
 	return 0;
 }
 
 /*
- * A mount's (and cmfs import's) open: the schema created or migrated,
- * and the catalog's mount lock taken.  The lock stays until blobs live
- * in the database: a second host would find versions whose bytes are in
- * the first host's store only.
+ * A mount's (and cmfs import's) open: the schema created or migrated.
+ * Any number of hosts mount one database at once.
  */
 static int pg_open(void **impl, const char *uri, struct cmfs_err *err)
 {
@@ -571,11 +649,10 @@ static int pg_open(void **impl, const char *uri, struct cmfs_err *err)
 
 	if (rc)
 		return rc;
-	if ((rc = migrate(g, err)) || (rc = take_mount_lock(g, err))) {
+	if ((rc = migrate(g, err))) {
 		pg_close(g);
 		return rc;
 	}
-	g->mount = 1;
 	*impl = g;
 	return 0;
 }
@@ -1369,6 +1446,142 @@ static int pg_inline_list(void *impl,
 			 NULL, 2, fn, arg, err);
 }
 
+/*
+ * The blob's lock first, then whether the blob is here: a deletion that
+ * frees it (cmfs_ver_del) takes the same lock before it looks for
+ * versions, so either it freed the blob before (and committed: the
+ * SELECT, a statement of its own, sees the row gone and the bytes go in
+ * again) or it waits for this transaction and then sees its version.
+ * Without the lock, each side's snapshot could miss the other's row.
+ */
+static int pg_blob_put(void *impl, const char *sha256, int fd, uint64_t size,
+		       struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct par p = { 0 };
+	char *chunk = NULL;
+	uint64_t off = 0;
+	int64_t have = 0;
+	ssize_t n;
+	int rc, seq;
+
+	if ((rc = txn_begin(g, err)))
+		return rc;
+	p_str(&p, sha256);
+	rc = run(g, "SELECT pg_advisory_xact_lock(" BLOB_LOCK ", hashtext($1))",
+		 &p, NULL, err);
+	if (!rc)
+		rc = scalar(g, "SELECT count(*) FROM blobs WHERE sha256 = $1",
+			    &p, &have, err);
+	if (rc || have)
+		return pg_end(g, rc, err);
+	p_int(&p, (int64_t)size);
+	rc = run(g, "INSERT INTO blobs(sha256, size) VALUES($1, $2)", &p, NULL,
+		 err);
+	if (!rc && !(chunk = malloc(CHUNK_SIZE)))
+		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+	for (seq = 0; !rc && (off < size || seq == 0); seq++) {
+		size_t want = size - off < CHUNK_SIZE ? (size_t)(size - off)
+						      : CHUNK_SIZE;
+		struct par q = { 0 };
+
+		n = store_pread_full(fd, chunk, want, (off_t)off);
+		if (n != (ssize_t)want) {
+			rc = cmfs_err_set(err, n < 0 ? (int)n : -EIO,
+					  "blob %s: cannot read its bytes: %s",
+					  sha256,
+					  strerror(n < 0 ? (int)-n : EIO));
+			break;
+		}
+		p_str(&q, sha256);
+		p_int(&q, seq);
+		p_bin(&q, chunk, want);
+		rc = run(g,
+			 "INSERT INTO blob_chunks(sha256, seq, bytes)"
+			 " VALUES($1, $2, $3)",
+			 &q, NULL, err);
+		off += want;
+	}
+	free(chunk);
+	return pg_end(g, rc, err);
+}
+
+/* Chunk by chunk, each a statement of its own: memory for one chunk. */
+static int pg_blob_get(void *impl, const char *sha256, int fd, uint64_t *size,
+		       struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct par p = { 0 };
+	PGresult *res;
+	int64_t want = 0, seq, nchunks = 0;
+	uint64_t off = 0;
+	int rc;
+
+	*size = 0;
+	p_str(&p, sha256);
+	if ((rc = begin_as(g, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+			   err)))
+		return rc;
+	rc = run(g,
+		 "SELECT size, (SELECT count(*) FROM blob_chunks WHERE"
+		 " sha256 = $1) FROM blobs WHERE sha256 = $1",
+		 &p, &res, err);
+	if (!rc && PQntuples(res) == 0)
+		rc = -ENOENT;
+	if (!rc) {
+		want = col_int(res, 0, 0);
+		nchunks = col_int(res, 0, 1);
+	}
+	PQclear(res);
+	for (seq = 0; !rc && seq < nchunks; seq++) {
+		struct par q = { 0 };
+		const char *b;
+		int len;
+
+		p_str(&q, sha256);
+		p_int(&q, seq);
+		rc = run_as(g,
+			    "SELECT bytes FROM blob_chunks WHERE sha256 = $1"
+			    " AND seq = $2::int",
+			    &q, 1, &res, err);
+		if (!rc && PQntuples(res) != 1)
+			rc = cmfs_err_set(err, -EIO,
+					  "blob %s: chunk %" PRId64
+					  " is missing in the catalog",
+					  sha256, seq);
+		if (!rc) {
+			b = PQgetvalue(res, 0, 0);
+			len = PQgetlength(res, 0, 0);
+			int e = store_pwrite_full(fd, b, (size_t)len,
+						  (off_t)off);
+
+			if (e)
+				rc = cmfs_err_set(err, e,
+						  "blob %s: cannot write its "
+						  "copy: %s",
+						  sha256, strerror(-e));
+			off += (uint64_t)len;
+		}
+		PQclear(res);
+	}
+	if (!rc && off != (uint64_t)want)
+		rc = cmfs_err_set(err, -EIO,
+				  "blob %s: %llu bytes in the catalog, %lld "
+				  "expected",
+				  sha256, (unsigned long long)off,
+				  (long long)want);
+	*size = off;
+	return pg_end(g, rc, err);
+}
+
+static int pg_blob_list(void *impl,
+			int (*fn)(void *arg, const char *const *row),
+			void *arg, struct cmfs_err *err)
+{
+	return walk_text(impl, "SELECT sha256, size FROM blobs ORDER BY sha256",
+			 NULL, 2, fn, arg, err);
+}
+
 static int pg_label_set(void *impl, int64_t art_id, const char *key,
 			const char *value, struct cmfs_err *err)
 {
@@ -2102,34 +2315,191 @@ static int pg_retired_put(void *impl, const char *env, const char *name,
 	return pg_end(g, rc, err);
 }
 
+/*
+ * Blobs live in the database (schema 5): any store may hold a host's
+ * copies.  A catalog from before, whose versions' bytes are files of the
+ * one store it recorded, is mounted from that store only until every
+ * such blob is in the database: 1 tells that store's mount to put them.
+ */
 static int pg_bind_store(void *impl, const char *id, struct cmfs_err *err)
 {
 	struct pg *g = impl;
 	struct par p = { 0 };
 	PGresult *res;
+	int64_t lacking = 0;
 	int rc;
 
 	p_str(&p, id);
 	if ((rc = txn_begin(g, err)))
 		return rc;
-	rc = run(g,
-		 "INSERT INTO cmfs_store(id) SELECT $1 WHERE NOT EXISTS"
-		 " (SELECT 1 FROM cmfs_store)",
-		 &p, NULL, err);
-	if (!rc && !(rc = run(g, "SELECT id FROM cmfs_store", NULL, &res,
-			      err))) {
+	rc = scalar(g,
+		    "SELECT count(*) FROM versions v WHERE NOT EXISTS(SELECT"
+		    " 1 FROM blobs b WHERE b.sha256 = v.sha256) AND NOT"
+		    " EXISTS(SELECT 1 FROM inline_blobs i WHERE"
+		    " i.sha256 = v.sha256)",
+		    NULL, &lacking, err);
+	if (!rc && lacking && !(rc = run(g, "SELECT id FROM cmfs_store", NULL,
+					&res, err))) {
 		if (PQntuples(res) != 1 || strcmp(PQgetvalue(res, 0, 0), id))
 			rc = cmfs_err_set(err, -EXDEV,
-					  "catalog %s: its blobs are in the "
-					  "store %s, not this one: mount it "
-					  "from there (blobs do not live in "
-					  "the database yet)",
-					  g->where,
+					  "catalog %s: the bytes of %lld "
+					  "versions are in the store %s, not "
+					  "this one: mount it from there once, "
+					  "which puts them in the database",
+					  g->where, (long long)lacking,
 					  PQntuples(res) ? PQgetvalue(res, 0, 0)
 							 : "?");
 		PQclear(res);
 	}
-	return pg_end(g, rc, err);
+	rc = pg_end(g, rc, err);
+	return rc ? rc : lacking > 0;
+}
+
+/*
+ * The watch (catalog_watch): a connection of its own that listens on
+ * channel cmfs (cmfs_notify() in schema 5), and a thread that waits on it
+ * and on a pipe that stops it.  A notification from another server
+ * process than that of g's connection is a change made elsewhere.  A
+ * lost connection is made again every WATCH_RETRY_MS; notifications sent
+ * meanwhile are lost, so everything is then reported changed.
+ */
+#define WATCH_RETRY_MS 250
+
+struct watch {
+	struct pg *g;
+	catalog_watch_fn fn;
+	void *arg;
+	pthread_t thread;
+	int stop[2];		/* a pipe: written to stop the thread */
+	PGconn *conn;		/* listening, or NULL while lost */
+};
+
+static PGconn *watch_connect(struct pg *g)
+{
+	PGconn *conn = dial(g->uri);
+	PGresult *res;
+	int ok;
+
+	if (!conn || PQstatus(conn) != CONNECTION_OK) {
+		PQfinish(conn);
+		return NULL;
+	}
+	res = PQexec(conn, "LISTEN cmfs");
+	ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+	PQclear(res);
+	if (!ok) {
+		PQfinish(conn);
+		return NULL;
+	}
+	return conn;
+}
+
+/* "<kind><env>/<name>" to the watcher, unless this handle sent it. */
+static void watch_tell(struct watch *w, const PGnotify *n)
+{
+	char env[256];
+	const char *slash = strchr(n->extra, '/');
+
+	if (n->be_pid == __atomic_load_n(&w->g->pid, __ATOMIC_RELAXED) ||
+	    !n->extra[0] || !slash || slash - n->extra - 1 >= (int)sizeof(env))
+		return;
+	memcpy(env, n->extra + 1, (size_t)(slash - n->extra - 1));
+	env[slash - n->extra - 1] = '\0';
+	w->fn(w->arg, env, slash + 1, n->extra[0]);
+}
+
+static void *watch_thread(void *arg)
+{
+	struct watch *w = arg;
+	struct pollfd p[2];
+	PGnotify *n;
+
+	for (;;) {
+		p[0].fd = w->conn ? PQsocket(w->conn) : -1;
+		p[0].events = POLLIN;
+		p[0].revents = 0;
+		p[1].fd = w->stop[0];
+		p[1].events = POLLIN;
+		p[1].revents = 0;
+		if (poll(p, 2, w->conn ? -1 : WATCH_RETRY_MS) < 0 &&
+		    errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		if (!w->conn) {
+			if ((w->conn = watch_connect(w->g)))
+				w->fn(w->arg, NULL, NULL, 0);
+			continue;
+		}
+		if (!p[0].revents)
+			continue;
+		if (!PQconsumeInput(w->conn) ||
+		    PQstatus(w->conn) != CONNECTION_OK) {
+			PQfinish(w->conn);
+			w->conn = NULL;
+			continue;
+		}
+		while ((n = PQnotifies(w->conn))) {
+			watch_tell(w, n);
+			PQfreemem(n);
+		}
+	}
+	return NULL;
+}
+
+static int pg_watch(void *impl, catalog_watch_fn fn, void *arg,
+		    struct cmfs_err *err)
+{
+	struct pg *g = impl;
+	struct watch *w = calloc(1, sizeof(*w));
+	int rc;
+
+	if (g->watch)
+		return cmfs_err_set(err, -EBUSY, "catalog %s: watched already",
+				    g->where);
+	if (!w || pipe(w->stop)) {
+		free(w);
+		return cmfs_err_set(err, -ENOMEM, "catalog watch: %s",
+				    strerror(errno));
+	}
+	w->g = g;
+	w->fn = fn;
+	w->arg = arg;
+	if (!(w->conn = watch_connect(g))) {
+		rc = cmfs_err_set(err, -EIO,
+				  "catalog %s: cannot listen for changes",
+				  g->where);
+		goto fail;
+	}
+	if ((rc = -pthread_create(&w->thread, NULL, watch_thread, w))) {
+		cmfs_err_set(err, rc, "catalog watch: %s", strerror(-rc));
+		goto fail;
+	}
+	g->watch = w;
+	return 0;
+fail:
+	PQfinish(w->conn);
+	close(w->stop[0]);
+	close(w->stop[1]);
+	free(w);
+	return rc;
+}
+
+static void pg_unwatch(void *impl)
+{
+	struct pg *g = impl;
+	struct watch *w = g->watch;
+
+	if (!w)
+		return;
+	if (write(w->stop[1], "x", 1) < 0)
+		(void)0; /* a pipe of one byte never fills */
+	pthread_join(w->thread, NULL);
+	PQfinish(w->conn);
+	close(w->stop[0]);
+	close(w->stop[1]);
+	free(w);
+	g->watch = NULL;
 }
 
 const struct catalog_backend catalog_pg_backend = {
@@ -2199,6 +2569,11 @@ const struct catalog_backend catalog_pg_backend = {
 	.art_next_get = pg_art_next_get,
 	.art_next_set = pg_art_next_set,
 	.bind_store = pg_bind_store,
+	.blob_put = pg_blob_put,
+	.blob_get = pg_blob_get,
+	.blob_list = pg_blob_list,
+	.watch = pg_watch,
+	.unwatch = pg_unwatch,
 	.retired_list = pg_retired_list,
 	.retired_put = pg_retired_put,
 };

@@ -158,6 +158,7 @@ static int copy_config(struct config *dst, const struct config *src)
 	dst->catalog_url = dup0(src->catalog_url);
 	dst->sync = src->sync;
 	dst->inline_max = src->inline_max;
+	dst->cache_max = src->cache_max;
 	dst->limits = src->limits;
 	dst->mount = src->mount;
 	dst->events = src->events;
@@ -731,6 +732,12 @@ static int handle(struct load *l, const char *section, const char *name,
 					    "up to 1M",
 					    value);
 			c->inline_max = v;
+			return 1;
+		}
+		if (!strcmp(name, "cache_max")) {
+			if (config_parse_size(&c->cache_max, value))
+				return fail(l, "cache_max: '%s' is not a size",
+					    value);
 			return 1;
 		}
 		return fail(l, "unknown key '%s' in [store]", name);

@@ -129,6 +129,7 @@ struct config {
 	char *catalog_url;
 	enum config_sync sync;
 	uint64_t inline_max; /* bytes: blobs this small are inline */
+	uint64_t cache_max;  /* bytes of blob copies ([catalog] url); 0: any */
 	struct config_limits limits;
 	struct config_sql sql;
 	struct config_mount mount;

@@ -43,9 +43,11 @@
  * why a table's last write was refused (user.cmfs.error of the table:
  * an imported table starts with none; events keep the refusal).
  *
- * JSON is written by hand and read by a small strict reader: UTF-8,
- * integers only, no duplicate keys, no unknown keys, depth and size caps;
- * errors say "file:line:col: reason".  Every value present is checked
+ * export.c writes the directory, import.c reads it; both through jansson.
+ * JSON files are indented by two, keys in the order above.  The reader
+ * takes UTF-8, integers only, no duplicate keys, no unknown keys, with
+ * depth and size caps; a syntax error says "file:line:col: reason", a
+ * schema error "file: reason" naming the key.  Every value present is checked
  * against the bytes (size, SHA-256) and the naming rules.  Besides the
  * keys written, import accepts artifact.json files as CMF users write
  * them: status, creationTimestamp and annotations may be missing (the
@@ -87,7 +89,8 @@ int export_artifact_json(struct buf *out, const struct export_artifact *a);
 
 /*
  * Parse artifact.json text.  0 and *out filled (release it), or -EINVAL
- * with "line:col: reason" (-EFBIG past a cap, -ENOMEM).
+ * with "line:col: reason" for a syntax error, the reason alone for a
+ * schema error (-EFBIG past a cap, -ENOMEM).
  */
 int export_artifact_parse(struct export_artifact *out, const char *text,
 			  size_t len, struct cmfs_err *err);

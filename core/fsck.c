@@ -43,11 +43,16 @@
 /* Lines of a failed integrity check that are reported one by one. */
 #define MAX_CHECK_LINES 10
 
+/* Where a copy of a blob is. */
+enum { IN_STORE, IN_ROW, IN_DB };
+
 /* A blob as found in the store: a file, or a row of the catalog. */
 struct blob {
 	char sha[STORE_SHA_HEX];
 	uint64_t size;
-	int inline_;   /* an inline blob (blob.h): bytes in the catalog */
+	int inline_;   /* IN_ROW, an inline blob (blob.h), or IN_DB, a blob
+			* the catalog keeps (catalog_keeps_blobs()): bytes
+			* in the catalog; IN_STORE (0): a file */
 	int corrupt;   /* its bytes do not hash to its name */
 	char why[128]; /* with corrupt: what they hash to, or why
 			* they could not be read */
@@ -245,7 +250,13 @@ static int add_blob(void *arg, const char *sha, uint64_t size)
 /* An inline blob: row[0] its sha256, row[1] its size. */
 static int add_inline(void *arg, const char *const *row)
 {
-	return add_copy(arg, row[0], strtoull(row[1], NULL, 10), 1);
+	return add_copy(arg, row[0], strtoull(row[1], NULL, 10), IN_ROW);
+}
+
+/* A blob the catalog keeps, the same way. */
+static int add_kept(void *arg, const char *const *row)
+{
+	return add_copy(arg, row[0], strtoull(row[1], NULL, 10), IN_DB);
 }
 
 static int count_row(void *arg, const char *const *row)
@@ -289,6 +300,8 @@ static int gather_versions(struct run *x, struct cmfs_err *err)
 	 * the versions that refer to them. */
 	if (!rc)
 		rc = catalog_inline_list(x->cat, add_inline, x, err);
+	if (!rc)
+		rc = catalog_blob_list(x->cat, add_kept, x, err);
 	x->r->nenvs = envs.n;
 	x->r->nversions = x->nvers;
 	catalog_end(x->cat, 0, NULL);
@@ -340,8 +353,8 @@ static int other_serves(struct run *x, const struct blob *b)
  * Open the catalog and run its integrity check.  A catalog that cannot be
  * used is a problem, not an error of the run: the blobs are still checked.
  */
-static int open_catalog(struct run *x, const char *store, int rdonly,
-			struct cmfs_err *err)
+static int open_catalog(struct run *x, const char *store, const char *url,
+			int rdonly, struct cmfs_err *err)
 {
 	struct cmfs_err e2 = CMFS_ERR_INIT;
 	struct fsck_problem *p;
@@ -353,6 +366,8 @@ static int open_catalog(struct run *x, const char *store, int rdonly,
 	    sizeof(db))
 		return cmfs_err_set(err, -ENAMETOOLONG, "%s: path too long",
 				    store);
+	if (url)
+		snprintf(db, sizeof(db), "%s", url);
 	rc = catalog_open_existing(&x->cat, db, rdonly, &e2);
 	if (!rc)
 		rc = catalog_check(x->cat, &res, &e2);
@@ -398,12 +413,23 @@ static int open_catalog(struct run *x, const char *store, int rdonly,
 
 /* ---- judge -------------------------------------------------------------- */
 
-/* Blob copy `b` open for reading: its file, or a memory file of its row. */
+/* Blob copy `b` open for reading: its file, a memory file of its row,
+ * or a staging file holding the catalog's bytes of it. */
 static int open_copy(struct run *x, const struct blob *b, int *fd,
 		     struct cmfs_err *err)
 {
-	return b->inline_ ? blob_open_inline(x->cat, b->sha, fd, err)
-			  : store_blob_open(x->store, b->sha, fd, err);
+	uint64_t size;
+	int rc;
+
+	if (b->inline_ == IN_ROW)
+		return blob_open_inline(x->cat, b->sha, fd, err);
+	if (b->inline_ == IN_STORE)
+		return store_blob_open(x->store, b->sha, fd, err);
+	if ((rc = store_stage(x->store, fd, err)))
+		return rc;
+	if ((rc = catalog_blob_get(x->cat, b->sha, *fd, &size, err)))
+		close(*fd);
+	return rc;
 }
 
 /* Hash blob `b`; mark it corrupt when its bytes are not its name. */
@@ -722,8 +748,12 @@ static void free_blobs(struct run *x)
 		if (!(!b->refs && other_serves(x, b)) &&
 		    (catalog_blob_refs(x->cat, b->sha, &refs, NULL) || refs))
 			continue;
-		rc = b->inline_ ? catalog_inline_del(x->cat, b->sha, NULL)
-				: store_blob_unlink(x->store, b->sha);
+		/* (a blob the catalog keeps goes with its last version) */
+		rc = b->inline_ == IN_ROW
+			     ? catalog_inline_del(x->cat, b->sha, NULL)
+		     : b->inline_ == IN_DB
+			     ? -ENOTSUP
+			     : store_blob_unlink(x->store, b->sha);
 		/* A row may have gone with its last version already (the
 		 * catalog's trigger). */
 		if (rc && rc != -ENOENT)
@@ -825,6 +855,12 @@ static void explain(struct run *x)
 int fsck_run(struct fsck_report **out, const char *store, int repair_it,
 	     struct cmfs_err *err)
 {
+	return fsck_run_url(out, store, NULL, repair_it, err);
+}
+
+int fsck_run_url(struct fsck_report **out, const char *store,
+		 const char *url, int repair_it, struct cmfs_err *err)
+{
 	struct run x;
 	struct stat st;
 	char db[PATH_MAX];
@@ -841,7 +877,7 @@ int fsck_run(struct fsck_report **out, const char *store, int repair_it,
 		return cmfs_err_set(err, -ENOTDIR, "store %s: not a directory",
 				    store);
 	snprintf(db, sizeof(db), "%s/catalog.db", store);
-	have_db = access(db, F_OK) == 0;
+	have_db = url || access(db, F_OK) == 0;
 	snprintf(db, sizeof(db), "%s/blobs", store);
 	if (!have_db && access(db, F_OK))
 		return cmfs_err_set(err, -ENOENT,
@@ -881,7 +917,7 @@ int fsck_run(struct fsck_report **out, const char *store, int repair_it,
 		}
 		snprintf(p->what, sizeof(p->what),
 			 "catalog %s/catalog.db is missing", store);
-	} else if ((rc = open_catalog(&x, store_path(x.store),
+	} else if ((rc = open_catalog(&x, store_path(x.store), url,
 				      !repair_it || x.r->busy, err))) {
 		goto out;
 	}
@@ -896,7 +932,11 @@ int fsck_run(struct fsck_report **out, const char *store, int repair_it,
 	     (unsynced && (rc = catalog_unsynced_list(x.cat, count_row,
 						       &x.r->nunsynced, err)))))
 		goto out;
-	if ((rc = store_blob_walk(x.store, add_blob, &x))) {
+	/* Where the catalog keeps blobs, the store's files are this host's
+	 * copies of them, each checked as it was fetched: not the store of
+	 * record, and not checked here. */
+	if (!(x.cat && catalog_keeps_blobs(x.cat)) &&
+	    (rc = store_blob_walk(x.store, add_blob, &x))) {
 		rc = cmfs_err_set(err, rc, "store %s: listing blobs: %s", store,
 				  strerror(-rc));
 		goto out;

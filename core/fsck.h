@@ -115,6 +115,16 @@ struct fsck_report {
 int fsck_run(struct fsck_report **out, const char *store, int repair,
 	     struct cmfs_err *err);
 
+/*
+ * The same for the catalog at `url` (PostgreSQL's, catalog.h) with the
+ * store `store` of this host (NULL url: fsck_run()).  Where the catalog
+ * keeps blobs, those are the blobs checked (fetched into a staging file
+ * of the store and hashed), not the store's files, which are one host's
+ * copies of them; a blob row no version refers to is reported, and left.
+ */
+int fsck_run_url(struct fsck_report **out, const char *store,
+		 const char *url, int repair, struct cmfs_err *err);
+
 void fsck_report_free(struct fsck_report *r);
 
 /* FSCK_EXIT_OK, _CORRECTED or _UNCORRECTED for a report (harmless

@@ -46,6 +46,7 @@
 #include "utf8.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -350,151 +351,134 @@ size_t jar_report_refused(const struct jar_report *r, const char *allowlist)
 }
 
 /*
- * Append `s` as a JSON string (null for NULL): quotes, backslashes and
- * controls escaped, bytes that are not UTF-8 replaced by U+FFFD.
+ * `s` as a JSON string (null for NULL), bytes that are not UTF-8 replaced
+ * by U+FFFD: jansson takes only UTF-8, and a report names what it found,
+ * broken names included.  NULL when out of memory.
  */
-static int json_str(struct buf *b, const char *s)
+static json_t *json_text(const char *s)
 {
 	const unsigned char *u = (const unsigned char *)s;
+	struct buf b = BUF_INIT(SIZE_MAX);
 	size_t i = 0, n, at;
-	int rc;
+	json_t *j;
+	int rc = 0;
 
 	if (!s)
-		return buf_adds(b, "null");
+		return json_null();
 	n = strlen(s);
-	rc = buf_addc(b, '"');
+	while (i < n && utf8_next(u, n, &i) >= 0)
+		;
+	if (i == n)
+		return json_string(s);
+	rc = buf_add(&b, s, i);
 	while (!rc && i < n) {
 		at = i;
-		if (u[i] == '"' || u[i] == '\\') {
-			rc = buf_printf(b, "\\%c", u[i]);
-			i++;
-		} else if (u[i] < 0x20 || u[i] == 0x7f) {
-			rc = buf_printf(b, "\\u%04x", u[i]);
-			i++;
-		} else if (utf8_next(u, n, &i) < 0) {
-			rc = buf_adds(b, "\\ufffd");
+		if (utf8_next(u, n, &i) < 0) {
+			rc = buf_adds(&b, "\xef\xbf\xbd");
 			i = at + 1;
 		} else {
-			rc = buf_add(b, s + at, i - at);
+			rc = buf_add(&b, s + at, i - at);
 		}
 	}
-	return rc ? rc : buf_addc(b, '"');
+	j = rc ? NULL : json_string(buf_str(&b));
+	buf_release(&b);
+	return j;
 }
 
-/* A factory's options as JSON members: "options":[...],"unknown":[...],
- * "prefixes":"..." */
-static int options_json(struct buf *b, const struct options_set *s)
+/* A factory's options: "options":[...],"options_unknown":[...],
+ * "prefixes":"..." into object `f`.  0 or -ENOMEM. */
+static int options_json(json_t *f, const struct options_set *s)
 {
 	static const char *const unk[] = {"required", "optional",
 					  "prefixes", "validation"};
+	json_t *opts = json_array(), *unknown = json_array();
 	size_t i;
-	int rc = buf_adds(b, ",\"options\":[");
+	int rc = json_object_set_new(f, "options", opts) |
+		 json_object_set_new(f, "options_unknown", unknown);
 
 	for (i = 0; i < s->n && !rc; i++) {
 		const struct options_option *o = &s->v[i];
 
-		rc = buf_adds(b, i ? ",{\"key\":" : "{\"key\":");
-		if (!rc)
-			rc = json_str(b, o->key);
-		if (!rc)
-			rc = buf_printf(b, ",\"required\":%s,\"forward\":%s,"
-					   "\"type\":",
-					o->required ? "true" : "false",
-					o->forward ? "true" : "false");
-		if (!rc)
-			rc = json_str(b, o->type);
-		if (!rc)
-			rc = buf_printf(b, ",\"list\":%s,\"values\":",
-					o->list ? "true" : "false");
-		if (!rc)
-			rc = json_str(b, o->values);
-		if (!rc)
-			rc = buf_adds(b, ",\"default\":");
-		if (!rc)
-			rc = json_str(b, o->defval);
-		if (!rc)
-			rc = buf_adds(b, ",\"deprecated\":");
-		if (!rc)
-			rc = json_str(b, o->deprecated);
-		if (!rc)
-			rc = buf_adds(b, ",\"fallback\":");
-		if (!rc)
-			rc = json_str(b, o->fallback);
-		if (!rc)
-			rc = buf_addc(b, '}');
+		rc = json_array_append_new(
+			opts,
+			json_pack("{s:o,s:b,s:b,s:o,s:b,s:o,s:o,s:o,s:o}", "key",
+				  json_text(o->key), "required", o->required,
+				  "forward", o->forward, "type",
+				  json_text(o->type), "list", o->list, "values",
+				  json_text(o->values), "default",
+				  json_text(o->defval), "deprecated",
+				  json_text(o->deprecated), "fallback",
+				  json_text(o->fallback)));
 	}
-	if (!rc)
-		rc = buf_adds(b, "],\"options_unknown\":[");
 	for (i = 0; i < 4 && !rc; i++)
 		if (s->unknown & (1u << i))
-			rc = buf_printf(b, "%s\"%s\"",
-					(s->unknown & ((1u << i) - 1)) ? ","
-									: "",
-					unk[i]);
+			rc = json_array_append_new(unknown,
+						   json_string(unk[i]));
 	if (!rc)
-		rc = buf_adds(b, "],\"prefixes\":");
-	return rc ? rc : json_str(b, s->prefixes);
+		rc = json_object_set_new(f, "prefixes", json_text(s->prefixes));
+	return rc ? -ENOMEM : 0;
 }
 
-/* The report as one JSON object. */
-static int format_json(struct buf *b, const struct jar_report *r,
-		       const char *allowlist, size_t refused)
+/* The report as one JSON object.  NULL when out of memory. */
+static json_t *report_json(const struct jar_report *r, const char *allowlist,
+			   size_t refused)
 {
+	json_t *top, *facts = json_array(), *ext = json_array(),
+		     *rt = json_array(), *f;
 	size_t i;
 	int rc;
 
-	rc = buf_printf(b, "{\"valid_zip\":true,\"entries\":%zu,\"error\":",
-			r->nentries);
-	if (!rc)
-		rc = json_str(b, r->error);
-	if (!rc)
-		rc = buf_adds(b, ",\"factories\":[");
+	top = json_pack("{s:b,s:I,s:o,s:o,s:o,s:o}", "valid_zip", 1, "entries",
+			(json_int_t)r->nentries, "error", json_text(r->error),
+			"factories", facts, "external", ext, "runtime", rt);
+	rc = !top;
 	for (i = 0; i < r->nfactories && !rc; i++) {
-		const struct jar_factory *f = &r->factories[i];
+		const struct jar_factory *fa = &r->factories[i];
 
-		rc = buf_adds(b, i ? ",{\"class\":" : "{\"class\":");
-		if (!rc)
-			rc = json_str(b, f->cls);
-		if (!rc)
-			rc = buf_printf(b, ",\"kind\":\"%s\",\"identifier\":",
-					jar_kind_name(f->kind));
-		if (!rc)
-			rc = json_str(b, f->identifier);
-		if (!rc)
-			rc = options_json(b, &f->options);
-		if (!rc)
-			rc = buf_addc(b, '}');
+		f = json_pack("{s:o,s:s,s:o}", "class", json_text(fa->cls),
+			      "kind", jar_kind_name(fa->kind), "identifier",
+			      json_text(fa->identifier));
+		rc = json_array_append_new(facts, f) ||
+		     options_json(f, &fa->options);
 	}
-	if (!rc)
-		rc = buf_adds(b, "],\"external\":[");
 	for (i = 0; i < r->nexternal && !rc; i++) {
-		rc = buf_adds(b, i ? ",{\"class\":" : "{\"class\":");
-		if (!rc)
-			rc = json_str(b, r->external[i]);
+		f = json_pack("{s:o}", "class", json_text(r->external[i]));
+		rc = json_array_append_new(ext, f);
 		if (!rc && allowlist)
-			rc = buf_printf(
-				b, ",\"allowed\":%s",
-				jar_class_allowed(r->external[i], allowlist)
-					? "true"
-					: "false");
-		if (!rc)
-			rc = buf_addc(b, '}');
+			rc = json_object_set_new(
+				f, "allowed",
+				json_boolean(jar_class_allowed(r->external[i],
+							       allowlist)));
 	}
-	if (!rc)
-		rc = buf_adds(b, "],\"runtime\":[");
-	for (i = 0; i < r->nruntime && !rc; i++) {
-		if (i)
-			rc = buf_addc(b, ',');
-		if (!rc)
-			rc = json_str(b, r->runtime[i]);
-	}
-	if (!rc)
-		rc = buf_addc(b, ']');
+	for (i = 0; i < r->nruntime && !rc; i++)
+		rc = json_array_append_new(rt, json_text(r->runtime[i]));
 	if (!rc && allowlist)
-		rc = buf_printf(b, ",\"refused\":%zu,\"verdict\":\"%s\"",
-				refused,
-				r->error || refused ? "refused" : "usable");
-	return rc ? rc : buf_adds(b, "}\n");
+		rc = json_object_set_new(top, "refused",
+					 json_integer((json_int_t)refused)) ||
+		     json_object_set_new(top, "verdict",
+					 json_string(r->error || refused
+							     ? "refused"
+							     : "usable"));
+	if (rc) {
+		json_decref(top);
+		return NULL;
+	}
+	return top;
+}
+
+/* Append `j` (consumed) as one line of compact JSON. */
+static int json_line(struct buf *out, json_t *j)
+{
+	size_t len = out->len;
+	int rc = j ? buf_add_json(out, j, JSON_COMPACT) : -ENOMEM;
+
+	/* No half a line: buf_add_json leaves nothing when it fails. */
+	if (!rc && (rc = buf_addc(out, '\n'))) {
+		out->len = len;
+		out->data[len] = '\0';
+	}
+	json_decref(j);
+	return rc;
 }
 
 /* The report as aligned lines of text. */
@@ -572,18 +556,11 @@ static int format_text(struct buf *b, const struct jar_report *r,
 int jar_failure_format(struct buf *out, const char *file, const char *msg,
 		       int json)
 {
-	int rc;
-
 	if (!json)
 		return buf_printf(out, "%s: not usable: %s\n", file, msg);
-	rc = buf_adds(out, "{\"file\":");
-	if (!rc)
-		rc = json_str(out, file);
-	if (!rc)
-		rc = buf_adds(out, ",\"valid_zip\":false,\"error\":");
-	if (!rc)
-		rc = json_str(out, msg);
-	return rc ? rc : buf_adds(out, "}\n");
+	return json_line(out, json_pack("{s:o,s:b,s:o}", "file",
+					json_text(file), "valid_zip", 0,
+					"error", json_text(msg)));
 }
 
 /* The verdict counts the refused classes once, for both formats. */
@@ -593,6 +570,6 @@ int jar_report_format(struct buf *out, const struct jar_report *r,
 	size_t refused = allowlist ? jar_report_refused(r, allowlist) : 0;
 
 	if (json)
-		return format_json(out, r, allowlist, refused);
+		return json_line(out, report_json(r, allowlist, refused));
 	return format_text(out, r, allowlist, refused);
 }

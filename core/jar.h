@@ -187,7 +187,7 @@ int jar_report_format(struct buf *out, const struct jar_report *r,
  * The same for a JAR that could not be inspected (not a zip archive,
  * unreadable): "FILE: not usable: MSG" and a newline, or one JSON object
  * {"file":..., "valid_zip":false, "error":...} and a newline, its strings
- * escaped.  0, or -ENOMEM/-EFBIG from `out`.
+ * escaped (JSON by jansson; a byte that is not UTF-8 becomes U+FFFD).  0, or -ENOMEM/-EFBIG from `out`.
  */
 int jar_failure_format(struct buf *out, const char *file, const char *msg,
 		       int json);

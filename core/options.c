@@ -28,6 +28,7 @@
 #include <strings.h>
 
 #include "options.h"
+#include "utf8.h"
 
 #define CONFIG_OPTION "Lorg/apache/flink/configuration/ConfigOption;"
 #define CFG "org/apache/flink/configuration/"
@@ -41,6 +42,7 @@
 #define MAX_DEPTH 12
 #define MAX_ARRAY 4096
 #define ACC_ENUM 0x4000
+#define HEX "0123456789abcdefABCDEF"
 
 /* Flink's own option constants that connector code names. */
 struct known {
@@ -1650,11 +1652,48 @@ static int amount(const char *v, const char *units)
 }
 
 /* One (non-list) value against type t. */
+/*
+ * One character as Java's String.length() counts it (a code point below
+ * U+10000), or an escape that commons-lang's StringEscapeUtils.unescapeJava
+ * makes one of: a backslash and one character (\t, \\, \;), \u and four
+ * hex digits, or an octal \0 to \377.  CSV's delimiter, quote and escape
+ * characters are such; Flink unescapes only field-delimiter, so taking the
+ * escapes for all errs towards accepting.  Spaces count: ' ' is a
+ * delimiter.
+ */
+static int one_char(const char *v)
+{
+	size_t n = strlen(v), i = 0, d;
+	long c;
+
+	if (!n)
+		return 0;
+	if (v[0] == '\\' && n > 1) {
+		for (d = 1; v[d] == 'u'; d++)
+			;
+		if (d > 1 && n > 2) {
+			if (v[d] == '+')
+				d++;
+			return n == d + 4 && strspn(v + d, HEX) == 4;
+		}
+		d = strspn(v + 1, "01234567");
+		if (d > 1)
+			return n == 1 + d && (d < 3 || v[1] <= '3');
+		if (n == 2)
+			return 1;
+		i = 1; /* a backslash and one code point */
+	}
+	c = utf8_next((const unsigned char *)v, n, &i);
+	return c > 0 && c < 0x10000 && i == n;
+}
+
 static int scalar_ok(const struct options_option *o, const char *v)
 {
 	const char *t = o->type, *end;
 	char *e;
 
+	if (!strcmp(t, "char"))
+		return one_char(v);
 	while (*v == ' ')
 		v++;
 	if (!strcmp(t, "boolean"))

@@ -37,7 +37,9 @@ struct options_option {
 	char *key;
 	char *type;	  /* "string", "int", "long", "boolean", "double",
 			   * "float", "duration", "memory", "enum", "map",
-			   * or "?" when the bytecode does not show it */
+			   * "char" (built-in formats' one-character
+			   * strings), or "?" when the bytecode does not
+			   * show it */
 	int list;	  /* asList(): a ;-separated list of the type */
 	char *values;	  /* enum: its constants, comma-separated; NULL =
 			   * not known (any value passes) */
@@ -113,6 +115,7 @@ int options_type_text(char **out, const struct options_option *o);
  * number; duration: a number and an optional unit (ns, us, ms, s, min,
  * h, d, and their long forms); memory: a number and an optional unit (b,
  * k/kb/kibibytes, m/mb, g/gb, t/tb); enum: one of the values, any case;
+ * char: one character, or a Java escape of one (\t, \u0009);
  * list: each ;-separated element so.  1 yes, 0 no; string, map and
  * unknown types always pass.
  */
@@ -122,7 +125,9 @@ int options_value_ok(const struct options_option *o, const char *value);
 struct options_format {
 	const char *option; /* "format", "key.format" or "value.format" */
 	const char *id;	    /* its value: the format's identifier */
-	const struct options_set *set; /* NULL: not known (built in) */
+	/* From its JAR; NULL: built in, so Flink 1.20's declarations
+	 * (format_builtin.h) where cmfs has them, else not known. */
+	const struct options_set *set;
 };
 
 /*
@@ -140,7 +145,8 @@ void options_format_prefix(char *out, size_t cap, const char *option,
  * (`fmts`, their options under their prefixes) is set; each value parses
  * as its option's type (options_value_ok); each key is an option of the
  * connector, of a format under its prefix, or under a prefix the
- * connector lets through.  Unknown sets refuse nothing; `conn` NULL (a
+ * connector lets through.  A format without a set is looked up in
+ * format_builtin_options().  Unknown sets refuse nothing; `conn` NULL (a
  * built-in connector) checks nothing.  0, or -EINVAL with the key, what
  * is expected and the nearest known key ("did you mean '...'?") in err.
  */

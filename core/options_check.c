@@ -11,9 +11,11 @@
  * format the connector discovers, the format's options under the format's
  * prefix: "<id>." for 'format', "key.<id>." for 'key.format',
  * "value.<id>." for 'value.format'.  Keys under a prefix the connector
- * gives validateExcept (Kafka's "properties.") are not checked.  Where a
- * set is unknown (computed at run time, a built-in format whose JAR is not
- * here, an inspection older than the options) nothing is refused on it.
+ * gives validateExcept (Kafka's "properties.") are not checked.  A format
+ * resolution found no JAR for (a built-in one) has Flink 1.20's
+ * declarations from format_builtin.h.  Where a set is unknown (computed at
+ * run time, a built-in format cmfs has no table for, an inspection older
+ * than the options) nothing is refused on it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,7 +23,15 @@
 #include <string.h>
 
 #include "buf.h"
+#include "format_builtin.h"
 #include "options.h"
+
+/* The options of format f: from its JAR, else Flink's built-in ones; NULL
+ * when neither is known. */
+static const struct options_set *fmt_set(const struct options_format *f)
+{
+	return f->set ? f->set : format_builtin_options(f->id);
+}
 
 /* Does comma-separated `list` (may be NULL) hold `key`? */
 static int in_list(const char *list, const char *key)
@@ -150,13 +160,14 @@ static void suggest(char *best, size_t cap, const char *key,
 	for (i = 0; conn && i < conn->n; i++)
 		nearer(key, "", conn->v[i].key, best, cap, &bestd);
 	for (j = 0; j < nfmts; j++) {
-		if (!fmts[j].set)
+		const struct options_set *s = fmt_set(&fmts[j]);
+
+		if (!s)
 			continue;
 		options_format_prefix(pre, sizeof(pre), fmts[j].option,
 				      fmts[j].id);
-		for (i = 0; i < fmts[j].set->n; i++)
-			nearer(key, pre, fmts[j].set->v[i].key, best, cap,
-			       &bestd);
+		for (i = 0; i < s->n; i++)
+			nearer(key, pre, s->v[i].key, best, cap, &bestd);
 	}
 	/* A slip: a few letters, or a prefix left out (value.). */
 	if (bestd > 3 && bestd > len / 3)
@@ -270,8 +281,9 @@ int options_check(const char *table, const char *connector,
 	for (j = 0; !rc && j < nfmts; j++) {
 		options_format_prefix(pre, sizeof(pre), fmts[j].option,
 				      fmts[j].id);
-		rc = check_required(table, "format", fmts[j].id, fmts[j].set,
-				    pre, keys, values, n, err);
+		rc = check_required(table, "format", fmts[j].id,
+				    fmt_set(&fmts[j]), pre, keys, values, n,
+				    err);
 	}
 	if (rc)
 		return rc;
@@ -289,7 +301,7 @@ int options_check(const char *table, const char *connector,
 					      fmts[j].id);
 			if (!strncmp(k, pre, strlen(pre))) {
 				fmt = 1;
-				owner = fmts[j].set;
+				owner = fmt_set(&fmts[j]);
 				if (owner)
 					o = lookup(owner, k + strlen(pre));
 				break;

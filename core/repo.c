@@ -62,6 +62,7 @@
 #include "repo.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -71,6 +72,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,6 +168,8 @@ struct label {
 struct repo {
 	const struct config *cfg;	/* swapped whole on SIGHUP */
 	uid_t owner;			/* the mounting user (access.h) */
+	uint64_t settled;		/* (atomic) repo_settled(): the */
+	int64_t changed;		/* generation settled last, when */
 	char *mountpoint;
 	struct store *store;
 	struct catalog *cat;
@@ -1073,6 +1077,29 @@ enum config_right repo_change_right(enum repo_area area)
 	}
 }
 
+enum config_right repo_right(enum repo_area area, enum repo_op op,
+			     int versioned)
+{
+	switch (op) {
+	case REPO_OP_READ:
+		return CONFIG_READ;
+	case REPO_OP_LABEL:
+		return CONFIG_UPLOAD;
+	case REPO_OP_REMOVE:
+		if (versioned)
+			return CONFIG_ADMIN;
+		break;
+	case REPO_OP_CHANGE:
+		break;
+	}
+	return repo_change_right(area);
+}
+
+int repo_rules_need_groups(struct repo *r)
+{
+	return repo_config(r)->nscopes != 0;
+}
+
 int repo_may(struct repo *r, const struct repo_who *who, const char *env,
 	     enum config_right right)
 {
@@ -1096,6 +1123,158 @@ int repo_authorise(struct repo *r, const struct repo_who *who,
 	repo_refused(r, who, env && *env ? env : NULL, action, object,
 		     -EACCES, msg);
 	return -EACCES;
+}
+
+int repo_refuse_change(struct repo *r, const struct repo_who *who,
+		       const char *env, enum repo_area area, const char *path,
+		       const char *name, const char *action)
+{
+	char msg[CMFS_ERR_MSG];
+	int rc = area == REPO_AREA_FIXED ? -EROFS : -EPERM;
+
+	snprintf(msg, sizeof(msg), "%s%s%s: %s", path, name ? "/" : "",
+		 name ? name : "",
+		 rc == -EROFS ? "read-only: versions, resolved files and "
+				"events cannot be changed"
+			      : "not possible here");
+	repo_refused(r, who, env && *env ? env : NULL, action,
+		     name ? name : path, rc, msg);
+	return rc;
+}
+
+int repo_may_change(struct repo *r, const struct repo_who *who,
+		    const char *env, enum repo_area area, int dir)
+{
+	if (area == REPO_AREA_ROOT)
+		return 0;
+	if (area == REPO_AREA_FIXED && !dir)
+		return -EROFS;
+	return repo_may(r, who, env, repo_change_right(area)) ? 0 : -EACCES;
+}
+
+int repo_reads_limited(struct repo *r, const char *env)
+{
+	const struct config *cfg = repo_config(r);
+	const struct config_scope *e = config_scope_env(cfg, env);
+	const struct config_scope *g = config_scope_global(cfg);
+
+	return (e && e->who[CONFIG_READ].set) || (g && g->who[CONFIG_READ].set);
+}
+
+/* The refusal of `size` bytes for `name`, over `limit` (the ini key
+ * `key`): -EFBIG. */
+static int too_big(struct repo *r, const struct repo_who *who,
+		   const char *env, const char *name, const char *action,
+		   uint64_t size, uint64_t limit, const char *key)
+{
+	char msg[CMFS_ERR_MSG];
+
+	snprintf(msg, sizeof(msg),
+		 "%s: %llu bytes is over the limit of %llu ([limits] %s)",
+		 name, (unsigned long long)size, (unsigned long long)limit,
+		 key);
+	repo_refused(r, who, env && *env ? env : NULL, action, name, -EFBIG,
+		     msg);
+	return -EFBIG;
+}
+
+int repo_scratch_fits(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *name, const char *action,
+		      uint64_t size)
+{
+	uint64_t limit = repo_config(r)->limits.scratch_size;
+
+	return size > limit ? too_big(r, who, env, name, action, size, limit,
+				      "max_scratch_size")
+			    : 0;
+}
+
+int repo_upload_truncate_refused(struct repo *r, const struct repo_who *who,
+				 const char *env, const char *name,
+				 uint64_t size, int rc)
+{
+	char msg[CMFS_ERR_MSG];
+
+	if (rc == -EFBIG)
+		return too_big(r, who, env, name, "truncate", size,
+			       repo_config(r)->limits.artifact_size,
+			       "max_artifact_size");
+	snprintf(msg, sizeof(msg), "%s: truncating to %llu bytes failed: %s",
+		 name, (unsigned long long)size, strerror(-rc));
+	repo_refused(r, who, env, "truncate", name, rc, msg);
+	return rc;
+}
+
+int repo_art_truncate(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *name, uint64_t size,
+		      struct cmfs_err *err)
+{
+	struct repo_upload *u;
+	int rc = repo_upload_begin(&u, r, env, name, size == 0, err);
+
+	if (rc)
+		return rc;
+	rc = repo_upload_truncate(u, (off_t)size);
+	if (rc)
+		repo_upload_truncate_refused(r, who, env, name, size, rc);
+	else
+		rc = repo_upload_commit(u, who, NULL, err);
+	repo_upload_free(u);
+	return rc;
+}
+
+size_t repo_table_text_cap(struct repo *r)
+{
+	return repo_config(r)->limits.ddl_size;
+}
+
+int repo_create_refused(struct repo *r, const struct repo_who *who,
+			const char *env, enum repo_area area,
+			const char *name)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int rc;
+
+	if (area == REPO_AREA_ARTIFACTS)
+		rc = name_artifact_check(name, &err);
+	else
+		rc = cmfs_err_set(&err, -EINVAL,
+				  "%.200s: not a table file (<table>.sql) "
+				  "nor a scratch name", name);
+	if (!rc)
+		rc = cmfs_err_set(&err, -EINVAL, "%.200s: bad name", name);
+	repo_refused(r, who, env, "create", name, rc, cmfs_err_msg(&err));
+	return rc;
+}
+
+int repo_rename_refused(struct repo *r, const struct repo_who *who,
+			const char *env, const char *name)
+{
+	repo_refused(r, who, env, "rename", name, -EINVAL,
+		     "not a valid name here");
+	return -EINVAL;
+}
+
+int repo_link_refused(struct repo *r, const struct repo_who *who,
+		      const char *env, const char *name)
+{
+	repo_refused(r, who, env && *env ? env : NULL, "link", name, -EPERM,
+		     "links are not supported");
+	return -EPERM;
+}
+
+int repo_table_doomed(size_t len)
+{
+	return len ? 0 : -EINVAL;
+}
+
+int repo_table_write_failed(struct repo *r, const struct repo_who *who,
+			    const char *env, const char *name, int rc)
+{
+	repo_refused(r, who, env, "table-write", name, rc,
+		     "a write failed (over max_ddl_size), so nothing was "
+		     "committed");
+	return rc;
 }
 
 /*
@@ -1191,6 +1370,11 @@ static int count_blob(void *arg, const char *sha, uint64_t size)
 		c->known++;
 		return 0;
 	}
+	/* A copy of a blob that another host freed since. */
+	if (catalog_keeps_blobs(c->r->cat)) {
+		store_blob_unlink(c->r->store, sha);
+		return 0;
+	}
 	if (!c->unknown++)
 		snprintf(c->first, sizeof(c->first), "%s", sha);
 	return 0;
@@ -1227,6 +1411,29 @@ static int check_catalog_file(struct repo *r, const char *db,
 			    stat(db, &st) ? "missing" : "empty");
 }
 
+struct give_arg {
+	struct repo *r;
+	uint64_t n;		/* blobs a version refers to */
+	struct cmfs_err err;
+};
+
+/* A blob of the store that a version refers to, into the catalog. */
+static int give_blob(void *arg, const char *sha, uint64_t size)
+{
+	struct give_arg *g = arg;
+	uint64_t refs;
+	int fd, rc = catalog_blob_refs(g->r->cat, sha, &refs, &g->err);
+
+	if (rc || !refs)
+		return rc;
+	if ((rc = store_blob_open(g->r->store, sha, &fd, &g->err)))
+		return rc;
+	rc = catalog_blob_put(g->r->cat, sha, fd, size, &g->err);
+	close(fd);
+	g->n += !rc;
+	return rc;
+}
+
 /*
  * The store's own catalog.db, or the database of [catalog] url.  A store
  * that has a catalog.db of its own is not mounted on a database: the
@@ -1254,7 +1461,19 @@ static int open_catalog(struct repo *r, const char *db, struct cmfs_err *err)
 	if ((rc = catalog_open(&r->cat, r->cfg->catalog_url, err)))
 		return rc;
 	store_ident(r->store, id, sizeof(id));
-	return catalog_bind_store(r->cat, id, err);
+	rc = catalog_bind_store(r->cat, id, err);
+	if (rc > 0) {
+		struct give_arg g = { r, 0, CMFS_ERR_INIT };
+
+		rc = store_blob_walk(r->store, give_blob, &g);
+		if (rc)
+			return cmfs_err_set(err, rc, "%s", cmfs_err_msg(&g.err));
+		repo_log(r, LOG_NOTICE,
+			 "put the blobs of store %s in the catalog (%llu "
+			 "checked)",
+			 store_path(r->store), (unsigned long long)g.n);
+	}
+	return rc;
 }
 
 static int sweep(struct repo *r, struct cmfs_err *err)
@@ -1295,6 +1514,7 @@ static int sweep(struct repo *r, struct cmfs_err *err)
 }
 
 static void recover(struct repo *r);
+static void settle_renames(struct repo *r);
 
 /* The gate of refusal lines, as [events] sets it (read at mount). */
 static struct events_gate_conf gate_conf(const struct config *cfg)
@@ -1352,10 +1572,19 @@ int repo_open(struct repo **out, const struct config *cfg,
 	r->batch = cfg->sync == CONFIG_SYNC_BATCH;
 	/* On a full disk, the reserve's room lets the catalog open. */
 	store_reserve_release(r->store, 0);
-	if ((rc = open_catalog(r, db, err)) ||
-	    (rc = catalog_set_sync(r->cat, !r->batch, err)))
+	if ((rc = open_catalog(r, db, err)))
+		goto fail;
+	/* A catalog that keeps blobs has every commit's bytes once it
+	 * returns: this host's files are copies, each synced as it is
+	 * linked, and nothing is left for a recovery to check. */
+	if (catalog_keeps_blobs(r->cat)) {
+		r->batch = 0;
+		store_cache_max(r->store, cfg->cache_max);
+	}
+	if ((rc = catalog_set_sync(r->cat, !r->batch, err)))
 		goto fail;
 	recover(r);
+	settle_renames(r);
 	retain(r, repo_now());
 	if ((rc = sweep(r, err)))
 		goto fail;
@@ -1445,6 +1674,139 @@ const struct config *repo_config(const struct repo *r)
 struct catalog *repo_catalog(struct repo *r)
 {
 	return r->cat;
+}
+
+uint64_t repo_generation(struct repo *r)
+{
+	return catalog_generation(r->cat);
+}
+
+int repo_watch(struct repo *r, catalog_watch_fn fn, void *arg,
+	       struct cmfs_err *err)
+{
+	return catalog_watch(r->cat, fn, arg, err);
+}
+
+void repo_unwatch(struct repo *r)
+{
+	catalog_unwatch(r->cat);
+}
+
+int repo_env_get(struct repo *r, const char *env, struct catalog_env *out)
+{
+	return catalog_env_get(r->cat, env, out, NULL);
+}
+
+int repo_art_latest(struct repo *r, const char *env, const char *name,
+		    struct catalog_version *out)
+{
+	struct catalog_env e;
+	struct catalog_artifact a;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	if (!rc)
+		rc = catalog_art_get(r->cat, e.id, name, &a, NULL);
+	if (!rc)
+		*out = a.latest;
+	return rc;
+}
+
+int repo_ver_get(struct repo *r, const char *env, const char *name,
+		 int64_t n, struct catalog_version *out)
+{
+	struct catalog_env e;
+	struct catalog_artifact a;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	if (!rc)
+		rc = catalog_art_get(r->cat, e.id, name, &a, NULL);
+	return rc ? rc : catalog_ver_get(r->cat, a.id, n, out, NULL);
+}
+
+int repo_table_get(struct repo *r, const char *env, const char *name,
+		   struct catalog_table *out)
+{
+	struct catalog_env e;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	return rc ? rc : catalog_table_get(r->cat, e.id, name, out, NULL);
+}
+
+/* A listing's callback and its argument, for the catalog's rows. */
+struct list_names {
+	int (*fn)(void *arg, const char *name);
+	int (*num)(void *arg, int64_t n);
+	void *arg;
+};
+
+static int list_env_row(void *arg, const struct catalog_env *e)
+{
+	struct list_names *l = arg;
+
+	return l->fn(l->arg, e->name);
+}
+
+static int list_art_row(void *arg, const struct catalog_artifact *a)
+{
+	struct list_names *l = arg;
+
+	return l->fn(l->arg, a->name);
+}
+
+static int list_ver_row(void *arg, const struct catalog_version *v)
+{
+	struct list_names *l = arg;
+
+	return l->num(l->arg, v->n);
+}
+
+static int list_table_row(void *arg, const struct catalog_table *t)
+{
+	struct list_names *l = arg;
+
+	return l->fn(l->arg, t->name);
+}
+
+int repo_env_list(struct repo *r, int (*fn)(void *arg, const char *name),
+		  void *arg)
+{
+	struct list_names l = { fn, NULL, arg };
+
+	return catalog_env_list(r->cat, list_env_row, &l, NULL);
+}
+
+int repo_art_list(struct repo *r, const char *env,
+		  int (*fn)(void *arg, const char *name), void *arg)
+{
+	struct list_names l = { fn, NULL, arg };
+	struct catalog_env e;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	return rc ? rc : catalog_art_list(r->cat, e.id, list_art_row, &l, NULL);
+}
+
+int repo_ver_list(struct repo *r, const char *env, const char *name,
+		  int (*fn)(void *arg, int64_t n), void *arg)
+{
+	struct list_names l = { NULL, fn, arg };
+	struct catalog_env e;
+	struct catalog_artifact a;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	if (!rc)
+		rc = catalog_art_get(r->cat, e.id, name, &a, NULL);
+	return rc ? rc : catalog_ver_list(r->cat, a.id, list_ver_row, &l, NULL);
+}
+
+int repo_table_list(struct repo *r, const char *env,
+		    int (*fn)(void *arg, const char *name), void *arg)
+{
+	struct list_names l = { fn, NULL, arg };
+	struct catalog_env e;
+	int rc = catalog_env_get(r->cat, env, &e, NULL);
+
+	return rc ? rc
+		  : catalog_table_list(r->cat, e.id, list_table_row, &l, NULL);
 }
 
 struct store *repo_store(struct repo *r)
@@ -2191,9 +2553,14 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 		rc = catalog_insp_put(r->cat, sha, rep, err);
 	/* ... and bytes already a file (stored before inline blobs, or
 	 * with another inline_max) stay that file. */
-	put_inline = !rc && !same && mem && !store_blob_exists(r->store, sha);
+	put_inline = !rc && !same && mem &&
+		     (catalog_keeps_blobs(r->cat) ||
+		      !store_blob_exists(r->store, sha));
 	if (put_inline)
 		rc = catalog_inline_put(r->cat, sha, mem, (size_t)size, err);
+	/* A catalog that keeps blobs has the bytes before the version. */
+	if (!rc && !same && !mem && catalog_keeps_blobs(r->cat))
+		rc = catalog_blob_put(r->cat, sha, fd, size, err);
 	if (!rc && same)
 		v = a.latest;
 	else if (!rc)
@@ -2222,6 +2589,8 @@ static int commit_fd(struct repo *r, const struct repo_who *who,
 			store_blob_unlink(r->store, sha);
 	}
 	pthread_mutex_unlock(&r->gc_lock);
+	if (!rc && !mem && catalog_keeps_blobs(r->cat))
+		store_blob_trim(r->store, NULL); /* a new copy here */
 	if (!rc && out)
 		*out = v;
 refused:
@@ -2780,10 +3149,17 @@ int repo_scratch_commit(struct repo *r, const struct repo_who *who,
 	unsigned char *mem = NULL;
 	int src = -1, fd = -1, rc;
 
-	rc = store_scratch_open(r->store, env, 'a', scratch, O_RDONLY, 0,
-				&src);
+	/* Out of artifacts/ until it is settled: a crash in between leaves
+	 * it where repo_open() finds it (settle_staged_art()). */
+	rc = store_scratch_stage(r->store, env, 'a', scratch, name);
 	if (rc)
 		return cmfs_err_set(err, rc, "%s: %s", scratch, strerror(-rc));
+	rc = store_scratch_staged_open(r->store, env, 'a', name, scratch,
+				       O_RDONLY, &src);
+	if (rc) {
+		rc = cmfs_err_set(err, rc, "%s: %s", scratch, strerror(-rc));
+		goto out;
+	}
 	if (fstat(src, &st)) {
 		rc = cmfs_err_set(err, -errno, "%s: %s", scratch,
 				  strerror(errno));
@@ -2816,11 +3192,11 @@ int repo_scratch_commit(struct repo *r, const struct repo_who *who,
 		goto out;
 	rc = commit_fd(r, who, env, name, fd, mem, (uint64_t)st.st_size, sha,
 		       pending, NULL, "upload", out, err);
-	if (!rc) {
-		store_scratch_unlink(r->store, env, 'a', scratch);
+	if (!rc)
 		repo_scratch_label_move(r, env, scratch, NULL);
-	}
 out:
+	/* Committed: the scratch file goes; else it is back as it was. */
+	store_scratch_unstage(r->store, env, 'a', name, scratch, rc != 0);
 	label_free(pending);
 	free(mem);
 	if (fd >= 0)
@@ -2828,6 +3204,45 @@ out:
 	if (src >= 0)
 		close(src);
 	return rc;
+}
+
+int repo_scratch_open(struct repo *r, const char *env, char dir,
+		      const char *name, int flags, mode_t mode, int *out)
+{
+	return store_scratch_open(r->store, env, dir, name, flags, mode, out);
+}
+
+int repo_scratch_stat(struct repo *r, const char *env, char dir,
+		      const char *name, struct stat *st)
+{
+	return store_scratch_stat(r->store, env, dir, name, st);
+}
+
+int repo_scratch_truncate(struct repo *r, const char *env, char dir,
+			  const char *name, off_t size)
+{
+	return store_scratch_truncate(r->store, env, dir, name, size);
+}
+
+int repo_scratch_list(struct repo *r, const char *env, char dir,
+		      int (*fn)(void *arg, const char *name), void *arg)
+{
+	return store_scratch_list(r->store, env, dir, fn, arg);
+}
+
+int repo_scratch_remove(struct repo *r, const char *env, char dir,
+			const char *name)
+{
+	int rc = store_scratch_unlink(r->store, env, dir, name);
+
+	if (!rc && dir == 'a')
+		repo_scratch_label_move(r, env, name, NULL);
+	return rc;
+}
+
+int repo_statfs(struct repo *r, struct statvfs *out)
+{
+	return statvfs(store_path(r->store), out) ? -errno : 0;
 }
 
 int repo_scratch_label_set(struct repo *r, const char *env,
@@ -3364,6 +3779,182 @@ int repo_table_rename(struct repo *r, const struct repo_who *who,
 	return table_put(r, who, env, to, text, len, from, err);
 }
 
+/* The text of scratch file `scratch` staged for table `table`, into `out`
+ * (capped at max_ddl_size by the caller's buffer). */
+static int staged_text(struct repo *r, const char *env, const char *table,
+		       const char *scratch, struct buf *out)
+{
+	char chunk[65536];
+	ssize_t n;
+	int fd, rc = store_scratch_staged_open(r->store, env, 't', table,
+					       scratch, O_RDONLY, &fd);
+
+	if (rc)
+		return rc;
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		if ((rc = buf_add(out, chunk, (size_t)n)))
+			break;
+	if (n < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int repo_table_from_scratch(struct repo *r, const struct repo_who *who,
+			    const char *env, const char *scratch,
+			    const char *name, struct cmfs_err *err)
+{
+	struct buf b = BUF_INIT(repo_config(r)->limits.ddl_size);
+	int rc = store_scratch_stage(r->store, env, 't', scratch, name);
+
+	if (rc)
+		return rc;
+	rc = staged_text(r, env, name, scratch, &b);
+	if (!rc)
+		rc = table_put(r, who, env, name, buf_str(&b), b.len, NULL,
+			       err);
+	/* Committed: the scratch file goes; else it is back as it was. */
+	store_scratch_unstage(r->store, env, 't', name, scratch, rc != 0);
+	buf_release(&b);
+	return rc;
+}
+
+/*
+ * Table `table` dropped, its text left as scratch file `scratch`: the text
+ * is staged first as if the scratch file were on its way onto the table
+ * (settle_staged() then keeps the table and drops it), the table is
+ * dropped, and the staged file becomes the scratch file (after a crash,
+ * settle_staged() finds the table gone and puts it there).
+ */
+static int table_to_scratch(struct repo *r, const struct repo_who *who,
+			    const char *env, const char *table,
+			    const char *scratch, struct cmfs_err *err)
+{
+	struct buf b = BUF_INIT(repo_config(r)->limits.ddl_size);
+	int fd = -1, rc = repo_table_text(r, env, table, &b, err);
+
+	if (!rc)
+		rc = store_scratch_staged_open(r->store, env, 't', table,
+					       scratch,
+					       O_WRONLY | O_CREAT | O_TRUNC,
+					       &fd);
+	if (!rc && write(fd, buf_str(&b), b.len) != (ssize_t)b.len)
+		rc = -EIO;
+	if (fd >= 0)
+		close(fd);
+	buf_release(&b);
+	if (rc)
+		goto out;
+	rc = repo_table_remove(r, who, env, table, err);
+out:
+	if (fd >= 0)
+		store_scratch_unstage(r->store, env, 't', table, scratch, !rc);
+	return rc;
+}
+
+int repo_table_move(struct repo *r, const struct repo_who *who,
+		    const char *env, const char *from, const char *to,
+		    struct cmfs_err *err)
+{
+	struct buf b = BUF_INIT(repo_config(r)->limits.ddl_size);
+	char tf[130], tt[130];
+	int ff = name_table_file(tf, from), ft = name_table_file(tt, to);
+	int rc;
+
+	if (!ff && !ft)
+		return store_scratch_rename(r->store, env, 't', from, to);
+	if (!ff)
+		return repo_table_from_scratch(r, who, env, from, tt, err);
+	if (!ft)
+		return table_to_scratch(r, who, env, tf, to, err);
+	/* One change, one line: written and dropped together. */
+	rc = repo_table_text(r, env, tf, &b, err);
+	if (!rc)
+		rc = repo_table_rename(r, who, env, tf, tt, buf_str(&b), b.len,
+				       err);
+	buf_release(&b);
+	return rc;
+}
+
+/* Context of settle_staged(): the environment whose files it settles. */
+struct settle {
+	struct repo *r;
+	const char *env;
+};
+
+/*
+ * A scratch file that a crash left staged for table `table`: the rename
+ * happened if the table holds its text (it goes), else it did not (it is
+ * put back).  Texts that were equal before make both the same state.
+ */
+static int settle_staged(void *arg, const char *table, const char *scratch)
+{
+	struct settle *x = arg;
+	struct repo *r = x->r;
+	struct buf b = BUF_INIT((size_t)1 << 24), cur = BUF_INIT((size_t)1 << 24);
+	int done;
+
+	done = !staged_text(r, x->env, table, scratch, &b) &&
+	       !repo_table_text(r, x->env, table, &cur, NULL) &&
+	       b.len == cur.len && !memcmp(buf_str(&b), buf_str(&cur), b.len);
+	store_scratch_unstage(r->store, x->env, 't', table, scratch, !done);
+	repo_log(r, LOG_NOTICE,
+		 "env %s: the rename of scratch file %s onto table %s.sql "
+		 "was cut short: %s", x->env, scratch, table,
+		 done ? "it was committed, the scratch file is removed"
+		      : "it was not committed, the scratch file is back");
+	buf_release(&b);
+	buf_release(&cur);
+	return 0;
+}
+
+/*
+ * A scratch file that a crash left staged for artifact `name` (rsync's
+ * temp file renamed into place): the commit happened if the artifact's
+ * latest version has its bytes (it goes), else not (it is put back).
+ */
+static int settle_staged_art(void *arg, const char *name, const char *scratch)
+{
+	struct settle *x = arg;
+	struct repo *r = x->r;
+	struct catalog_version v;
+	char sha[STORE_SHA_HEX];
+	struct stat st;
+	int fd, done = 0;
+
+	if (!store_scratch_staged_open(r->store, x->env, 'a', name, scratch,
+				       O_RDONLY, &fd)) {
+		done = !fstat(fd, &st) &&
+		       !store_hash_fd(sha, fd, (uint64_t)st.st_size, NULL) &&
+		       !repo_art_latest(r, x->env, name, &v) &&
+		       !strcmp(v.sha256, sha);
+		close(fd);
+	}
+	store_scratch_unstage(r->store, x->env, 'a', name, scratch, !done);
+	repo_log(r, LOG_NOTICE,
+		 "env %s: the rename of scratch file %s onto artifact %s "
+		 "was cut short: %s", x->env, scratch, name,
+		 done ? "it was committed, the scratch file is removed"
+		      : "it was not committed, the scratch file is back");
+	return 0;
+}
+
+static int settle_env(void *arg, const struct catalog_env *e)
+{
+	struct settle x = { arg, e->name };
+
+	store_scratch_staged(x.r->store, e->name, 't', settle_staged, &x);
+	store_scratch_staged(x.r->store, e->name, 'a', settle_staged_art, &x);
+	return 0;
+}
+
+/* Settle the renames of scratch files onto tables and artifacts that a
+ * crash cut. */
+static void settle_renames(struct repo *r)
+{
+	catalog_env_list(r->cat, settle_env, r, NULL);
+}
+
 int repo_table_remove(struct repo *r, const struct repo_who *who,
 		      const char *env, const char *name, struct cmfs_err *err)
 {
@@ -3404,6 +3995,112 @@ uint64_t repo_resolved_size(struct repo *r, const char *env,
 		size = b.len;
 	buf_release(&b);
 	return size;
+}
+
+int repo_resolved_computed(struct repo *r, const char *env, const char *name,
+			   int sql, const char *attr, struct buf *out,
+			   struct cmfs_err *err)
+{
+	static const struct repo_who nobody = { 0, 0, 0, 0, NULL };
+	struct buf tmp = BUF_INIT((size_t)1 << 24);
+	int rc;
+
+	if (!strcmp(attr, "refused-classes")) {
+		rc = repo_refused_classes(r, env, name, out, err);
+		/* The other refusals are user.cmfs.error's to tell. */
+		return rc == -ENOENT && !err->msg[0] ? rc : 0;
+	}
+	if (strcmp(attr, "error"))
+		return -ENODATA;
+	/* Empty when the table resolves; else why not. */
+	rc = repo_resolve(r, &nobody, env, name, sql, 0, &tmp, err);
+	buf_release(&tmp);
+	if (rc == -ENOENT && !err->msg[0])
+		return rc;
+	return rc ? buf_adds(out, cmfs_err_msg(err)) : 0;
+}
+
+mode_t repo_mode(enum repo_area area, int dir)
+{
+	if (dir)
+		return S_IFDIR | (area == REPO_AREA_FIXED ? 0555 : 0755);
+	return S_IFREG | (area == REPO_AREA_FIXED ? 0444 : 0644);
+}
+
+/* st's three times, `ns` since 1970. */
+static void stat_times(struct stat *st, int64_t ns)
+{
+	st->st_mtim.tv_sec = (time_t)(ns / 1000000000);
+	st->st_mtim.tv_nsec = (long)(ns % 1000000000);
+	st->st_ctim = st->st_atim = st->st_mtim;
+}
+
+void repo_ver_stat(const struct catalog_version *v, enum repo_area area,
+		   struct stat *st)
+{
+	st->st_mode = repo_mode(area, 0);
+	st->st_size = (off_t)v->size;
+	st->st_uid = v->uid;
+	stat_times(st, v->mtime);
+	st->st_blocks = (st->st_size + 511) / 512;
+}
+
+int repo_table_stat(struct repo *r, const char *env, const char *name,
+		    struct stat *st)
+{
+	struct catalog_table t;
+	int rc = repo_table_get(r, env, name, &t);
+
+	if (rc)
+		return rc;
+	st->st_mode = repo_mode(REPO_AREA_TABLES, 0);
+	st->st_size = (off_t)t.size;
+	st->st_uid = t.uid;
+	stat_times(st, t.mtime);
+	st->st_blocks = (st->st_size + 511) / 512;
+	return 0;
+}
+
+void repo_settled(struct repo *r, uint64_t gen, int64_t ns)
+{
+	__atomic_store_n(&r->changed, ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&r->settled, gen, __ATOMIC_RELEASE);
+}
+
+uint64_t repo_settled_gen(struct repo *r)
+{
+	return __atomic_load_n(&r->settled, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The modification time of a resolved file: when the catalog last
+ * changed, as far as the mount settled it (now, if a change is not
+ * settled yet).  Steady while nothing changes, so that the kernel keeps
+ * the pages (it drops them when it sees a new time), and new after any
+ * change that may have changed the bytes, for rsync and make.  A .sql
+ * says when it was resolved: now.
+ */
+static int64_t resolved_mtime(struct repo *r, int sql)
+{
+	if (sql || catalog_generation(r->cat) > repo_settled_gen(r))
+		return repo_now();
+	return __atomic_load_n(&r->changed, __ATOMIC_RELAXED);
+}
+
+int repo_resolved_stat(struct repo *r, const char *env, const char *name,
+		       int sql, struct stat *st)
+{
+	struct catalog_table t;
+	int rc = repo_table_get(r, env, name, &t);
+
+	if (rc)
+		return rc;
+	st->st_mode = repo_mode(REPO_AREA_FIXED, 0);
+	st->st_nlink = 1;
+	st->st_size = (off_t)repo_resolved_size(r, env, name, sql);
+	st->st_blocks = (st->st_size + 511) / 512;
+	stat_times(st, resolved_mtime(r, sql));
+	return 0;
 }
 
 int repo_table_text(struct repo *r, const char *env, const char *name,

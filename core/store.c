@@ -7,6 +7,8 @@
  *                                           where O_TMPFILE is missing),
  *                                           retired blobs not yet unlinked
  *   scratch/<env>/{a,t}/<name>              editors' and rsync's temp files
+ *   scratch/<env>/{a,t}-to/<target>/<name>  a scratch file being renamed
+ *                                           onto <target> (repo commits it)
  *   lock                                    flock(2)ed by the one process
  *                                           that may change the store
  *   reserve                                 space held back for deletes
@@ -45,6 +47,8 @@ struct store {
 	unsigned long retired;	/* blobs retired: their names' counter */
 	int new_dir;		/* a blob directory made since the last
 				 * store_blobs_sync() (atomic) */
+	uint64_t cache_max;	/* store_cache_max(); 0: no bound */
+	pthread_mutex_t trim_lock; /* one store_blob_trim() at a time */
 };
 
 struct store_hash {
@@ -201,6 +205,7 @@ int store_open(struct store **out, const char *path, struct cmfs_err *err)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
 	s->blobs_fd = s->staging_fd = s->scratch_fd = s->lock_fd = -1;
 	s->path = strdup(real);
+	pthread_mutex_init(&s->trim_lock, NULL);
 	s->root_fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (!s->path || s->root_fd < 0) {
 		rc = s->path ? -errno : -ENOMEM;
@@ -231,6 +236,7 @@ void store_close(struct store *s)
 		close(s->scratch_fd);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd); /* drops the flock */
+	pthread_mutex_destroy(&s->trim_lock);
 	free(s->path);
 	free(s);
 }
@@ -529,6 +535,23 @@ ssize_t store_pread_full(int fd, void *buf, size_t len, off_t off)
 		done += (size_t)n;
 	}
 	return (ssize_t)done;
+}
+
+int store_pwrite_full(int fd, const void *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pwrite(fd, (const char *)buf + done, len - done,
+			   off + (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
 }
 
 void store_hash_mem(char hex[STORE_SHA_HEX], const void *data, size_t len)
@@ -986,4 +1009,220 @@ static int remove_tree(int at, const char *rel)
 int store_scratch_drop_env(struct store *s, const char *env)
 {
 	return remove_tree(s->scratch_fd, env);
+}
+
+/* "<env>/<dir>-to/<target>/<name>" (name NULL: without it) relative to
+ * scratch/. */
+static int staged_rel(char *out, size_t n, const char *env, char dir,
+		      const char *target, const char *name)
+{
+	int len = name ? snprintf(out, n, "%s/%c-to/%s/%s", env, dir, target,
+				  name)
+		       : snprintf(out, n, "%s/%c-to/%s", env, dir, target);
+
+	return len < 0 || (size_t)len >= n ? -ENAMETOOLONG : 0;
+}
+
+int store_scratch_stage(struct store *s, const char *env, char dir,
+			const char *name, const char *target)
+{
+	char from[PATH_MAX], to[PATH_MAX], sub[PATH_MAX];
+	int rc;
+
+	if ((rc = scratch_rel(from, sizeof(from), env, dir, name)) ||
+	    (rc = staged_rel(to, sizeof(to), env, dir, target, name)))
+		return rc;
+	/* Only a scratch file that is there gets a staging directory. */
+	if (faccessat(s->scratch_fd, from, F_OK, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	snprintf(sub, sizeof(sub), "%s/%c-to", env, dir);
+	if ((rc = ensure_dir(s->scratch_fd, sub)) ||
+	    (rc = staged_rel(sub, sizeof(sub), env, dir, target, NULL)) ||
+	    (rc = ensure_dir(s->scratch_fd, sub)))
+		return rc;
+	return renameat(s->scratch_fd, from, s->scratch_fd, to) ? -errno : 0;
+}
+
+int store_scratch_staged_open(struct store *s, const char *env, char dir,
+			      const char *target, const char *name,
+			      int flags, int *out)
+{
+	char rel[PATH_MAX], sub[PATH_MAX];
+	int fd, rc = staged_rel(rel, sizeof(rel), env, dir, target, name);
+
+	if (rc)
+		return rc;
+	if (flags & O_CREAT) {
+		snprintf(sub, sizeof(sub), "%s/%c-to", env, dir);
+		if ((rc = ensure_dir(s->scratch_fd, env)) ||
+		    (rc = ensure_dir(s->scratch_fd, sub)) ||
+		    (rc = staged_rel(sub, sizeof(sub), env, dir, target,
+				     NULL)) ||
+		    (rc = ensure_dir(s->scratch_fd, sub)))
+			return rc;
+	}
+	/* A staged file is made as a scratch file of tables/ is (0644). */
+	fd = openat(s->scratch_fd, rel, flags | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return -errno;
+	*out = fd;
+	return 0;
+}
+
+int store_scratch_unstage(struct store *s, const char *env, char dir,
+			  const char *target, const char *name, int restore)
+{
+	char staged[PATH_MAX], sub[PATH_MAX], back[PATH_MAX];
+	int rc;
+
+	if ((rc = staged_rel(staged, sizeof(staged), env, dir, target,
+			     name)) ||
+	    (rc = staged_rel(sub, sizeof(sub), env, dir, target, NULL)) ||
+	    (rc = scratch_rel(back, sizeof(back), env, dir, name)))
+		return rc;
+	if (restore) {
+		char tdir[80];
+
+		snprintf(tdir, sizeof(tdir), "%s/%c", env, dir);
+		rc = ensure_dir(s->scratch_fd, tdir);
+		if (!rc && renameat(s->scratch_fd, staged, s->scratch_fd, back))
+			rc = -errno;
+	}
+	else
+		rc = unlinkat(s->scratch_fd, staged, 0) ? -errno : 0;
+	/* Gone once its last staged file is: another may still be there. */
+	unlinkat(s->scratch_fd, sub, AT_REMOVEDIR);
+	return rc;
+}
+
+int store_scratch_staged(struct store *s, const char *env, char dir,
+			 int (*fn)(void *arg, const char *target,
+				   const char *name),
+			 void *arg)
+{
+	char sub[PATH_MAX];
+	DIR *top, *d;
+	struct dirent *t, *e;
+	int rc = 0;
+
+	snprintf(sub, sizeof(sub), "%s/%c-to", env, dir);
+	top = opendir_at(s->scratch_fd, sub);
+	if (!top)
+		return errno == ENOENT ? 0 : -errno;
+	while (!rc && (t = readdir(top))) {
+		if (!strcmp(t->d_name, ".") || !strcmp(t->d_name, ".."))
+			continue;
+		d = opendir_at(dirfd(top), t->d_name);
+		if (!d)
+			continue;
+		while (!rc && (e = readdir(d)))
+			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+				rc = fn(arg, t->d_name, e->d_name);
+		closedir(d);
+	}
+	closedir(top);
+	return rc;
+}
+
+void store_cache_max(struct store *s, uint64_t max)
+{
+	s->cache_max = max;
+}
+
+void store_blob_used(int fd)
+{
+	const struct timespec t[2] = { { 0, UTIME_NOW }, { 0, UTIME_OMIT } };
+
+	if (futimens(fd, t) || flock(fd, LOCK_SH | LOCK_NB))
+		(void)0; /* a copy used less recently than it was, at worst */
+}
+
+struct cached {
+	char sha[STORE_SHA_HEX];
+	uint64_t size;
+	struct timespec used;
+};
+
+struct census {
+	struct store *s;
+	struct cached *v;
+	size_t n, cap;
+	uint64_t total;
+};
+
+static int census_add(void *arg, const char *sha, uint64_t size)
+{
+	struct census *c = arg;
+	char rel[80];
+	struct stat st;
+
+	if (strlen(sha) != STORE_SHA_HEX - 1)
+		return 0;
+	blob_rel(rel, sizeof(rel), sha);
+	if (fstatat(c->s->blobs_fd, rel, &st, 0))
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 256;
+		struct cached *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->v = v;
+		c->cap = cap;
+	}
+	memcpy(c->v[c->n].sha, sha, STORE_SHA_HEX);
+	c->v[c->n].size = size;
+	c->v[c->n].used = st.st_atim;
+	c->n++;
+	c->total += size;
+	return 0;
+}
+
+static int by_use(const void *a, const void *b)
+{
+	const struct timespec *x = &((const struct cached *)a)->used,
+			      *y = &((const struct cached *)b)->used;
+
+	if (x->tv_sec != y->tv_sec)
+		return x->tv_sec < y->tv_sec ? -1 : 1;
+	return x->tv_nsec < y->tv_nsec ? -1 : x->tv_nsec > y->tv_nsec;
+}
+
+/*
+ * Blobs out, least recently used first, until the rest fit: each only
+ * while no one holds it (an exclusive flock(2) that fails: someone has it
+ * open), and unlinked while that lock is held, so an open that comes
+ * after finds the name gone and fetches the blob again.
+ */
+int store_blob_trim(struct store *s, uint64_t *freed)
+{
+	struct census c = { s, NULL, 0, 0, 0 };
+	char rel[80];
+	size_t i;
+	int fd, rc;
+
+	if (freed)
+		*freed = 0;
+	if (!s->cache_max)
+		return 0;
+	pthread_mutex_lock(&s->trim_lock);
+	rc = store_blob_walk(s, census_add, &c);
+	if (!rc && c.total > s->cache_max)
+		qsort(c.v, c.n, sizeof(*c.v), by_use);
+	for (i = 0; !rc && i < c.n && c.total > s->cache_max; i++) {
+		blob_rel(rel, sizeof(rel), c.v[i].sha);
+		fd = openat(s->blobs_fd, rel, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!flock(fd, LOCK_EX | LOCK_NB) &&
+		    !unlinkat(s->blobs_fd, rel, 0)) {
+			c.total -= c.v[i].size;
+			if (freed)
+				*freed += c.v[i].size;
+		}
+		close(fd);
+	}
+	pthread_mutex_unlock(&s->trim_lock);
+	free(c.v);
+	return rc;
 }

@@ -101,6 +101,10 @@ void store_pipe_free(struct store_pipe *p);
  * (EINTR is retried): how many, or -errno. */
 ssize_t store_pread_full(int fd, void *buf, size_t len, off_t off);
 
+/* All `len` bytes of buf to `fd` at `off` (EINTR is retried): 0 or
+ * -errno. */
+int store_pwrite_full(int fd, const void *buf, size_t len, off_t off);
+
 /* SHA-256 of `len` bytes at `data`. */
 void store_hash_mem(char hex[STORE_SHA_HEX], const void *data, size_t len);
 
@@ -195,6 +199,23 @@ int store_blob_walk(struct store *s,
 		    int (*fn)(void *arg, const char *sha, uint64_t size),
 		    void *arg);
 
+/*
+ * The copies of a host whose catalog keeps blobs (catalog_keeps_blobs()):
+ * every blob file is one, which may go and be fetched again.
+ * store_cache_max() bounds them to `max` bytes (0: no bound), before any
+ * other thread uses the store.  store_blob_used(): blob file `fd` (from
+ * store_blob_open) is being read: its access time set to now (what trim
+ * orders by, whatever the file system's atime options) and a shared
+ * flock(2) taken on it, which lasts while the file stays open (by the
+ * caller, or by the kernel's passthrough).  store_blob_trim(): while the
+ * blobs add up to more than the bound, remove the least recently used,
+ * never one that is held so; *freed (may be NULL) gets how many bytes
+ * went.  0 or -errno.
+ */
+void store_cache_max(struct store *s, uint64_t max);
+void store_blob_used(int fd);
+int store_blob_trim(struct store *s, uint64_t *freed);
+
 /* Scratch files: `dir` is 'a' (artifacts/) or 't' (tables/). */
 
 /* openat(2) of a scratch file, O_CLOEXEC added; -errno. */
@@ -214,5 +235,29 @@ int store_scratch_list(struct store *s, const char *env, char dir,
 		       int (*fn)(void *arg, const char *name), void *arg);
 /* Remove an environment's scratch directories and all they hold. */
 int store_scratch_drop_env(struct store *s, const char *env);
+
+/*
+ * A scratch file of directory `dir` on its way to becoming `target` (a
+ * table of tables/, an artifact of artifacts/) in one step of repo's:
+ * moved to scratch/<env>/<dir>-to/<target>/<name>, out of the listing, so
+ * that a crash before it is settled leaves it where repo_open() finds it.
+ * -ENOENT when scratch file `name` is not there.
+ */
+int store_scratch_stage(struct store *s, const char *env, char dir,
+			const char *name, const char *target);
+/* Open a staged file (flags as openat(2); O_CREAT makes it, 0644, with
+ * its directories); -errno. */
+int store_scratch_staged_open(struct store *s, const char *env, char dir,
+			      const char *target, const char *name,
+			      int flags, int *out);
+/* Settle a staged file: back to scratch file `name` (restore) or removed. */
+int store_scratch_unstage(struct store *s, const char *env, char dir,
+			  const char *target, const char *name, int restore);
+/* Each staged file of `env`'s `dir`: fn(arg, target, name); non-zero
+ * stops. */
+int store_scratch_staged(struct store *s, const char *env, char dir,
+			 int (*fn)(void *arg, const char *target,
+				   const char *name),
+			 void *arg);
 
 #endif

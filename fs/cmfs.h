@@ -55,13 +55,11 @@ struct cmfs {
 	/*
 	 * Resolved files whose attributes the kernel may keep (ops.c,
 	 * "Resolved files in the page cache").  `slock` serialises
-	 * cmfs_settle(); `settled`, the catalog generation settled last, and
-	 * `changed`, when (ns since 1970), are atomic; the paths lock guards
-	 * `epoch` (settles so far, + 1) and `told`, the inodes told since.
+	 * cmfs_settle() (the generation settled last is repo's,
+	 * repo_settled()); the paths lock guards `epoch` (settles so far,
+	 * + 1) and `told`, the inodes told since.
 	 */
 	pthread_mutex_t slock;
-	uint64_t settled;
-	int64_t changed;
 	uint64_t epoch;
 	uint64_t *told;
 	size_t ntold, ctold;

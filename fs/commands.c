@@ -154,8 +154,7 @@ static int cmd_inspect(int argc, char **argv)
 /* The store directory of configuration file `ini` into *out (malloc'd;
  * NULL without an ini) and its inline_max, or the default's, into
  * *inline_max (when not NULL).  Its [catalog] url into *url (malloc'd,
- * NULL when none); a caller that passes no `url` works on a SQLite
- * catalog only, and a url is refused. */
+ * NULL when none). */
 static int store_of(const char *ini, char **out, uint64_t *inline_max,
 		    char **url)
 {
@@ -167,16 +166,7 @@ static int store_of(const char *ini, char **out, uint64_t *inline_max,
 		config_release(&cfg);
 		return -1;
 	}
-	if (cfg.catalog_url && !url) {
-		fprintf(stderr,
-			"cmfs: %s: [catalog] url is set: fsck works on a "
-			"SQLite catalog only (on a PostgreSQL catalog: not "
-			"built yet)\n",
-			ini);
-		config_release(&cfg);
-		return -1;
-	}
-	if (url && (*url = cfg.catalog_url))
+	if ((*url = cfg.catalog_url))
 		cfg.catalog_url = NULL;
 	if (inline_max)
 		*inline_max = cfg.inline_max;
@@ -195,7 +185,7 @@ static int cmd_fsck(int argc, char **argv)
 	struct fsck_report *r = NULL;
 	struct buf out = BUF_INIT((size_t)1 << 30);
 	const char *store = NULL, *ini = NULL;
-	char *from_ini = NULL;
+	char *from_ini = NULL, *url = NULL;
 	int repair = 0, i, rc;
 
 	static const struct option longs[] = {
@@ -218,13 +208,14 @@ static int cmd_fsck(int argc, char **argv)
 		fputs(cmfs_usage, stderr);
 		return FSCK_EXIT_USAGE;
 	}
-	if (ini && store_of(ini, &from_ini, NULL, NULL))
+	if (ini && store_of(ini, &from_ini, NULL, &url))
 		return FSCK_EXIT_ERROR;
 	if (ini)
 		store = from_ini;
-	if (fsck_run(&r, store, repair, &err)) {
+	if (fsck_run_url(&r, store, url, repair, &err)) {
 		fprintf(stderr, "cmfs fsck: %s\n", cmfs_err_msg(&err));
 		free(from_ini);
+		free(url);
 		return FSCK_EXIT_ERROR;
 	}
 	printf("cmfs fsck %s%s\n", store, repair ? " --repair" : "");
@@ -234,6 +225,7 @@ static int cmd_fsck(int argc, char **argv)
 	fsck_report_free(r);
 	buf_release(&out);
 	free(from_ini);
+	free(url);
 	return rc;
 }
 

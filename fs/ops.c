@@ -37,11 +37,11 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/xattr.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include "buf.h"
 #include "name.h"
-#include "store.h"
 
 #define DIR_CAP ((size_t)1 << 30)
 
@@ -121,15 +121,25 @@ static enum repo_area area_of(enum node_kind k)
 	case N_TABLE:
 	case N_TSCRATCH:
 		return REPO_AREA_TABLES;
+	case N_VERS:
+	case N_VDIR:
+	case N_VER:
+	case N_RESOLVED:
+	case N_RJARS:
+	case N_RSQL:
+	case N_EVENTS:
+		return REPO_AREA_FIXED;
+	case N_ROOT:
+		return REPO_AREA_ROOT;
 	default:
 		return REPO_AREA_ENVS;
 	}
 }
 
-/* The right a change of a node of kind `k` needs. */
-static enum config_right change_right(enum node_kind k)
+/* The right operation `op` on a node of kind `k` needs. */
+static enum config_right right_of(enum node_kind k, enum repo_op op)
 {
-	return repo_change_right(area_of(k));
+	return repo_right(area_of(k), op, k == N_ART || k == N_VER);
 }
 
 /*
@@ -142,7 +152,7 @@ static struct repo_who caller(fuse_req_t req, gid_t *groups)
 	struct repo_who w = who_of(req);
 	int n;
 
-	if (cfg_of(cm(req))->nscopes) {
+	if (repo_rules_need_groups(cm(req)->repo)) {
 		n = fuse_req_getgroups(req, 64, groups);
 		w.ngroups = n > 0 ? (size_t)(n > 64 ? 64 : n) : 0;
 		w.groups = groups;
@@ -180,9 +190,11 @@ static void fit_mode(fuse_req_t req, const struct node *n, struct stat *st)
 {
 	if (n->kind == N_ROOT)
 		return;
-	if (!holds(req, n->kind == N_ENVS ? NULL : n->env, change_right(n->kind)))
+	if (!holds(req, n->kind == N_ENVS ? NULL : n->env,
+		   right_of(n->kind, REPO_OP_CHANGE)))
 		st->st_mode &= ~(mode_t)0222;
-	if (!holds(req, n->kind == N_ENVS ? NULL : n->env, CONFIG_READ))
+	if (!holds(req, n->kind == N_ENVS ? NULL : n->env,
+		   right_of(n->kind, REPO_OP_READ)))
 		st->st_mode &= ~(mode_t)0555;
 }
 
@@ -242,24 +254,33 @@ static void *inval_thread(void *arg)
 	return NULL;
 }
 
+static void elsewhere(void *arg, const char *env, const char *name,
+		      int kind);
+
 int cmfs_inval_start(struct cmfs *c)
 {
+	struct cmfs_err err = CMFS_ERR_INIT;
 	int rc;
 
 	thread_worker_init(&c->q);
 	pthread_mutex_init(&c->slock, NULL);
 	c->epoch = 1;
-	c->settled = catalog_generation(repo_catalog(c->repo));
-	c->changed =
-		(int64_t)c->started.tv_sec * 1000000000 + c->started.tv_nsec;
+	repo_settled(c->repo, repo_generation(c->repo),
+		     (int64_t)c->started.tv_sec * 1000000000 +
+			     c->started.tv_nsec);
 	pthread_mutex_lock(&c->q.lock);
 	rc = thread_worker_start(&c->q, inval_thread, c);
 	pthread_mutex_unlock(&c->q.lock);
+	if (!rc && repo_watch(c->repo, elsewhere, c, &err))
+		repo_log(c->repo, LOG_ERR,
+			 "changes made on other hosts will show late here: %s",
+			 cmfs_err_msg(&err));
 	return rc;
 }
 
 void cmfs_inval_quiesce(struct cmfs *c)
 {
+	repo_unwatch(c->repo);
 	thread_worker_quit(&c->q);
 }
 
@@ -330,6 +351,52 @@ static void inval_artifact(struct cmfs *c, const char *env, const char *name,
 		inval_queue(c, path_ino(arts), 0, name);
 }
 
+/* A name the kernel holds, forgotten: its entry and its inode. */
+static void forget_node(void *arg, struct node *n)
+{
+	struct cmfs *c = arg;
+
+	if (n->parent && (n->kind == N_ENV || n->kind == N_ART ||
+			  n->kind == N_TABLE)) {
+		inval_queue(c, path_ino(n->parent), 0, n->name);
+		inval_queue(c, 0, path_ino(n), NULL);
+	}
+}
+
+/*
+ * The catalog changed on another host (catalog_watch(), on its thread):
+ * what the kernel keeps of the name is stale.  An artifact, table or
+ * environment may be new (a negative entry), gone, or other bytes: its
+ * entry and inode are invalidated, and resolved files settled as after
+ * a change here.  env NULL, changes missed while the catalog's
+ * connection was lost: every such name the kernel holds.
+ */
+static void elsewhere(void *arg, const char *env, const char *name, int kind)
+{
+	struct cmfs *c = arg;
+	struct node *dir;
+
+	if (!env) {
+		repo_log(c->repo, LOG_WARNING,
+			 "catalog: changes from other hosts were missed while "
+			 "the connection was lost: every name invalidated");
+		path_walk(c->paths, forget_node, c);
+	} else if (kind == 'e') {
+		dir = path_find(c->paths, path_root(c->paths), "envs");
+		if (dir)
+			inval_queue(c, path_ino(dir), 0, env);
+	} else if (kind == 'a' && (dir = env_dir(c, env, "artifacts"))) {
+		inval_artifact(c, env, name, 0);
+		inval_queue(c, path_ino(dir), 0, name);
+	} else if (kind == 't' && (dir = env_dir(c, env, "tables"))) {
+		char sql[160];
+
+		snprintf(sql, sizeof(sql), "%s.sql", name);
+		inval_queue(c, path_ino(dir), 0, sql);
+	}
+	cmfs_settle(c, 1);
+}
+
 /* ---- Resolved files in the page cache ---- */
 
 /*
@@ -359,7 +426,7 @@ static void inval_artifact(struct cmfs *c, const char *env, const char *name,
  * them, attributes tell their size (not kept).  An open of the same bytes
  * keeps the pages (keep_cache), any other drops them.  The kernel drops
  * them too when it takes a new size or modification time (the time
- * changes with every change: resolved_mtime()).  A handle that reads
+ * changes with every change: repo_resolved_stat()).  A handle that reads
  * around them can still fill them, through a map: after one, the next
  * open drops them (`other`).  One mapped while another reads through the
  * pages can show that one its bytes: a map of a resolved file while the
@@ -380,12 +447,7 @@ enum { SIZES_NONE, SIZES_ONE, SIZES_MANY };
  */
 static int readers_limited(struct cmfs *c, const struct node *n)
 {
-	const struct config *cfg = cfg_of(c);
-	const struct config_scope *e = config_scope_env(cfg, n->env);
-	const struct config_scope *g = config_scope_global(cfg);
-
-	return shared(c) && ((e && e->who[CONFIG_READ].set) ||
-			     (g && g->who[CONFIG_READ].set));
+	return shared(c) && repo_reads_limited(c->repo, n->env);
 }
 
 /*
@@ -474,23 +536,6 @@ static double cache_sized(struct cmfs *c, struct node *n, int told,
 	return keep;
 }
 
-/*
- * The modification time of resolved file `n`: when the catalog last
- * changed, as far as this daemon saw (now, if the change is not settled
- * yet).  Steady while nothing changes, so that the kernel keeps the pages
- * (it drops them when it sees a new time), and new after any change that
- * may have changed the bytes, for rsync and make.  A .sql says when it was
- * resolved: now.
- */
-static int64_t resolved_mtime(struct cmfs *c, const struct node *n)
-{
-	if (n->kind == N_RSQL ||
-	    catalog_generation(repo_catalog(c->repo)) >
-		    __atomic_load_n(&c->settled, __ATOMIC_ACQUIRE))
-		return repo_now();
-	return __atomic_load_n(&c->changed, __ATOMIC_RELAXED);
-}
-
 void cmfs_settle(struct cmfs *c, int force)
 {
 	uint64_t gen, *inos;
@@ -498,12 +543,12 @@ void cmfs_settle(struct cmfs *c, int force)
 
 	if (!c->repo || !c->se)
 		return;
-	gen = catalog_generation(repo_catalog(c->repo));
-	if (!force && __atomic_load_n(&c->settled, __ATOMIC_ACQUIRE) >= gen)
+	gen = repo_generation(c->repo);
+	if (!force && repo_settled_gen(c->repo) >= gen)
 		return;
 	pthread_mutex_lock(&c->slock);
-	gen = catalog_generation(repo_catalog(c->repo));
-	if (force || c->settled < gen) {
+	gen = repo_generation(c->repo);
+	if (force || repo_settled_gen(c->repo) < gen) {
 		/* Told after this: resolved under `gen` or later. */
 		path_lock(c->paths);
 		inos = c->told;
@@ -515,8 +560,7 @@ void cmfs_settle(struct cmfs *c, int force)
 		for (i = 0; i < n; i++)
 			fuse_lowlevel_notify_inval_inode(c->se, inos[i], -1, 0);
 		free(inos);
-		__atomic_store_n(&c->changed, repo_now(), __ATOMIC_RELAXED);
-		__atomic_store_n(&c->settled, gen, __ATOMIC_RELEASE);
+		repo_settled(c->repo, gen, repo_now());
 	}
 	pthread_mutex_unlock(&c->slock);
 }
@@ -636,17 +680,13 @@ static struct fh *fh_of(struct fuse_file_info *fi)
  * (*gone: the catalog has it no more, but a handle holds it open).
  * -ENOENT when it is not there for this inode.
  */
-static int ver_of(struct cmfs *c, struct node *n, const struct catalog_env *e,
-		  struct catalog_version *out, int *gone)
+static int ver_of(struct cmfs *c, struct node *n, struct catalog_version *out,
+		  int *gone)
 {
-	struct catalog *cat = repo_catalog(c->repo);
-	struct catalog_artifact a;
 	struct catalog_version v;
-	int rc = catalog_art_get(cat, e->id, n->obj, &a, NULL);
+	int rc = repo_ver_get(c->repo, n->env, n->obj, n->ver, &v);
 
 	*gone = 0;
-	if (!rc)
-		rc = catalog_ver_get(cat, a.id, n->ver, &v, NULL);
 	path_lock(c->paths);
 	if (!rc && n->pin && strcmp(n->pin->sha256, v.sha256))
 		rc = -ENOENT; /* other bytes: not what this inode is */
@@ -669,19 +709,6 @@ static int same_version(const struct stat *st, const struct catalog_version *v)
 	return st->st_size == (off_t)v->size &&
 	       st->st_mtim.tv_sec == (time_t)(v->mtime / 1000000000) &&
 	       st->st_mtim.tv_nsec == (long)(v->mtime % 1000000000);
-}
-
-/* Attributes of version `v`'s file, with mode `mode`, into `st`. */
-static void ver_attr(struct stat *st, const struct catalog_version *v,
-		     mode_t mode)
-{
-	st->st_mode = S_IFREG | mode;
-	st->st_size = (off_t)v->size;
-	st->st_uid = v->uid;
-	st->st_mtim.tv_sec = (time_t)(v->mtime / 1000000000);
-	st->st_mtim.tv_nsec = (long)(v->mtime % 1000000000);
-	st->st_ctim = st->st_atim = st->st_mtim;
-	st->st_blocks = (st->st_size + 511) / 512;
 }
 
 /*
@@ -836,7 +863,7 @@ static void fh_put(struct cmfs *c, struct fh *f)
  * each thread read: catalog_env_get). */
 static int env_row(struct cmfs *c, const char *env, struct catalog_env *e)
 {
-	return catalog_env_get(repo_catalog(c->repo), env, e, NULL);
+	return repo_env_get(c->repo, env, e);
 }
 
 /* The attributes of `n`, and how long the kernel may keep them (*keep,
@@ -844,9 +871,7 @@ static int env_row(struct cmfs *c, const char *env, struct catalog_env *e)
 static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		   double *keep)
 {
-	struct catalog *cat = repo_catalog(c->repo);
 	struct catalog_env e;
-	struct catalog_artifact a;
 	struct catalog_version v;
 	struct catalog_table t;
 	struct fh *w;
@@ -880,34 +905,29 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 			return rc;
 		set_time(st, e.ctime);
 	}
+	if (path_is_dir(n->kind)) {
+		st->st_mode = repo_mode(area_of(n->kind), 1);
+		st->st_nlink = 2;
+	} else {
+		st->st_mode = repo_mode(area_of(n->kind), 0);
+	}
 	switch (n->kind) {
 	case N_ROOT:
 	case N_ENV:
 	case N_TABLES:
 	case N_ARTS:
-		st->st_mode = S_IFDIR | 0755;
-		st->st_nlink = 2;
-		return 0;
 	case N_ENVS:
-		st->st_mode = S_IFDIR | 0755;
-		st->st_nlink = 2;
-		return 0;
 	case N_VERS:
 	case N_RESOLVED:
-		st->st_mode = S_IFDIR | 0555;
-		st->st_nlink = 2;
 		return 0;
 	case N_VDIR:
-		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
+		rc = repo_art_latest(c->repo, n->env, n->obj, &v);
 		if (rc)
 			return rc;
-		st->st_mode = S_IFDIR | 0555;
-		st->st_nlink = 2;
-		st->st_uid = a.latest.uid;
-		set_time(st, a.latest.mtime);
+		st->st_uid = v.uid;
+		set_time(st, v.mtime);
 		return 0;
 	case N_ART:
-		st->st_mode = S_IFREG | 0644;
 		if (n->placeholder)
 			return 0;
 		w = live_writer(c, n);
@@ -924,11 +944,11 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		 * name up again (ESTALE). */
 		rc = art_replaced(c, n)
 			     ? -ESTALE
-			     : catalog_art_get(cat, e.id, n->obj, &a, NULL);
+			     : repo_art_latest(c->repo, n->env, n->obj, &v);
 		if ((rc == -ENOENT || rc == -ESTALE) && art_gone(c, n, &v)) {
 			/* Replaced or removed while readers have it open:
 			 * theirs, for good. */
-			ver_attr(st, &v, 0644);
+			repo_ver_stat(&v, REPO_AREA_ARTIFACTS, st);
 			st->st_nlink = 0;
 			if (keep)
 				*keep = 0;
@@ -937,24 +957,22 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		/* An upload's handle, whose commit may have replaced it:
 		 * the name's latest. */
 		if (rc == -ESTALE && being_written(c, n))
-			rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
+			rc = repo_art_latest(c->repo, n->env, n->obj, &v);
 		if (rc)
 			return rc;
-		st->st_size = (off_t)a.latest.size;
-		st->st_uid = a.latest.uid;
-		set_time(st, a.latest.mtime);
+		repo_ver_stat(&v, REPO_AREA_ARTIFACTS, st);
 		break;
 	case N_VER:
-		rc = ver_of(c, n, &e, &v, &gone);
+		rc = ver_of(c, n, &v, &gone);
 		if (rc)
 			return rc;
-		ver_attr(st, &v, 0444);
+		repo_ver_stat(&v, REPO_AREA_FIXED, st);
 		if (gone)
 			st->st_nlink = 0; /* removed, still open */
 		return 0;
 	case N_ASCRATCH:
 	case N_TSCRATCH:
-		rc = store_scratch_stat(repo_store(c->repo), n->env,
+		rc = repo_scratch_stat(c->repo, n->env,
 					n->kind == N_ASCRATCH ? 'a' : 't',
 					n->obj, st);
 		if (rc)
@@ -963,37 +981,34 @@ static int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		st->st_ino = path_ino(n);
 		return 0;
 	case N_TABLE:
-		st->st_mode = S_IFREG | 0644;
 		w = live_writer(c, n);
 		if (w) {
 			st->st_size = (off_t)w->data.len;
 			fh_put(c, w);
 			return 0;
 		}
-		rc = catalog_table_get(cat, e.id, n->obj, &t, NULL);
+		rc = repo_table_stat(c->repo, n->env, n->obj, st);
 		if (rc)
 			return rc;
-		st->st_size = (off_t)t.size;
-		st->st_uid = t.uid;
-		set_time(st, t.mtime);
 		break;
 	case N_RJARS:
 	case N_RSQL:
-		rc = catalog_table_get(cat, e.id, n->obj, &t, NULL);
+		rc = repo_table_get(c->repo, n->env, n->obj, &t);
 		if (rc)
 			return rc;
-		st->st_mode = S_IFREG | 0444;
 		told = cache_tell(c, n);
-		size = repo_resolved_size(c->repo, n->env, n->obj,
-					  n->kind == N_RSQL);
+		rc = repo_resolved_stat(c->repo, n->env, n->obj,
+					n->kind == N_RSQL, st);
+		if (rc)
+			return rc;
+		/* While handles read pages of other bytes, their size. */
+		size = (uint64_t)st->st_size;
 		kept = n->kind == N_RJARS ? cache_sized(c, n, told, &size) : 0;
 		if (keep)
 			*keep = kept;
 		st->st_size = (off_t)size;
-		set_time(st, resolved_mtime(c, n));
 		break;
 	case N_EVENTS:
-		st->st_mode = S_IFREG | 0444;
 		if (repo_events_size(c->repo, n->env, &size) == 0)
 			st->st_size = (off_t)size;
 		st->st_mtim = st->st_ctim = st->st_atim = c->started;
@@ -1068,7 +1083,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	if (p->kind >= N_ENVS) {
 		int rc = gate(req, p->kind == N_ENVS ? name : p->env,
-			      CONFIG_READ, "read", name);
+			      right_of(p->kind, REPO_OP_READ), "read", name);
 
 		if (rc) {
 			fuse_reply_err(req, -rc);
@@ -1117,7 +1132,8 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	 * cost a read of /proc for the caller's groups.) */
 	if (n->kind > N_ENV && n->kind != N_INVALID &&
 	    readers_limited(c, n) &&
-	    (rc = gate(req, n->env, CONFIG_READ, "stat", n->name))) {
+	    (rc = gate(req, n->env, right_of(n->kind, REPO_OP_READ), "stat",
+		       n->name))) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
@@ -1137,7 +1153,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 			st.st_blksize = 256 << 10;
 			rc = 0;
 		}
-		ver_attr(&st, v, 0644);
+		repo_ver_stat(v, REPO_AREA_ARTIFACTS, &st);
 		keep = 0;
 	}
 	if (rc) {
@@ -1153,57 +1169,9 @@ static int read_only(fuse_req_t req, struct node *n, const char *action,
 		     const char *name)
 {
 	struct repo_who w = who_of(req);
-	char msg[CMFS_ERR_MSG];
-	int rc = n->kind == N_VERS || n->kind == N_VDIR || n->kind == N_VER ||
-				 n->kind == N_RESOLVED || n->kind == N_RJARS ||
-				 n->kind == N_RSQL || n->kind == N_EVENTS
-			 ? -EROFS
-			 : -EPERM;
 
-	snprintf(msg, sizeof(msg), "%s%s%s: %s", n->name, name ? "/" : "",
-		 name ? name : "",
-		 rc == -EROFS ? "read-only: versions, resolved files and "
-				"events cannot be changed"
-			      : "not possible here");
-	repo_refused(cm(req)->repo, &w, n->env[0] ? n->env : NULL, action,
-		     name ? name : n->name, rc, msg);
-	return rc;
-}
-
-/*
- * The refusal of `size` bytes for node `n`, over `limit` (the ini key
- * `key`), written to events: -EFBIG.
- */
-static int too_big(fuse_req_t req, const struct node *n, const char *action,
-		   uint64_t size, uint64_t limit, const char *key)
-{
-	struct repo_who w = who_of(req);
-	char msg[CMFS_ERR_MSG];
-
-	snprintf(msg, sizeof(msg),
-		 "%s: %llu bytes is over the limit of %llu ([limits] %s)",
-		 n->name, (unsigned long long)size, (unsigned long long)limit,
-		 key);
-	repo_refused(cm(req)->repo, &w, n->env[0] ? n->env : NULL, action,
-		     n->name, -EFBIG, msg);
-	return -EFBIG;
-}
-
-/* A truncate of an upload to `size` refused with `rc`, written. */
-static int upload_truncate_refused(fuse_req_t req, const struct node *n,
-				   uint64_t size, int rc)
-{
-	struct repo_who w = who_of(req);
-	char msg[CMFS_ERR_MSG];
-
-	if (rc == -EFBIG)
-		return too_big(req, n, "truncate", size,
-			       repo_config(cm(req)->repo)->limits.artifact_size,
-			       "max_artifact_size");
-	snprintf(msg, sizeof(msg), "%s: truncating to %llu bytes failed: %s",
-		 n->name, (unsigned long long)size, strerror(-rc));
-	repo_refused(cm(req)->repo, &w, n->env, "truncate", n->name, rc, msg);
-	return rc;
+	return repo_refuse_change(cm(req)->repo, &w, n->env,
+				  area_of(n->kind), n->name, name, action);
 }
 
 /*
@@ -1251,7 +1219,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	if ((to_set & FUSE_SET_ATTR_SIZE) &&
 	    (n->kind == N_ART || n->kind == N_ASCRATCH || n->kind == N_TABLE ||
 	     n->kind == N_TSCRATCH))
-		rc = gate(req, n->env, change_right(n->kind), "truncate",
+		rc = gate(req, n->env, right_of(n->kind, REPO_OP_CHANGE),
+			  "truncate",
 			  n->name);
 	if (rc) {
 		fuse_reply_err(req, -rc);
@@ -1259,18 +1228,16 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	}
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		if ((n->kind == N_ASCRATCH || n->kind == N_TSCRATCH) &&
-		    (uint64_t)attr->st_size >
-			    repo_config(c->repo)->limits.scratch_size) {
-			rc = too_big(req, n, "truncate",
-				     (uint64_t)attr->st_size,
-				     repo_config(c->repo)->limits.scratch_size,
-				     "max_scratch_size");
+		    (rc = repo_scratch_fits(c->repo, &w, n->env, n->name,
+					    "truncate",
+					    (uint64_t)attr->st_size))) {
+			/* Over max_scratch_size: refused. */
 		} else if (n->kind == N_ASCRATCH || n->kind == N_TSCRATCH) {
 			rc = f && f->fd >= 0
 				     ? (ftruncate(f->fd, attr->st_size) ? -errno
 									: 0)
-				     : store_scratch_truncate(
-					       repo_store(c->repo), n->env,
+				     : repo_scratch_truncate(
+					       c->repo, n->env,
 					       n->kind == N_ASCRATCH ? 'a'
 								     : 't',
 					       n->obj, attr->st_size);
@@ -1280,31 +1247,18 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			rc = repo_upload_truncate(f->up, attr->st_size);
 			pthread_mutex_unlock(&f->lock);
 			if (rc)
-				upload_truncate_refused(req, n,
-							(uint64_t)attr->st_size,
-							rc);
+				repo_upload_truncate_refused(
+					c->repo, &w, n->env, n->name,
+					(uint64_t)attr->st_size, rc);
 		} else if (n->kind == N_ART &&
 			   (rc = truncate_open(c, n, attr->st_size)) <= 0) {
 			/* Applied to the upload open on it (or failed). */
 		} else if (n->kind == N_ART) {
 			/* truncate(2) by name: a whole upload at once. */
-			struct repo_upload *u;
-
-			rc = repo_upload_begin(&u, c->repo, n->env, n->obj,
-					       attr->st_size == 0, &err);
-			if (!rc) {
-				rc = repo_upload_truncate(u, attr->st_size);
-				if (rc)
-					upload_truncate_refused(
-						req, n, (uint64_t)attr->st_size,
-						rc);
-				else
-					rc = repo_upload_commit(u, &w, NULL,
-								&err);
-				repo_upload_free(u);
-				if (!rc)
-					inval_artifact(c, n->env, n->obj, 1);
-			}
+			rc = repo_art_truncate(c->repo, &w, n->env, n->obj,
+					       (uint64_t)attr->st_size, &err);
+			if (!rc)
+				inval_artifact(c, n->env, n->obj, 1);
 		} else if (n->kind == N_TABLE && f && f->kind == FH_TEXT) {
 			pthread_mutex_lock(&f->lock);
 			if ((size_t)attr->st_size <= f->data.len) {
@@ -1344,7 +1298,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			ts[1] = attr->st_mtim;
 		if (to_set & FUSE_SET_ATTR_MTIME_NOW)
 			ts[1].tv_nsec = UTIME_NOW;
-		if (!store_scratch_open(repo_store(c->repo), n->env,
+		if (!repo_scratch_open(c->repo, n->env,
 					n->kind == N_ASCRATCH ? 'a' : 't',
 					n->obj, O_RDONLY, 0, &fd)) {
 			futimens(fd, ts);
@@ -1355,7 +1309,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	    (to_set & FUSE_SET_ATTR_MODE)) {
 		int fd;
 
-		if (!store_scratch_open(repo_store(c->repo), n->env,
+		if (!repo_scratch_open(c->repo, n->env,
 					n->kind == N_ASCRATCH ? 'a' : 't',
 					n->obj, O_RDONLY, 0, &fd)) {
 			fchmod(fd, attr->st_mode & 07777);
@@ -1388,7 +1342,7 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, -read_only(req, p, "mkdir", name));
 		return;
 	}
-	rc = gate(req, name, CONFIG_ADMIN, "mkdir", name);
+	rc = gate(req, name, right_of(p->kind, REPO_OP_CHANGE), "mkdir", name);
 	if (!rc)
 		rc = repo_env_create(c->repo, &w, name, &err);
 	if (rc) {
@@ -1413,7 +1367,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 		fuse_reply_err(req, -read_only(req, p, "rmdir", name));
 		return;
 	}
-	if (gate(req, name, CONFIG_ADMIN, "rmdir", name)) {
+	if (gate(req, name, right_of(p->kind, REPO_OP_REMOVE), "rmdir", name)) {
 		fuse_reply_err(req, EACCES);
 		return;
 	}
@@ -1428,22 +1382,12 @@ static int list_add(struct buf *b, mode_t type, const char *name)
 	return rc ? rc : buf_add(b, name, strlen(name) + 1);
 }
 
-static int list_env(void *arg, const struct catalog_env *e)
+static int list_dir_name(void *arg, const char *name)
 {
-	return list_add(arg, S_IFDIR, e->name);
+	return list_add(arg, S_IFDIR, name);
 }
 
-static int list_art(void *arg, const struct catalog_artifact *a)
-{
-	return list_add(arg, S_IFREG, a->name);
-}
-
-static int list_vdir(void *arg, const struct catalog_artifact *a)
-{
-	return list_add(arg, S_IFDIR, a->name);
-}
-
-static int list_scratch(void *arg, const char *name)
+static int list_file(void *arg, const char *name)
 {
 	return list_add(arg, S_IFREG, name);
 }
@@ -1454,40 +1398,38 @@ struct ver_list {
 	const char *ext;
 };
 
-static int list_ver(void *arg, const struct catalog_version *v)
+static int list_ver(void *arg, int64_t n)
 {
 	struct ver_list *l = arg;
 	char name[300];
 
-	snprintf(name, sizeof(name), "%lld%s", (long long)v->n, l->ext);
+	snprintf(name, sizeof(name), "%lld%s", (long long)n, l->ext);
 	return list_add(l->b, S_IFREG, name);
 }
 
-static int list_table(void *arg, const struct catalog_table *t)
+static int list_table(void *arg, const char *table)
 {
 	char name[140];
 
-	snprintf(name, sizeof(name), "%s.sql", t->name);
+	snprintf(name, sizeof(name), "%s.sql", table);
 	return list_add(arg, S_IFREG, name);
 }
 
-static int list_resolved(void *arg, const struct catalog_table *t)
+static int list_resolved(void *arg, const char *table)
 {
 	char name[140];
 	int rc;
 
-	snprintf(name, sizeof(name), "%s.jars", t->name);
+	snprintf(name, sizeof(name), "%s.jars", table);
 	rc = list_add(arg, S_IFREG, name);
-	snprintf(name, sizeof(name), "%s.sql", t->name);
+	snprintf(name, sizeof(name), "%s.sql", table);
 	return rc ? rc : list_add(arg, S_IFREG, name);
 }
 
 /* The listing of directory `n`, taken whole at opendir. */
 static int list_dir(struct cmfs *c, struct node *n, struct buf *b)
 {
-	struct catalog *cat = repo_catalog(c->repo);
 	struct catalog_env e;
-	struct catalog_artifact a;
 	struct ver_list vl;
 	int rc = 0;
 
@@ -1499,7 +1441,7 @@ static int list_dir(struct cmfs *c, struct node *n, struct buf *b)
 	case N_ROOT:
 		return list_add(b, S_IFDIR, "envs");
 	case N_ENVS:
-		return catalog_env_list(cat, list_env, b, NULL);
+		return repo_env_list(c->repo, list_dir_name, b);
 	case N_ENV:
 		if ((rc = list_add(b, S_IFDIR, "artifacts")) ||
 		    (rc = list_add(b, S_IFDIR, "versions")) ||
@@ -1507,25 +1449,24 @@ static int list_dir(struct cmfs *c, struct node *n, struct buf *b)
 			return rc;
 		return list_add(b, S_IFREG, "events");
 	case N_ARTS:
-		rc = catalog_art_list(cat, e.id, list_art, b, NULL);
+		rc = repo_art_list(c->repo, n->env, list_file, b);
 		return rc ? rc
-			  : store_scratch_list(repo_store(c->repo), n->env,
-					       'a', list_scratch, b);
+			  : repo_scratch_list(c->repo, n->env,
+					       'a', list_file, b);
 	case N_VERS:
-		return catalog_art_list(cat, e.id, list_vdir, b, NULL);
+		return repo_art_list(c->repo, n->env, list_dir_name, b);
 	case N_VDIR:
-		rc = catalog_art_get(cat, e.id, n->obj, &a, NULL);
 		vl.b = b;
 		vl.ext = name_ext(n->obj);
-		return rc ? rc : catalog_ver_list(cat, a.id, list_ver, &vl, NULL);
+		return repo_ver_list(c->repo, n->env, n->obj, list_ver, &vl);
 	case N_TABLES:
 		if ((rc = list_add(b, S_IFDIR, "resolved")) ||
-		    (rc = catalog_table_list(cat, e.id, list_table, b, NULL)))
+		    (rc = repo_table_list(c->repo, n->env, list_table, b)))
 			return rc;
-		return store_scratch_list(repo_store(c->repo), n->env, 't',
-					  list_scratch, b);
+		return repo_scratch_list(c->repo, n->env, 't',
+					  list_file, b);
 	case N_RESOLVED:
-		return catalog_table_list(cat, e.id, list_resolved, b, NULL);
+		return repo_table_list(c->repo, n->env, list_resolved, b);
 	default:
 		return -ENOTDIR;
 	}
@@ -1614,7 +1555,8 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 	struct fh *f;
 	int rc = n->kind == N_ROOT ? 0
 				   : gate(req, n->kind == N_ENVS ? NULL : n->env,
-					  CONFIG_READ, "list", n->name);
+					  right_of(n->kind, REPO_OP_READ), "list",
+					  n->name);
 
 	if (rc) {
 		fuse_reply_err(req, -rc);
@@ -1774,7 +1716,6 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 	struct cmfs *c = cm(req);
 	struct cmfs_err err = CMFS_ERR_INIT;
 	struct catalog_env e;
-	struct catalog_artifact a;
 	struct catalog_version v;
 	int acc = flags & O_ACCMODE, wr = acc != O_RDONLY;
 	int trunc = created || (flags & O_TRUNC);
@@ -1784,10 +1725,11 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 	if ((wr || (flags & O_TRUNC)) &&
 	    (n->kind == N_ART || n->kind == N_ASCRATCH || n->kind == N_TABLE ||
 	     n->kind == N_TSCRATCH))
-		rc = gate(req, n->env, change_right(n->kind),
+		rc = gate(req, n->env, right_of(n->kind, REPO_OP_CHANGE),
 			  created ? "create" : "write", n->name);
 	else if (!wr)
-		rc = gate(req, n->env, CONFIG_READ, "read", n->name);
+		rc = gate(req, n->env, right_of(n->kind, REPO_OP_READ), "read",
+			  n->name);
 	if (rc)
 		return rc;
 	if (n->kind == N_ART && !created) {
@@ -1850,11 +1792,9 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 		if (!rc && n->kind == N_VER) {
 			int gone;
 
-			rc = ver_of(c, n, &e, &v, &gone);
+			rc = ver_of(c, n, &v, &gone);
 		} else if (!rc) {
-			rc = catalog_art_get(repo_catalog(c->repo), e.id,
-					     n->obj, &a, NULL);
-			v = a.latest;
+			rc = repo_art_latest(c->repo, n->env, n->obj, &v);
 		}
 		if (!rc)
 			rc = repo_blob_open(c->repo, &v, &f->fd, &err);
@@ -1883,7 +1823,7 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 	case N_ASCRATCH:
 	case N_TSCRATCH:
 		f = fh_new(FH_SCRATCH, n);
-		rc = f ? store_scratch_open(repo_store(c->repo), n->env,
+		rc = f ? repo_scratch_open(c->repo, n->env,
 					    dir_of(n), n->obj,
 					    (flags & (O_ACCMODE | O_TRUNC |
 						      O_APPEND)) |
@@ -1898,7 +1838,7 @@ static int open_node(fuse_req_t req, struct node *n, int flags, int created,
 				rc = -ENOMEM;
 				break;
 			}
-			buf_init(&f->data, repo_config(c->repo)->limits.ddl_size);
+			buf_init(&f->data, repo_table_text_cap(c->repo));
 			f->dirty = trunc;
 			if (!trunc)
 				rc = table_text(c, n, &f->data);
@@ -1976,7 +1916,6 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct cmfs *c = cm(req);
 	struct node *p = nd(req, parent), *n;
 	struct repo_who w = who_of(req);
-	struct cmfs_err err = CMFS_ERR_INIT;
 	struct fuse_entry_param e;
 	struct catalog_env env;
 	int rc;
@@ -1989,24 +1928,16 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	rc = gate(req, p->env, change_right(p->kind), "create", name);
+	rc = gate(req, p->env, right_of(p->kind, REPO_OP_CHANGE), "create",
+		  name);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
 	n = path_lookup(c->paths, p, name);
 	if (!n) {
-		if (p->kind == N_ARTS)
-			rc = name_artifact_check(name, &err);
-		else
-			rc = cmfs_err_set(&err, -EINVAL,
-					  "%.200s: not a table file (<table>.sql) "
-					  "nor a scratch name", name);
-		if (!rc)
-			rc = cmfs_err_set(&err, -EINVAL, "%.200s: bad name",
-					  name);
-		repo_refused(c->repo, &w, p->env, "create", name, rc,
-			     cmfs_err_msg(&err));
+		rc = repo_create_refused(c->repo, &w, p->env, area_of(p->kind),
+					 name);
 		fuse_reply_err(req, -rc);
 		return;
 	}
@@ -2029,7 +1960,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (rc == -ENOENT) {
 		/* New and not yet committed: the writer's view.  Its name is
 		 * not cached, since a refused commit leaves no file behind. */
-		e.attr.st_mode = S_IFREG | 0644;
+		e.attr.st_mode = repo_mode(area_of(n->kind), 0);
 		e.attr.st_nlink = 1;
 		e.attr.st_uid = w.uid;
 		e.attr.st_gid = w.gid;
@@ -2140,19 +2071,19 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
 	case FH_UPLOAD:
 		n = repo_upload_write(f->up, data, size, off);
 		break;
-	case FH_SCRATCH:
-		if ((uint64_t)off + size >
-		    repo_config(cm(req)->repo)->limits.scratch_size) {
-			n = too_big(req, f->node, "write", (uint64_t)off + size,
-				    repo_config(cm(req)->repo)
-					    ->limits.scratch_size,
-				    "max_scratch_size");
+	case FH_SCRATCH: {
+		struct repo_who w = who_of(req);
+
+		n = repo_scratch_fits(cm(req)->repo, &w, f->node->env,
+				      f->node->name, "write",
+				      (uint64_t)off + size);
+		if (n)
 			break;
-		}
 		n = pwrite(f->fd, data, size, off);
 		if (n < 0)
 			n = -errno;
 		break;
+	}
 	case FH_TEXT:
 		if ((uint64_t)off + size > f->data.cap) {
 			n = f->failed = -EFBIG;
@@ -2231,8 +2162,8 @@ static int commit(fuse_req_t req, struct fh *f, int at_flush)
 		 * said now: cp of an empty file closes without a write. */
 		if (f->kind == FH_UPLOAD)
 			rc = repo_upload_doomed(f->up);
-		else if (f->kind == FH_TEXT && f->dirty && !f->data.len)
-			rc = -EINVAL;
+		else if (f->kind == FH_TEXT && f->dirty)
+			rc = repo_table_doomed(f->data.len);
 		pthread_mutex_unlock(&f->lock);
 		return rc;
 	}
@@ -2241,10 +2172,8 @@ static int commit(fuse_req_t req, struct fh *f, int at_flush)
 		if (!rc && !solo_commit(c, f))
 			inval_artifact(c, n->env, n->obj, 1);
 	} else if (f->kind == FH_TEXT && f->dirty && f->failed) {
-		rc = f->failed;
-		repo_refused(c->repo, &w, n->env, "table-write", n->obj, rc,
-			     "a write failed (over max_ddl_size), so nothing "
-			     "was committed");
+		rc = repo_table_write_failed(c->repo, &w, n->env, n->obj,
+					     f->failed);
 	} else if (f->kind == FH_TEXT && f->dirty) {
 		rc = repo_table_write(c->repo, &w, n->env, n->obj,
 				      buf_str(&f->data), f->data.len, &err);
@@ -2316,10 +2245,10 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 	if (k == N_VER && !ver)
 		k = N_INVALID; /* not a version's exact name */
-	if (k == N_ART || k == N_VER)
-		rc = gate(req, p->env, CONFIG_ADMIN, "delete", name);
-	else if (k == N_ASCRATCH || k == N_TSCRATCH || k == N_TABLE)
-		rc = gate(req, p->env, change_right(k), "delete", name);
+	if (k == N_ART || k == N_VER || k == N_ASCRATCH || k == N_TSCRATCH ||
+	    k == N_TABLE)
+		rc = gate(req, p->env, right_of(k, REPO_OP_REMOVE), "delete",
+			  name);
 	else
 		rc = 0;
 	if (rc) {
@@ -2339,10 +2268,8 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		break;
 	case N_ASCRATCH:
 	case N_TSCRATCH:
-		rc = store_scratch_unlink(repo_store(c->repo), p->env,
-					  k == N_ASCRATCH ? 'a' : 't', name);
-		if (!rc && k == N_ASCRATCH)
-			repo_scratch_label_move(c->repo, p->env, name, NULL);
+		rc = repo_scratch_remove(c->repo, p->env,
+					 k == N_ASCRATCH ? 'a' : 't', name);
 		break;
 	case N_TABLE:
 		name_table_file(t, name);
@@ -2357,86 +2284,14 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	fuse_reply_err(req, -rc);
 }
 
-/* Read a whole scratch file of tables/ into `b`. */
-static int scratch_read(struct cmfs *c, const char *env, const char *name,
-			struct buf *b)
-{
-	char chunk[65536];
-	ssize_t n;
-	int fd, rc = store_scratch_open(repo_store(c->repo), env, 't', name,
-					O_RDONLY, 0, &fd);
-
-	if (rc)
-		return rc;
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		if ((rc = buf_add(b, chunk, (size_t)n)))
-			break;
-	if (n < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
-/* Write `b` as scratch file `name` of tables/. */
-static int scratch_write(struct cmfs *c, const char *env, const char *name,
-			 const struct buf *b)
-{
-	int fd, rc = store_scratch_open(repo_store(c->repo), env, 't', name,
-					O_WRONLY | O_CREAT | O_TRUNC, 0644, &fd);
-
-	if (rc)
-		return rc;
-	if (write(fd, buf_str(b), b->len) != (ssize_t)b->len)
-		rc = -EIO;
-	close(fd);
-	return rc;
-}
-
 /* A rename inside tables/: the four cases of scratch and table names. */
-static int rename_tables(fuse_req_t req, struct node *p, enum node_kind kf,
-			 const char *from, enum node_kind kt, const char *to)
+static int rename_tables(fuse_req_t req, struct node *p, const char *from,
+			 const char *to)
 {
-	struct cmfs *c = cm(req);
 	struct repo_who w = who_of(req);
 	struct cmfs_err err = CMFS_ERR_INIT;
-	struct buf b = BUF_INIT(repo_config(c->repo)->limits.ddl_size);
-	char tf[130], tt[130];
-	int rc;
 
-	if (kf == N_TSCRATCH && kt == N_TSCRATCH)
-		return store_scratch_rename(repo_store(c->repo), p->env, 't',
-					    from, to);
-	name_table_file(tf, from);
-	name_table_file(tt, to);
-	if (kf == N_TSCRATCH)
-		rc = scratch_read(c, p->env, from, &b);
-	else
-		rc = repo_table_text(c->repo, p->env, tf, &b, &err);
-	if (rc)
-		goto out;
-	if (kf == N_TABLE && kt == N_TABLE) {
-		/* One change, one line: written and dropped together. */
-		rc = repo_table_rename(c->repo, &w, p->env, tf, tt,
-				       buf_str(&b), b.len, &err);
-		goto out;
-	}
-	if (kt == N_TABLE) {
-		rc = repo_table_write(c->repo, &w, p->env, tt, buf_str(&b),
-				      b.len, &err);
-		if (rc)
-			goto out;
-	} else {
-		rc = scratch_write(c, p->env, to, &b);
-		if (rc)
-			goto out;
-	}
-	if (kf == N_TSCRATCH)
-		store_scratch_unlink(repo_store(c->repo), p->env, 't', from);
-	else
-		rc = repo_table_remove(c->repo, &w, p->env, tf, &err);
-out:
-	buf_release(&b);
-	return rc;
+	return repo_table_move(cm(req)->repo, &w, p->env, from, to, &err);
 }
 
 /* A rename inside artifacts/. */
@@ -2487,9 +2342,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	if (kt == N_INVALID) {
 		struct repo_who w = who_of(req);
 
-		repo_refused(c->repo, &w, p->env, "rename", newname, -EINVAL,
-			     "not a valid name here");
-		fuse_reply_err(req, EINVAL);
+		fuse_reply_err(req, -repo_rename_refused(c->repo, &w, p->env,
+							 newname));
 		return;
 	}
 	if (flags & RENAME_NOREPLACE) {
@@ -2503,13 +2357,12 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		}
 	}
 	rc = gate(req, p->env,
-		  p->kind == N_ARTS && kf == N_ART ? CONFIG_ADMIN
-						   : change_right(p->kind),
+		  repo_right(area_of(p->kind), REPO_OP_REMOVE, kf == N_ART),
 		  "rename", name);
 	if (!rc && p->kind == N_ARTS)
 		rc = rename_artifacts(req, p, kf, name, kt, newname);
 	else if (!rc && p->kind == N_TABLES)
-		rc = rename_tables(req, p, kf, name, kt, newname);
+		rc = rename_tables(req, p, name, newname);
 	else if (!rc)
 		rc = read_only(req, p, "rename", name);
 	if (!rc && (n = path_find(c->paths, p, name)))
@@ -2524,9 +2377,8 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	struct node *p = nd(req, newparent);
 
 	(void)ino;
-	repo_refused(cm(req)->repo, &w, p->env[0] ? p->env : NULL, "link",
-		     newname, -EPERM, "links are not supported");
-	fuse_reply_err(req, EPERM);
+	fuse_reply_err(req, -repo_link_refused(cm(req)->repo, &w, p->env,
+					       newname));
 }
 
 static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
@@ -2553,7 +2405,7 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		op_link(req, 0, parent, name);
 		return;
 	}
-	rc = gate(req, p->env, change_right(k), "create", name);
+	rc = gate(req, p->env, right_of(k, REPO_OP_CHANGE), "create", name);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -2568,33 +2420,32 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
 		fuse_reply_err(req, EEXIST);
 		return;
 	}
-	if (k == N_ART && !name_is_jar(n->obj)) {
-		/* A file, made as an empty upload makes it (: > name): an
-		 * empty version, now.  tar --xattrs then sets its labels
-		 * and opens it to write its bytes, the next version. */
+	if (k == N_ART) {
 		struct repo_who w = who_of(req);
 
 		rc = repo_upload_begin(&u, c->repo, n->env, n->obj, 1, &err);
-		if (!rc)
+		if (!rc && !repo_upload_doomed(u)) {
+			/* A file, made as an empty upload makes it (: >
+			 * name): an empty version, now.  tar --xattrs then
+			 * sets its labels and opens it to write its bytes,
+			 * the next version. */
 			rc = repo_upload_commit(u, &w, NULL, &err);
-		repo_upload_free(u);
-	} else if (k == N_ART) {
-		/*
-		 * An empty *.jar is no zip archive: an empty upload of one
-		 * is refused.  What tar --xattrs makes this way is an
-		 * upload without bytes yet, for the first open to take
-		 * over, with the labels set on it meanwhile; it is a file
-		 * being written until then (and goes, as a refused upload
-		 * does, if nothing writes it).
-		 */
-		rc = repo_upload_begin(&u, c->repo, n->env, n->obj, 1, &err);
-		if (!rc) {
+			repo_upload_free(u);
+		} else if (!rc) {
+			/*
+			 * An empty upload sure to be refused (a *.jar is no
+			 * zip archive): what tar --xattrs makes this way is
+			 * an upload without bytes yet, for the first open to
+			 * take over, with the labels set on it meanwhile; it
+			 * is a file being written until then (and goes, as a
+			 * refused upload does, if nothing writes it).
+			 */
 			path_lock(c->paths);
 			n->placeholder = u;
 			path_unlock(c->paths);
 		}
 	} else {
-		rc = store_scratch_open(repo_store(c->repo), n->env, dir_of(n),
+		rc = repo_scratch_open(c->repo, n->env, dir_of(n),
 					n->obj, O_WRONLY | O_CREAT | O_EXCL,
 					mode & 07777, &fd);
 		if (!rc)
@@ -2626,19 +2477,14 @@ static void reply_xattr(fuse_req_t req, size_t size, const char *data,
 static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 			      struct buf *b, struct cmfs_err *err)
 {
-	struct repo_who nobody = { 0, 0, 0, 0, NULL };
-	struct buf tmp = BUF_INIT((size_t)1 << 24);
 	int rc;
 
 	if (n->kind == N_VER) {
 		/* The version this inode stands for (Identity). */
-		struct catalog_env e;
 		struct catalog_version v;
 		int gone;
 
-		rc = env_row(c, n->env, &e);
-		if (!rc)
-			rc = ver_of(c, n, &e, &v, &gone);
+		rc = ver_of(c, n, &v, &gone);
 		return rc ? rc
 			  : repo_computed_ver(c->repo, n->env, n->obj, &v, attr,
 					      b, err);
@@ -2658,22 +2504,9 @@ static int node_computed(struct cmfs *c, struct node *n, const char *attr,
 	if (n->kind == N_TABLE && !strcmp(attr, "error"))
 		/* Why its last write was refused; empty since a good one. */
 		return repo_table_error(c->repo, n->env, n->obj, b);
-	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
-	    !strcmp(attr, "refused-classes")) {
-		rc = repo_refused_classes(c->repo, n->env, n->obj, b, err);
-		/* The other refusals are user.cmfs.error's to tell. */
-		return rc == -ENOENT && !err->msg[0] ? rc : 0;
-	}
-	if ((n->kind == N_RJARS || n->kind == N_RSQL) &&
-	    !strcmp(attr, "error")) {
-		/* Empty when the table resolves; else why not. */
-		rc = repo_resolve(c->repo, &nobody, n->env, n->obj,
-				  n->kind == N_RSQL, 0, &tmp, err);
-		buf_release(&tmp);
-		if (rc == -ENOENT && !err->msg[0])
-			return rc;
-		return rc ? buf_adds(b, cmfs_err_msg(err)) : 0;
-	}
+	if (n->kind == N_RJARS || n->kind == N_RSQL)
+		return repo_resolved_computed(c->repo, n->env, n->obj,
+					      n->kind == N_RSQL, attr, b, err);
 	return -ENODATA;
 }
 
@@ -2763,7 +2596,8 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 					    : ENOTSUP);
 		return;
 	}
-	rc = gate(req, n->env, CONFIG_UPLOAD, "label", n->name);
+	rc = gate(req, n->env, right_of(n->kind, REPO_OP_LABEL), "label",
+		  n->name);
 	if (rc) {
 		fuse_reply_err(req, -rc);
 		return;
@@ -2833,8 +2667,8 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 		return;
 	}
 	if (n->kind != N_ROOT &&
-	    (rc = gate(req, n->kind == N_ENVS ? NULL : n->env, CONFIG_READ,
-		       "read", n->name))) {
+	    (rc = gate(req, n->kind == N_ENVS ? NULL : n->env,
+		       right_of(n->kind, REPO_OP_READ), "read", n->name))) {
 		fuse_reply_err(req, -rc);
 		buf_release(&b);
 		return;
@@ -2869,7 +2703,8 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	/* Label names are the environment's readers' (as getxattr). */
 	if (n->kind > N_ENV && n->kind != N_INVALID &&
 	    readers_limited(c, n) &&
-	    (rc = gate(req, n->env, CONFIG_READ, "read", n->name))) {
+	    (rc = gate(req, n->env, right_of(n->kind, REPO_OP_READ), "read",
+		       n->name))) {
 		fuse_reply_err(req, -rc);
 		buf_release(&b);
 		return;
@@ -2903,7 +2738,8 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		return;
 	}
 	if (labelled(n) && n->kind != N_VER &&
-	    (rc = gate(req, n->env, CONFIG_UPLOAD, "unlabel", n->name))) {
+	    (rc = gate(req, n->env, right_of(n->kind, REPO_OP_LABEL),
+		       "unlabel", n->name))) {
 		fuse_reply_err(req, -rc);
 		return;
 	}
@@ -2939,15 +2775,16 @@ static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 
 	if (n->kind > N_ENV && n->kind != N_INVALID &&
 	    readers_limited(cm(req), n))
-		rc = gate(req, n->env, CONFIG_READ, "access", n->name);
-	if (!rc && (mask & W_OK) &&
-	    (n->kind == N_VER || n->kind == N_RJARS || n->kind == N_RSQL ||
-	     n->kind == N_EVENTS))
-		rc = -EROFS;
-	else if (!rc && (mask & W_OK) && n->kind != N_ROOT &&
-		 !holds(req, n->kind == N_ENVS ? NULL : n->env,
-			change_right(n->kind)))
-		rc = -EACCES;
+		rc = gate(req, n->env, right_of(n->kind, REPO_OP_READ),
+			  "access", n->name);
+	if (!rc && (mask & W_OK)) {
+		gid_t groups[64];
+		struct repo_who w = caller(req, groups);
+
+		rc = repo_may_change(cm(req)->repo, &w,
+				     n->kind == N_ENVS ? NULL : n->env,
+				     area_of(n->kind), path_is_dir(n->kind));
+	}
 	fuse_reply_err(req, -rc);
 }
 
@@ -2957,7 +2794,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 
 	(void)ino;
 	/* The space is the store's. */
-	if (statvfs(store_path(repo_store(cm(req)->repo)), &sv))
+	if (repo_statfs(cm(req)->repo, &sv))
 		memset(&sv, 0, sizeof(sv));
 	sv.f_namemax = 255;
 	fuse_reply_statfs(req, &sv);

@@ -454,3 +454,15 @@ int path_rename(struct paths *t, struct node *node, struct node *parent,
 	path_unlock(t);
 	return 0;
 }
+
+void path_walk(struct paths *t, void (*fn)(void *arg, struct node *n),
+	       void *arg)
+{
+	size_t i;
+
+	path_lock(t);
+	for (i = 0; i < t->nodes.cap; i++)
+		if (t->nodes.v[i].key)
+			fn(arg, (struct node *)t->nodes.v[i].val);
+	path_unlock(t);
+}

@@ -175,6 +175,11 @@ int path_rename(struct paths *t, struct node *node, struct node *parent,
  */
 void path_detach(struct paths *t, struct node *node);
 
+/* Call fn(arg, node) for every node the kernel may know but the root,
+ * with the table's lock held (fn must not take it). */
+void path_walk(struct paths *t, void (*fn)(void *arg, struct node *n),
+	       void *arg);
+
 /* Lock and unlock the table (for reading or setting node->writer). */
 void path_lock(struct paths *t);
 void path_unlock(struct paths *t);

@@ -4,7 +4,7 @@
  * Two modes, by the input's first bytes:
  *  - anything else: the bytes are the archive, inspected from memory
  *    (the same zip_source path as a file), then reported as text and
- *    JSON; and the same bytes are parsed as a service file;
+ *    JSON (which jansson must read back as one object); and the same bytes are parsed as a service file;
  *  - CA FE BA BE: the bytes are class files laid end to end (split where
  *    each magic starts).  Each one that parses is stored under its own
  *    class name in a JAR made here, whose service file lists the first
@@ -18,6 +18,7 @@
 #include "classfile.h"
 #include "jar.h"
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -126,8 +127,20 @@ static void inspect(const uint8_t *data, size_t size)
 	lim.max_entries = 10000;
 	lim.max_classes = 2000;
 	if (jar_inspect_mem(&r, data, size, &lim, &err) == 0) {
+		size_t text;
+		json_t *j;
+
 		jar_report_format(&out, r, "java.*, org.apache.flink.*", 0);
-		jar_report_format(&out, r, NULL, 1);
+		text = out.len;
+		/* The JSON report is one valid JSON object, whatever the
+		 * names in the JAR. */
+		if (!jar_report_format(&out, r, NULL, 1)) {
+			j = json_loadb(out.data + text, out.len - text, 0,
+				       NULL);
+			if (!json_is_object(j))
+				abort();
+			json_decref(j);
+		}
 		jar_report_free(r);
 	}
 	buf_release(&out);

@@ -87,6 +87,42 @@ pg_sql() {
 	"$PGBIN/psql" -X -q -A -t -d "$PG_URL" -c "$1"
 }
 
+# two_hosts: INI_EXTRA for hosts on $PG_URL whose kernels may keep names
+# long, found or not (30 s), so that only another host's notification
+# makes one ask again soon; and $T/b.ini, host B's configuration (store
+# $T/store2) for mount_second.  Then mount_cmfs mounts host A.
+two_hosts() {
+	INI_EXTRA="[mount]
+entry_timeout = 30
+attr_timeout = 30
+negative_timeout = 30
+[catalog]
+url = $PG_URL"
+	printf '[store]\npath = %s\n%s\n' "$T/store2" "$INI_EXTRA" \
+		>"$T/b.ini"
+}
+
+# mount_second INI MNT [LOG]: another host, a daemon of its own on MNT
+# with configuration INI, logging to LOG ($LOG by default); its pid in
+# PID2.  0 once mounted.
+mount_second() {
+	"$CMFS" -c "$1" -f -o allow_other "$2" >>"${3:-$LOG}" 2>&1 &
+	PID2=$!
+	i=0
+	while ! mountpoint -q "$2" && [ $i -lt 100 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
+	mountpoint -q "$2"
+}
+
+# umount_second MNT: unmount it; passes when its daemon exits 0.
+umount_second() {
+	fusermount3 -u "$1"
+	if wait "$PID2"; then pass; else fail "the second daemon exited non-zero"; fi
+	PID2=
+}
+
 # Stop and remove the cluster: lib.sh's cleanup calls this at exit.
 pg_discard() {
 	if [ -n "$PGDIR" ]; then

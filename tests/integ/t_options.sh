@@ -154,6 +154,35 @@ if [ -f "$REAL/flink-connector-kafka-3.4.0-1.20.jar" ]; then
 	refused "Kafka: a startup mode it does not know" k4 "enum(earliest-offset|latest-offset|group-offsets|timestamp|specific-offsets): did you mean 'earliest-offset'?"
 	ctable k5 kafka "$BS, 'value.format' = 'json', 'value.json.ignore-parse-errors' = 'true', 'scan.topic-partition-discovery.interval' = '1 min'"
 	eq "Kafka: value.format with a built-in format's options" "$K" "$(cat "$R/k5.jars")"
+	# Built-in formats have no JAR here: their options come from cmfs's
+	# table of Flink 1.20's declarations (core/format_builtin.c).
+	ctable k6 kafka "$BS, 'format' = 'json', 'json.ignore-parse-error' = 'true'"
+	errno_is "json: a typo under json.: EINVAL" EINVAL read "$R/k6.jars"
+	eq "json: the key and the nearest known key" \
+		"table k6: option 'json.ignore-parse-error' is not one that format 'json' declares: did you mean 'json.ignore-parse-errors'?" \
+		"$(error_of "$R/k6.jars")"
+	contains "json: in events too" "did you mean 'json.ignore-parse-errors'?" "$(last_event o k6)"
+	ctable k7 kafka "$BS, 'format' = 'json', 'json.ignore-parse-errors' = 'true', 'json.timestamp-format.standard' = 'ISO-8601', 'json.encode.decimal-as-plain-number' = 'true'"
+	eq "json: the right keys resolve" "$K" "$(cat "$R/k7.jars")"
+	ctable k8 kafka "$BS, 'value.format' = 'debezium-json', 'value.debezium-json.schema-includes' = 'true'"
+	refused "debezium-json: a typo under value.debezium-json." k8 \
+		"is not one that format 'debezium-json' declares: did you mean 'value.debezium-json.schema-include'?"
+	ctable k9 kafka "$BS, 'value.format' = 'debezium-json', 'value.debezium-json.schema-include' = 'true'"
+	eq "debezium-json: the right key resolves" "$K" "$(cat "$R/k9.jars")"
+	ctable k10 kafka "$BS, 'format' = 'csv', 'csv.field-delimiter' = '|', 'csv.ignore-parse-errors' = 'true'"
+	eq "csv: its options resolve" "$K" "$(cat "$R/k10.jars")"
+	ctable k14 kafka "$BS, 'format' = 'csv', 'csv.field-delimiter' = '||'"
+	refused "csv: a delimiter of two characters" k14 "'csv.field-delimiter' = '||' is not a valid char"
+	ctable k11 kafka "$BS, 'value.format' = 'json', 'value.json.timestamp-format.standard' = 'ISO8601'"
+	refused "json: a value its enum does not take" k11 \
+		"'ISO8601' is not a valid enum(SQL|ISO-8601): did you mean 'ISO-8601'?"
+	ctable k12 kafka "$BS, 'key.format' = 'json', 'key.fields' = 'a', 'value.format' = 'json', 'key.json.fail-on-missing-fields' = 'false'"
+	refused "json: a typo under key.json." k12 "did you mean 'key.json.fail-on-missing-field'?"
+	ctable k13 kafka "$BS, 'value.format' = 'json', 'value.json.fail-on-missing-field' = 'yes'"
+	refused "json: a boolean that is not one" k13 "'yes' is not a valid boolean"
+	INI_EXTRA=$(printf '[sql]\ncheck_options = off\nclass_allowlist = java.*, javax.*, org.apache.flink.*, org.apache.kafka.*, org.slf4j.*')
+	remount_cmfs
+	eq "check_options = off: the json typo resolves" "$K" "$(cat "$R/k6.jars")"
 else
 	skip "$REAL is absent: the published JARs are not tried"
 fi

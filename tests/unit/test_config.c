@@ -142,6 +142,7 @@ static void test_defaults(void)
 	T_STREQ(c.store_path, "./cmfs-data");
 	T_INTEQ(c.sync, CONFIG_SYNC_BATCH);
 	T_INTEQ(c.inline_max, 64 << 10);
+	T_INTEQ(c.cache_max, 0);
 	T_INTEQ(c.mount.passthrough, 1);
 	T_INTEQ(c.mount.io_uring, 1);
 	T_CHECK(c.sql.builtin_connectors && *c.sql.builtin_connectors);
@@ -230,6 +231,7 @@ static void test_load_all(void)
 		 "path = %s\n"
 		 "sync = close\n"
 		 "inline_max = 0\n"
+		 "cache_max = 2G\n"
 		 "\n"
 		 "[limits]\n"
 		 "max_artifact_size = 10M\n"
@@ -273,6 +275,7 @@ static void test_load_all(void)
 	T_STREQ(c.store_path, store);
 	T_INTEQ(c.sync, CONFIG_SYNC_CLOSE);
 	T_INTEQ(c.inline_max, 0);
+	T_INTEQ(c.cache_max, 2ULL << 30);
 	T_INTEQ(c.mount.passthrough, 0);
 	T_INTEQ(c.mount.io_uring, 0);
 	T_INTEQ(c.limits.artifact_size, 10ULL << 20);
@@ -485,6 +488,8 @@ static void test_bad_lines(void)
 	BAD("[store]\npath =\n", 2, "path: empty");
 	BAD("[store]\nsync = always\n", 2,
 	    "sync: 'always' is neither batch nor close");
+	BAD("[store]\ncache_max = lots\n", 2,
+	    "cache_max: 'lots' is not a size");
 	BAD("[store]\ninline_max = 2M\n", 2,
 	    "inline_max: '2M' is not a size up to 1M");
 	BAD("[store]\ninline_max = lots\n", 2, "inline_max: 'lots'");

@@ -1,6 +1,7 @@
 /*
  * test_export.c - unit tests of core/export.h: artifact.json written and
- * read back, the strict reader's refusals (each with line:col), the
+ * read back, the reader's refusals (jansson's syntax errors with
+ * line:col, the schema's naming the key), the
  * minimal artifact.json a CMF user writes, and a dump of a store loaded
  * into a new one giving the same catalog, row for row: environments,
  * artifacts, version numbers (also past a deleted latest version), bytes,
@@ -350,11 +351,11 @@ static void test_artifact_strict(void)
 	int i;
 
 	refused(HEAD META ",}", EINVAL, "1:");
-	refused(HEAD META ",}", EINVAL, "expected a key string");
+	refused(HEAD META ",}", EINVAL, "string or '}' expected");
 	refused("{\"apiVersion\": \"cmf.confluent.io/v1\",\n  \"kind\": 1}",
-		EINVAL, "2:11: \"kind\" must be a string");
+		EINVAL, "\"kind\" must be a string, not an integer");
 	refused(HEAD META ", \"spec\": {}, \"spec\": {}}", EINVAL,
-		"duplicate key \"spec\"");
+		"1:107: duplicate object key near '\"spec\"'");
 	refused(HEAD META ", \"extra\": 1}", EINVAL, "unknown key \"extra\"");
 	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", \"uid\": 1}}", EINVAL,
 		"unknown key \"uid\" in metadata");
@@ -364,10 +365,11 @@ static void test_artifact_strict(void)
 	refused("{\"apiVersion\": \"cmf.confluent.io/v1\", \"kind\": "
 		"\"Job\", " META "}",
 		EINVAL, "kind must be \"Artifact\"");
-	refused(HEAD "\"metadata\": {\"name\": \".hidden\"}}", EINVAL, "1:");
+	refused(HEAD "\"metadata\": {\"name\": \".hidden\"}}", EINVAL,
+		"metadata.name: artifact name '.hidden'");
 	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", \"labels\": "
 		     "{\"cmf.confluent.io/sql-artifact-type\": \"-bad\"}}}",
-		EINVAL, "1:");
+		EINVAL, "value '-bad' must be");
 	refused(HEAD META ", \"status\": {\"version\": 1.5, \"size\": 1, "
 			  "\"checksum\": {\"sha256\": \"" SHA_HELLO "\"}}}",
 		EINVAL, "only integers");
@@ -382,25 +384,30 @@ static void test_artifact_strict(void)
 	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", "
 		     "\"creationTimestamp\": \"2026-02-30T00:00:00Z\"}}",
 		EINVAL, "not RFC 3339");
+	/* Past 2262: more nanoseconds since the epoch than an int64 holds. */
+	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", "
+		     "\"creationTimestamp\": \"9999-01-01T00:00:00Z\"}}",
+		EINVAL, "not RFC 3339");
 	refused(HEAD "\"metadata\": {\"name\": \"x.jar\", \"annotations\": "
 		     "{\"cmfs/uid\": \"-1\"}}}",
 		EINVAL, "is not a uid");
 	refused(HEAD "\"metadata\": {\"name\": \"x\\ud800.jar\"}}", EINVAL,
-		"lone UTF-16 surrogate");
+		"invalid Unicode '\\uD800'");
 	refused(HEAD "\"metadata\": {\"name\": \"x\\q\"}}", EINVAL,
-		"unknown escape \\q");
+		"invalid escape near '\"x\\q'");
 	refused(HEAD "\"metadata\": {\"name\": \"x\\u12\"}}", EINVAL,
-		"four hex digits");
+		"invalid escape near '\"x\\u12\"'");
 	refused(HEAD "\"metadata\": {\"name\": \"x\\u0000\"}}", EINVAL,
 		"\\u0000");
 	refused(HEAD "\"metadata\": {\"name\": \"x\ty\"}}", EINVAL,
 		"control character");
 	refused(HEAD "\"metadata\": {\"name\": \"\xff\"}}", EINVAL,
-		"invalid UTF-8");
-	refused(HEAD META "} trailing", EINVAL, "text after the value");
+		"unable to decode byte 0xff");
+	refused(HEAD META "} trailing", EINVAL,
+		"end of file expected near 'trailing'");
 	refused(HEAD META ", \"spec\": {\"x\": 1}}", EINVAL,
 		"unknown key \"x\" in spec");
-	refused("", EINVAL, "found the end of the file");
+	refused("", EINVAL, "expected near end of file");
 	refused(HEAD
 		"\"metadata\": {\"name\": \"x.jar\", \"annotations\": "
 		"{\"cmfs/next-version\": \"2\"}}, \"status\": {\"version\": 3, "
@@ -410,6 +417,19 @@ static void test_artifact_strict(void)
 		deep[i] = '[';
 	deep[i] = '\0';
 	refused(deep, EINVAL, "nested deeper than");
+	{
+		/* More values than a document may hold: refused before
+		 * jansson builds them. */
+		struct buf b = BUF_INIT(1 << 20);
+
+		buf_addc(&b, '[');
+		for (i = 0; i < 100001; i++)
+			buf_adds(&b, "[],");
+		buf_adds(&b, "[]]");
+		refused(buf_str(&b), EFBIG, "1:");
+		refused(buf_str(&b), EFBIG, "more values than 100000");
+		buf_release(&b);
+	}
 	{
 		/* An object with too many keys (each checked for a twin). */
 		struct buf b = BUF_INIT(1 << 20);
@@ -606,7 +626,7 @@ static void test_load_refusals(void)
 		 path, x.f.tmp, path);
 	T_INTEQ(system(cmd), 0);
 	load_refused(&x, "notes.txt/1/artifact.json:");
-	load_refused(&x, "expected a key string");
+	load_refused(&x, "artifact.json:12:14: string or '}' expected");
 	snprintf(cmd, sizeof(cmd), "mv %s/bak %s", x.f.tmp, path);
 	T_INTEQ(system(cmd), 0);
 
@@ -661,6 +681,17 @@ static void test_load_refusals(void)
 		T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 		close(fd);
 	}
+
+	/* export.json as exports before jansson wrote it (the list on one
+	 * line): still an export. */
+	snprintf(path, sizeof(path), "%s/export.json", x.dir);
+	spit(path, "{\n  \"apiVersion\": \"cmfs/v1\",\n"
+		   "  \"kind\": \"Export\",\n  \"metadata\": {\n"
+		   "    \"creationTimestamp\": "
+		   "\"2026-11-30T06:24:56.123456789Z\"\n  },\n"
+		   "  \"spec\": {\n    \"format\": 1,\n"
+		   "    \"cmfsVersion\": \"0.1.0\",\n"
+		   "    \"environments\": [\"empty\", \"prod\"]\n  }\n}\n");
 
 	/* After all that, the untouched export still loads. */
 	cmfs_err_clear(&err);

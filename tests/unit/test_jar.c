@@ -860,7 +860,7 @@ static void test_report_format(void)
 	T_STREQ(buf_str(&b),
 		"{\"valid_zip\":true,\"entries\":3,\"error\":\"bad "
 		"\\\"x\\\"\\\\ "
-		"\\u0001 \\ufffd\xc3\xa9\",\"factories\":["
+		"\\u0001 \xef\xbf\xbd\xc3\xa9\",\"factories\":["
 		"{\"class\":\"a.B\",\"kind\":\"connector\",\"identifier\":null,"
 		"\"options\":[],\"options_unknown\":[],\"prefixes\":null},"
 		"{\"class\":\"a.C\",\"kind\":\"other\",\"identifier\":"
@@ -895,7 +895,7 @@ static void test_failure_format(void)
 		0);
 	T_STREQ(buf_str(&b), "{\"file\":\"a\\\"b\\\\.jar\",\"valid_zip\":"
 			     "false,\"error\":\"not a zip: \\u0001 "
-			     "\\ufffd\"}\n");
+			     "\xef\xbf\xbd\"}\n");
 	buf_reset(&b);
 	T_INTEQ(jar_failure_format(&b, "x.jar", "cut short", 0), 0);
 	T_STREQ(buf_str(&b), "x.jar: not usable: cut short\n");

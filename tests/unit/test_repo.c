@@ -3008,6 +3008,138 @@ static void test_policy_refusals(void)
 }
 
 /*
+ * The rules of changes that cannot happen, decided in core: read-only
+ * places (EROFS) against places with nothing to change (EPERM), what
+ * access(2) with W_OK answers, the scratch size limit, a truncation of an
+ * upload refused, a create or rename onto a name the tree has no place
+ * for, links, and a table's text that is empty or whose write failed:
+ * each with its errno and, where it writes one, its events line.
+ */
+static void test_policy_rules(void)
+{
+	const struct repo_who owner = { getuid(), getgid(), 4244, 0, NULL };
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct fixture x;
+	char big[40];
+	int lines;
+
+	setup(&x);
+	T_INTEQ(repo_env_create(x.r, &owner, "dev", &err), 0);
+
+	/* The right each operation needs. */
+	T_INTEQ(repo_right(REPO_AREA_ARTIFACTS, REPO_OP_READ, 1), CONFIG_READ);
+	T_INTEQ(repo_right(REPO_AREA_ARTIFACTS, REPO_OP_CHANGE, 1),
+		CONFIG_UPLOAD);
+	T_INTEQ(repo_right(REPO_AREA_ARTIFACTS, REPO_OP_REMOVE, 1),
+		CONFIG_ADMIN);
+	T_INTEQ(repo_right(REPO_AREA_ARTIFACTS, REPO_OP_REMOVE, 0),
+		CONFIG_UPLOAD);
+	T_INTEQ(repo_right(REPO_AREA_FIXED, REPO_OP_REMOVE, 1), CONFIG_ADMIN);
+	T_INTEQ(repo_right(REPO_AREA_TABLES, REPO_OP_REMOVE, 0),
+		CONFIG_WRITE_TABLES);
+	T_INTEQ(repo_right(REPO_AREA_TABLES, REPO_OP_CHANGE, 0),
+		CONFIG_WRITE_TABLES);
+	T_INTEQ(repo_right(REPO_AREA_ARTIFACTS, REPO_OP_LABEL, 0),
+		CONFIG_UPLOAD);
+	T_INTEQ(repo_right(REPO_AREA_ENVS, REPO_OP_CHANGE, 0), CONFIG_ADMIN);
+	T_INTEQ(repo_right(REPO_AREA_ENVS, REPO_OP_REMOVE, 0), CONFIG_ADMIN);
+	T_INTEQ(repo_right(REPO_AREA_FIXED, REPO_OP_CHANGE, 0), CONFIG_ADMIN);
+
+	T_ERRNO(repo_refuse_change(x.r, &who, "dev", REPO_AREA_FIXED,
+				   "versions", "a.jar", "mkdir"), EROFS);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=mkdir object=a.jar result=refused errno=EROFS");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "versions/a.jar: read-only: versions, resolved files and "
+		   "events cannot be changed");
+	T_ERRNO(repo_refuse_change(x.r, &who, "dev", REPO_AREA_ENVS, "dev",
+				   NULL, "truncate"), EPERM);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=truncate object=dev result=refused errno=EPERM");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "dev: not possible here");
+
+	/* access(2) W_OK asks: no events line. */
+	lines = event_lines(&x, "dev");
+	T_ERRNO(repo_may_change(x.r, &owner, "dev", REPO_AREA_FIXED, 0),
+		EROFS);
+	T_INTEQ(repo_may_change(x.r, &owner, "dev", REPO_AREA_FIXED, 1), 0);
+	T_ERRNO(repo_may_change(x.r, &who, "dev", REPO_AREA_FIXED, 1), EACCES);
+	T_INTEQ(repo_may_change(x.r, &owner, "dev", REPO_AREA_ARTIFACTS, 0),
+		0);
+	T_ERRNO(repo_may_change(x.r, &who, "dev", REPO_AREA_TABLES, 0),
+		EACCES);
+	T_INTEQ(repo_may_change(x.r, &who, NULL, REPO_AREA_ROOT, 1), 0);
+	T_INTEQ(event_lines(&x, "dev"), lines);
+	T_INTEQ(repo_reads_limited(x.r, "dev"), 0);
+
+	/* The scratch size limit. */
+	T_INTEQ(repo_scratch_fits(x.r, &who, "dev", ".s", "write",
+				  x.cfg.limits.scratch_size), 0);
+	T_ERRNO(repo_scratch_fits(x.r, &who, "dev", ".s", "write",
+				  x.cfg.limits.scratch_size + 1), EFBIG);
+	snprintf(big, sizeof(big), "%llu bytes",
+		 (unsigned long long)x.cfg.limits.scratch_size + 1);
+	T_CONTAINS(fixture_last_event(&x, "dev"), big);
+	T_CONTAINS(fixture_last_event(&x, "dev"), "([limits] max_scratch_size)");
+
+	/* An upload's truncation refused: over the limit, or why. */
+	T_ERRNO(repo_upload_truncate_refused(x.r, &who, "dev", "a.jar", 1 << 30,
+					     -EFBIG), EFBIG);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=truncate object=a.jar result=refused errno=EFBIG");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "([limits] max_artifact_size)");
+	T_ERRNO(repo_upload_truncate_refused(x.r, &who, "dev", "a.jar", 7,
+					     -ENOSPC), ENOSPC);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "a.jar: truncating to 7 bytes failed");
+
+	/* Names the tree has no place for. */
+	T_ERRNO(repo_create_refused(x.r, &who, "dev", REPO_AREA_TABLES, "x/y"),
+		EINVAL);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "not a table file (<table>.sql) nor a scratch name");
+	T_ERRNO(repo_create_refused(x.r, &who, "dev", REPO_AREA_ARTIFACTS,
+				    "-bad"), EINVAL);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=create object=-bad result=refused errno=EINVAL");
+	T_ERRNO(repo_rename_refused(x.r, &who, "dev", "resolved"), EINVAL);
+	T_CONTAINS(fixture_last_event(&x, "dev"), "not a valid name here");
+	T_ERRNO(repo_link_refused(x.r, &who, "dev", "l"), EPERM);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=link object=l result=refused errno=EPERM");
+
+	/* Groups are read only where rules could name them. */
+	T_INTEQ(repo_rules_need_groups(x.r), 0);
+	T_INTEQ(repo_table_text_cap(x.r), x.cfg.limits.ddl_size);
+
+	/* truncate(2) by name: a whole upload at once. */
+	T_INTEQ(ups(&x, "dev", "a.txt", "hello"), 0);
+	T_INTEQ(repo_art_truncate(x.r, &owner, "dev", "a.txt", 2, &err), 0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "1,2,");
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=upload artifact=a.txt version=2 size=2");
+	T_INTEQ(repo_art_truncate(x.r, &owner, "dev", "a.txt", 4, &err), 0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "1,2,3,");
+	T_ERRNO(repo_art_truncate(x.r, &owner, "dev", "a.txt",
+				  x.cfg.limits.artifact_size + 1, &err),
+		EFBIG);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=truncate object=a.txt result=refused errno=EFBIG");
+	T_ERRNO(repo_art_truncate(x.r, &owner, "dev", "e.jar", 0, &err),
+		EINVAL);
+	T_STREQ(versions(&x, "dev", "a.txt"), "1,2,3,");
+
+	/* A table's text. */
+	T_ERRNO(repo_table_doomed(0), EINVAL);
+	T_INTEQ(repo_table_doomed(1), 0);
+	T_ERRNO(repo_table_write_failed(x.r, &who, "dev", "t", -EFBIG), EFBIG);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=table-write object=t result=refused errno=EFBIG");
+	T_CONTAINS(fixture_last_event(&x, "dev"), "over max_ddl_size");
+	fixture_close(&x);
+}
+
+/*
  * A resolved file's size is computed in core: what a read returns, 0
  * when the table does not resolve or does not exist, and no events line.
  */
@@ -3041,11 +3173,452 @@ static void test_resolved_size(void)
 	fixture_close(&x);
 }
 
+/*
+ * A resolved file's other attributes are core's too: a regular file,
+ * 0444, one link, its size; its time is when the mount settled the last
+ * change, or now while a change is not settled (a .sql: always now).
+ */
+static void test_resolved_stat(void)
+{
+	struct buf b = BUF_INIT(1 << 16);
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct fixture x;
+	struct stat st;
+	int64_t before;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "t",
+			    "CREATE TABLE t (a INT) "
+			    "WITH ('connector' = 'datagen')"), 0);
+	T_INTEQ(repo_resolve(x.r, &who, "dev", "t", 0, 0, &b, &err), 0);
+	repo_settled(x.r, repo_generation(x.r), 1000000000LL * 42 + 7);
+	T_INTEQ(repo_settled_gen(x.r), repo_generation(x.r));
+	memset(&st, 0, sizeof(st));
+	T_INTEQ(repo_resolved_stat(x.r, "dev", "t", 0, &st), 0);
+	T_INTEQ(st.st_mode, S_IFREG | 0444);
+	T_INTEQ(st.st_nlink, 1);
+	T_INTEQ(st.st_size, b.len);
+	T_INTEQ(st.st_blocks, (b.len + 511) / 512);
+	T_INTEQ(st.st_mtim.tv_sec, 42);
+	T_INTEQ(st.st_mtim.tv_nsec, 7);
+	T_INTEQ(st.st_ctim.tv_sec, 42);
+	/* A .sql says when it was resolved. */
+	before = repo_now();
+	T_INTEQ(repo_resolved_stat(x.r, "dev", "t", 1, &st), 0);
+	T_CHECK(st.st_mtim.tv_sec >= before / 1000000000);
+	/* A change not settled yet: now. */
+	T_INTEQ(table_write(&x, "dev", "u",
+			    "CREATE TABLE u (a INT) "
+			    "WITH ('connector' = 'datagen')"), 0);
+	T_INTEQ(repo_resolved_stat(x.r, "dev", "t", 0, &st), 0);
+	T_CHECK(st.st_mtim.tv_sec >= before / 1000000000);
+	T_ERRNO(repo_resolved_stat(x.r, "dev", "none", 0, &st), ENOENT);
+	buf_release(&b);
+	fixture_close(&x);
+}
+
+/*
+ * A resolved file's computed attributes are core's: user.cmfs.error is
+ * empty when the table resolves and says why when it does not;
+ * refused-classes is empty then (error tells); another attribute is
+ * ENODATA.
+ */
+static void test_resolved_computed(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct buf b = BUF_INIT(1 << 16);
+	struct fixture x;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "t",
+			    "CREATE TABLE t (a INT) "
+			    "WITH ('connector' = 'datagen')"), 0);
+	T_INTEQ(table_write(&x, "dev", "k",
+			    "CREATE TABLE k (a INT) "
+			    "WITH ('connector' = 'nope')"), 0);
+	T_INTEQ(repo_resolved_computed(x.r, "dev", "t", 0, "error", &b, &err),
+		0);
+	T_INTEQ(b.len, 0);
+	T_INTEQ(repo_resolved_computed(x.r, "dev", "t", 1, "refused-classes",
+				       &b, &err), 0);
+	T_INTEQ(b.len, 0);
+	T_INTEQ(repo_resolved_computed(x.r, "dev", "k", 0, "error", &b, &err),
+		0);
+	T_CHECK(b.len > 0);
+	T_CONTAINS(buf_str(&b), "nope");
+	buf_reset(&b);
+	err = (struct cmfs_err)CMFS_ERR_INIT;
+	T_INTEQ(repo_resolved_computed(x.r, "dev", "k", 0, "refused-classes",
+				       &b, &err), 0);
+	T_INTEQ(b.len, 0);
+	/* No such table: error says so. */
+	err = (struct cmfs_err)CMFS_ERR_INIT;
+	buf_reset(&b);
+	T_INTEQ(repo_resolved_computed(x.r, "dev", "none", 0, "error", &b,
+				       &err), 0);
+	T_CHECK(b.len > 0);
+	T_ERRNO(repo_resolved_computed(x.r, "dev", "t", 0, "version", &b,
+				       &err), ENODATA);
+	buf_release(&b);
+	fixture_close(&x);
+}
+
+/*
+ * Scratch files through repo: rm takes the labels set on one with it;
+ * statfs is the store's file system's.
+ */
+static void test_scratch_remove(void)
+{
+	struct buf b = BUF_INIT(4096);
+	struct statvfs sv;
+	struct stat st;
+	struct fixture x;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(scratch_file(&x, "dev", ".x.tmp", "abc", 3), 0);
+	T_INTEQ(repo_scratch_label_set(x.r, "dev", ".x.tmp", "app", "v1",
+				       NULL), 0);
+	T_INTEQ(repo_scratch_stat(x.r, "dev", 'a', ".x.tmp", &st), 0);
+	T_INTEQ(st.st_size, 3);
+	T_INTEQ(repo_scratch_truncate(x.r, "dev", 'a', ".x.tmp", 1), 0);
+	T_INTEQ(repo_scratch_stat(x.r, "dev", 'a', ".x.tmp", &st), 0);
+	T_INTEQ(st.st_size, 1);
+	T_INTEQ(repo_scratch_remove(x.r, "dev", 'a', ".x.tmp"), 0);
+	T_ERRNO(repo_scratch_stat(x.r, "dev", 'a', ".x.tmp", &st), ENOENT);
+	T_ERRNO(repo_scratch_label_get(x.r, "dev", ".x.tmp", "app", &b),
+		ENODATA);
+	T_ERRNO(repo_scratch_remove(x.r, "dev", 't', "none"), ENOENT);
+	T_INTEQ(repo_statfs(x.r, &sv), 0);
+	T_CHECK(sv.f_bsize > 0);
+	buf_release(&b);
+	fixture_close(&x);
+}
+
+/*
+ * The tree's modes and the attributes of versions and tables are core's:
+ * what never changes has no write bits; a version's file shows its size,
+ * uploader and commit time; a table's file its text's.
+ */
+static void test_stat(void)
+{
+	const char *text = "CREATE TABLE t (a INT) WITH ('connector' = 'datagen')";
+	struct catalog_version v;
+	struct fixture x;
+	struct stat st;
+
+	T_INTEQ(repo_mode(REPO_AREA_FIXED, 1), S_IFDIR | 0555);
+	T_INTEQ(repo_mode(REPO_AREA_FIXED, 0), S_IFREG | 0444);
+	T_INTEQ(repo_mode(REPO_AREA_ARTIFACTS, 0), S_IFREG | 0644);
+	T_INTEQ(repo_mode(REPO_AREA_TABLES, 1), S_IFDIR | 0755);
+	T_INTEQ(repo_mode(REPO_AREA_ROOT, 1), S_IFDIR | 0755);
+	T_INTEQ(repo_mode(REPO_AREA_ENVS, 1), S_IFDIR | 0755);
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(upload(&x, "dev", "a.txt", "hello", 5, &v), 0);
+	memset(&st, 0, sizeof(st));
+	repo_ver_stat(&v, REPO_AREA_ARTIFACTS, &st);
+	T_INTEQ(st.st_mode, S_IFREG | 0644);
+	T_INTEQ(st.st_size, 5);
+	T_INTEQ(st.st_uid, who.uid);
+	T_INTEQ(st.st_mtim.tv_sec, v.mtime / 1000000000);
+	T_INTEQ(st.st_mtim.tv_nsec, v.mtime % 1000000000);
+	T_INTEQ(st.st_ctim.tv_sec, st.st_mtim.tv_sec);
+	T_INTEQ(st.st_blocks, 1);
+	repo_ver_stat(&v, REPO_AREA_FIXED, &st);
+	T_INTEQ(st.st_mode, S_IFREG | 0444);
+
+	T_INTEQ(table_write(&x, "dev", "t", text), 0);
+	memset(&st, 0, sizeof(st));
+	T_INTEQ(repo_table_stat(x.r, "dev", "t", &st), 0);
+	T_INTEQ(st.st_mode, S_IFREG | 0644);
+	T_INTEQ(st.st_size, strlen(text));
+	T_INTEQ(st.st_uid, who.uid);
+	T_CHECK(st.st_mtim.tv_sec > 0);
+	T_ERRNO(repo_table_stat(x.r, "dev", "none", &st), ENOENT);
+	fixture_close(&x);
+}
+
+/* Write `text` to scratch file `name` of tables/ in `env`. */
+static int table_scratch(struct fixture *x, const char *env, const char *name,
+			 const char *text)
+{
+	int fd, rc = store_scratch_open(repo_store(x->r), env, 't', name,
+					O_CREAT | O_TRUNC | O_WRONLY, 0600,
+					&fd);
+
+	if (rc)
+		return rc;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		rc = -EIO;
+	close(fd);
+	return rc;
+}
+
+/* 1 if scratch file `name` of tables/ in `env` is there. */
+static int table_scratch_there(struct fixture *x, const char *env,
+			       const char *name)
+{
+	struct stat st;
+
+	return !store_scratch_stat(repo_store(x->r), env, 't', name, &st);
+}
+
+static int count_staged(void *arg, const char *table, const char *name)
+{
+	(void)table;
+	(void)name;
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* How many scratch files of `env` are staged for a table. */
+static int staged(struct fixture *x, const char *env)
+{
+	int n = 0;
+
+	store_scratch_staged(repo_store(x->r), env, 't', count_staged, &n);
+	return n;
+}
+
+/*
+ * A scratch file renamed onto a table (sed -i) is one change: the table
+ * has its text and the scratch file is gone, or (refused) both are as they
+ * were.  What a crash leaves between the steps, a staged scratch file, is
+ * settled at the next open by what the catalog holds: the old state or
+ * the new one, never both names.
+ */
+static void test_table_from_scratch(void)
+{
+	const char *old = "CREATE TABLE t (a INT) WITH ('connector' = 'datagen')";
+	const char *new = "CREATE TABLE t (b INT) WITH ('connector' = 'datagen')";
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct fixture x;
+	int lines;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "t", old), 0);
+	T_INTEQ(table_scratch(&x, "dev", "sed1", new), 0);
+	lines = event_lines(&x, "dev");
+	T_INTEQ(repo_table_from_scratch(x.r, &who, "dev", "sed1", "t", &err), 0);
+	T_STREQ(table_text(&x, "dev", "t"), new);
+	T_CHECK(!table_scratch_there(&x, "dev", "sed1"));
+	T_INTEQ(staged(&x, "dev"), 0);
+	T_INTEQ(event_lines(&x, "dev"), lines + 1);
+	T_CHECK(strstr(fixture_events(&x, "dev"),
+		       "action=table-write table=t connector=datagen "
+		       "result=ok") != NULL);
+
+	/* Refused: the table keeps its text, the scratch file stays. */
+	T_INTEQ(table_scratch(&x, "dev", "sed2", "CREATE TABLE t (a INT"), 0);
+	T_INTEQ(repo_table_from_scratch(x.r, &who, "dev", "sed2", "t", &err),
+		-EINVAL);
+	T_STREQ(table_text(&x, "dev", "t"), new);
+	T_CHECK(table_scratch_there(&x, "dev", "sed2"));
+	T_INTEQ(staged(&x, "dev"), 0);
+	/* No such scratch file: nothing happens. */
+	err = (struct cmfs_err)CMFS_ERR_INIT;
+	T_INTEQ(repo_table_from_scratch(x.r, &who, "dev", "none", "t", &err),
+		-ENOENT);
+	T_STREQ(table_text(&x, "dev", "t"), new);
+
+	/* Cut after the staging, before the commit: back as it was. */
+	T_INTEQ(table_scratch(&x, "dev", "sed3", old), 0);
+	T_INTEQ(store_scratch_stage(repo_store(x.r), "dev", 't', "sed3", "t"), 0);
+	T_CHECK(!table_scratch_there(&x, "dev", "sed3"));
+	T_INTEQ(staged(&x, "dev"), 1);
+	fixture_reopen(&x);
+	T_STREQ(table_text(&x, "dev", "t"), new);
+	T_CHECK(table_scratch_there(&x, "dev", "sed3"));
+	T_INTEQ(staged(&x, "dev"), 0);
+	T_CHECK(strstr(buf_str(&x.log), "scratch file sed3 onto table t.sql "
+					"was cut short: it was not committed") !=
+		NULL);
+
+	/* Cut after the commit, before the scratch file went: it goes. */
+	T_INTEQ(table_scratch(&x, "dev", "sed4", new), 0);
+	T_INTEQ(store_scratch_stage(repo_store(x.r), "dev", 't', "sed4", "t"), 0);
+	fixture_reopen(&x);
+	T_STREQ(table_text(&x, "dev", "t"), new);
+	T_CHECK(!table_scratch_there(&x, "dev", "sed4"));
+	T_INTEQ(staged(&x, "dev"), 0);
+	T_CHECK(strstr(buf_str(&x.log), "scratch file sed4 onto table t.sql "
+					"was cut short: it was committed") !=
+		NULL);
+	fixture_close(&x);
+}
+
+/* The text of scratch file `name` of tables/ in `env`, or "(none)". */
+static const char *scratch_text(struct fixture *x, const char *env,
+				const char *name)
+{
+	static char s[4096];
+	ssize_t n = -1;
+	int fd;
+
+	if (!store_scratch_open(repo_store(x->r), env, 't', name, O_RDONLY, 0,
+				&fd)) {
+		n = read(fd, s, sizeof(s) - 1);
+		close(fd);
+	}
+	if (n < 0)
+		snprintf(s, sizeof(s), "(none)");
+	else
+		s[n] = '\0';
+	return s;
+}
+
+/*
+ * rename(2) in tables/ by what the names are, each one step: scratch to
+ * scratch, table to table, and a table to a scratch name (dropped, its
+ * text left as the scratch file), which a crash cuts into the table or
+ * the scratch file, never both.
+ */
+static void test_table_move(void)
+{
+	const char *text = "CREATE TABLE t (a INT) WITH ('connector' = 'datagen')";
+	const char *u = "CREATE TABLE u (a INT) WITH ('connector' = 'datagen')";
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct fixture x;
+	int fd;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(table_write(&x, "dev", "t", text), 0);
+	T_INTEQ(table_scratch(&x, "dev", "a.tmp", "x"), 0);
+	T_INTEQ(repo_table_move(x.r, &who, "dev", "a.tmp", "b.tmp", &err), 0);
+	T_STREQ(scratch_text(&x, "dev", "b.tmp"), "x");
+	T_CHECK(!table_scratch_there(&x, "dev", "a.tmp"));
+
+	/* A table to a scratch name: dropped, its text left there. */
+	T_INTEQ(repo_table_move(x.r, &who, "dev", "t.sql", "t.bak", &err), 0);
+	T_STREQ(table_text(&x, "dev", "t"), "(none)");
+	T_STREQ(scratch_text(&x, "dev", "t.bak"), text);
+	T_INTEQ(staged(&x, "dev"), 0);
+	T_CONTAINS(fixture_last_event(&x, "dev"),
+		   "action=table-drop table=t result=ok");
+	/* And back: the scratch file onto a table of the same name. */
+	T_INTEQ(repo_table_move(x.r, &who, "dev", "t.bak", "t.sql", &err), 0);
+	T_STREQ(table_text(&x, "dev", "t"), text);
+	T_CHECK(!table_scratch_there(&x, "dev", "t.bak"));
+	/* No such table: nothing happens. */
+	T_ERRNO(repo_table_move(x.r, &who, "dev", "none.sql", "n.bak", &err),
+		ENOENT);
+	T_CHECK(!table_scratch_there(&x, "dev", "n.bak"));
+	T_INTEQ(staged(&x, "dev"), 0);
+
+	/* Cut after the text was staged, before the drop: the table
+	 * stays, no scratch file. */
+	T_INTEQ(store_scratch_staged_open(repo_store(x.r), "dev", 't', "t",
+					  "t.bak", O_WRONLY | O_CREAT, &fd),
+		0);
+	T_CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+	fixture_reopen(&x);
+	T_STREQ(table_text(&x, "dev", "t"), text);
+	T_CHECK(!table_scratch_there(&x, "dev", "t.bak"));
+	T_INTEQ(staged(&x, "dev"), 0);
+
+	/* Cut after the drop: the scratch file, no table. */
+	T_INTEQ(table_write(&x, "dev", "u", u), 0);
+	T_INTEQ(store_scratch_staged_open(repo_store(x.r), "dev", 't', "u",
+					  "u.bak", O_WRONLY | O_CREAT, &fd),
+		0);
+	T_CHECK(write(fd, u, strlen(u)) == (ssize_t)strlen(u));
+	close(fd);
+	T_INTEQ(repo_table_remove(x.r, &who, "dev", "u", &err), 0);
+	fixture_reopen(&x);
+	T_STREQ(table_text(&x, "dev", "u"), "(none)");
+	T_STREQ(scratch_text(&x, "dev", "u.bak"), u);
+	T_INTEQ(staged(&x, "dev"), 0);
+
+	/* Table to table: one change. */
+	T_INTEQ(repo_table_move(x.r, &who, "dev", "t.sql", "v.sql", &err),
+		-EINVAL); /* its text names t, not v */
+	T_STREQ(table_text(&x, "dev", "t"), text);
+	fixture_close(&x);
+}
+
+/* How many scratch files of artifacts/ in `env` are staged. */
+static int staged_art(struct fixture *x, const char *env)
+{
+	int n = 0;
+
+	store_scratch_staged(repo_store(x->r), env, 'a', count_staged, &n);
+	return n;
+}
+
+/*
+ * A scratch file of artifacts/ renamed into place (rsync) is one change:
+ * nothing stays staged after a commit or a refusal, and what a crash
+ * leaves staged is settled at the next open: gone when the artifact's
+ * latest version has its bytes, else back.
+ */
+static void test_scratch_commit_atomic(void)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct catalog_version v;
+	struct stat st;
+	struct fixture x;
+
+	setup(&x);
+	T_INTEQ(mkenv(&x, "dev"), 0);
+	T_INTEQ(scratch_file(&x, "dev", ".a.tmp", "bytes one", 9), 0);
+	T_INTEQ(repo_scratch_commit(x.r, &who, "dev", ".a.tmp", "a.txt", &v,
+				    &err), 0);
+	T_INTEQ(staged_art(&x, "dev"), 0);
+	T_ERRNO(store_scratch_stat(repo_store(x.r), "dev", 'a', ".a.tmp", &st),
+		ENOENT);
+	T_INTEQ(scratch_file(&x, "dev", ".j.tmp", "no zip", 6), 0);
+	T_ERRNO(repo_scratch_commit(x.r, &who, "dev", ".j.tmp", "j.jar", &v,
+				    &err), EINVAL);
+	T_INTEQ(staged_art(&x, "dev"), 0);
+
+	/* Cut before the commit: the scratch file is back. */
+	T_INTEQ(scratch_file(&x, "dev", ".b.tmp", "bytes two", 9), 0);
+	T_INTEQ(store_scratch_stage(repo_store(x.r), "dev", 'a', ".b.tmp",
+				    "a.txt"), 0);
+	T_ERRNO(store_scratch_stat(repo_store(x.r), "dev", 'a', ".b.tmp", &st),
+		ENOENT);
+	fixture_reopen(&x);
+	T_INTEQ(store_scratch_stat(repo_store(x.r), "dev", 'a', ".b.tmp", &st),
+		0);
+	T_STREQ(versions(&x, "dev", "a.txt"), "1,");
+	T_INTEQ(staged_art(&x, "dev"), 0);
+	T_CONTAINS(buf_str(&x.log), "scratch file .b.tmp onto artifact a.txt "
+				    "was cut short: it was not committed");
+
+	/* Cut after the commit: the scratch file goes. */
+	T_INTEQ(scratch_file(&x, "dev", ".c.tmp", "bytes one", 9), 0);
+	T_INTEQ(store_scratch_stage(repo_store(x.r), "dev", 'a', ".c.tmp",
+				    "a.txt"), 0);
+	fixture_reopen(&x);
+	T_ERRNO(store_scratch_stat(repo_store(x.r), "dev", 'a', ".c.tmp", &st),
+		ENOENT);
+	T_STREQ(versions(&x, "dev", "a.txt"), "1,");
+	T_INTEQ(staged_art(&x, "dev"), 0);
+	T_CONTAINS(buf_str(&x.log), "scratch file .c.tmp onto artifact a.txt "
+				    "was cut short: it was committed");
+	fixture_close(&x);
+}
+
 int main(void)
 {
+	T_RUN(test_scratch_commit_atomic);
+	T_RUN(test_table_from_scratch);
+	T_RUN(test_table_move);
 	T_RUN(test_authorise);
 	T_RUN(test_policy_refusals);
+	T_RUN(test_policy_rules);
 	T_RUN(test_resolved_size);
+	T_RUN(test_resolved_stat);
+	T_RUN(test_resolved_computed);
+	T_RUN(test_scratch_remove);
+	T_RUN(test_stat);
 	T_RUN(test_env);
 	T_RUN(test_upload);
 	T_RUN(test_upload_order);

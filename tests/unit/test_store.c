@@ -709,6 +709,68 @@ static void test_drop_nested(void)
 	rm_temp_dir();
 }
 
+/* Blob `hex` open, marked used now (a little after the one before). */
+static int used_now(struct store *s, const char *hex)
+{
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int fd = -1;
+
+	usleep(20000);
+	if (store_blob_open(s, hex, &fd, &err))
+		return -1;
+	store_blob_used(fd);
+	return fd;
+}
+
+/* cache_max: least recently used out first, never one held open. */
+static void test_trim(void)
+{
+	struct store *s;
+	char a[STORE_SHA_HEX], b[STORE_SHA_HEX], c[STORE_SHA_HEX];
+	char big[3][4000];
+	uint64_t freed = 99;
+	int fa, fb, fc;
+
+	mktemp_dir();
+	s = open_store();
+	memset(big[0], 'a', sizeof(big[0]));
+	memset(big[1], 'b', sizeof(big[1]));
+	memset(big[2], 'c', sizeof(big[2]));
+	T_INTEQ(put_blob(s, big[0], sizeof(big[0]), a), 0);
+	T_INTEQ(put_blob(s, big[1], sizeof(big[1]), b), 0);
+	T_INTEQ(put_blob(s, big[2], sizeof(big[2]), c), 0);
+	/* No bound: nothing goes. */
+	T_INTEQ(store_blob_trim(s, &freed), 0);
+	T_INTEQ(freed, 0);
+	store_cache_max(s, 9000);
+	/* Used b, then a, then c: b is the least recently used. */
+	fb = used_now(s, b);
+	fa = used_now(s, a);
+	fc = used_now(s, c);
+	close(fb);
+	close(fc);
+	T_INTEQ(store_blob_trim(s, &freed), 0);
+	T_INTEQ(freed, 4000);
+	T_CHECK(!store_blob_exists(s, b));
+	T_CHECK(store_blob_exists(s, a) && store_blob_exists(s, c));
+	/* Under the bound: nothing more goes. */
+	T_INTEQ(store_blob_trim(s, &freed), 0);
+	T_INTEQ(freed, 0);
+	/* a, least recently used but open, stays; c goes instead. */
+	store_cache_max(s, 4000);
+	T_INTEQ(store_blob_trim(s, &freed), 0);
+	T_CHECK(store_blob_exists(s, a));
+	T_CHECK(!store_blob_exists(s, c));
+	close(fa);
+	/* Closed, it may go. */
+	store_cache_max(s, 1);
+	T_INTEQ(store_blob_trim(s, &freed), 0);
+	T_CHECK(!store_blob_exists(s, a));
+	T_INTEQ(freed, 4000);
+	store_close(s);
+	rm_temp_dir();
+}
+
 int main(void)
 {
 	T_RUN(test_hash_vectors);
@@ -723,5 +785,6 @@ int main(void)
 	T_RUN(test_reserve);
 	T_RUN(test_scratch);
 	T_RUN(test_drop_nested);
+	T_RUN(test_trim);
 	return T_DONE();
 }
