@@ -12,6 +12,7 @@
  * drops what it cannot afford without saying so would lie.
  */
 #include "events.h"
+#include "hash.h"
 #include "utf8.h"
 
 #include <errno.h>
@@ -218,9 +219,14 @@ struct run {
 	uint64_t count;	/* repeats after the first, not written */
 };
 
+/* The gate's key of (uid, environment): the uid's bytes, whether there
+ * is an environment, and its name. */
+#define WHO_KEY (sizeof(uint32_t) + 1 + ENV_LEN)
+
 /* What the gate knows of one uid in one environment. */
 struct who {
-	struct who *next;	/* in its hash chain */
+	char key[WHO_KEY];	/* its key in the gate's table */
+	size_t klen;
 	struct who *older, *newer; /* by last use */
 	uint32_t uid;
 	int has_env;
@@ -249,8 +255,7 @@ struct others {
 struct events_gate {
 	pthread_mutex_t lock;	/* guards everything below */
 	struct events_gate_conf c;
-	struct who **tab;	/* hash chains, ntab of them (a power of 2) */
-	size_t ntab;
+	struct hash tab;	/* who->key -> who, room for max_whos */
 	struct who *oldest, *newest;
 	size_t n;
 	double tokens;		/* the bucket of all uids */
@@ -268,10 +273,7 @@ struct events_gate *events_gate_new(const struct events_gate_conf *conf)
 	g->c = *conf;
 	if (!g->c.max_whos)
 		g->c.max_whos = 1;
-	for (g->ntab = 64; g->ntab < g->c.max_whos; g->ntab *= 2)
-		;
-	g->tab = calloc(g->ntab, sizeof(*g->tab));
-	if (!g->tab) {
+	if (hash_reserve(&g->tab, g->c.max_whos)) {
 		free(g);
 		return NULL;
 	}
@@ -307,7 +309,7 @@ void events_gate_free(struct events_gate *g)
 		next = w->newer;
 		who_free(w);
 	}
-	free(g->tab);
+	hash_release(&g->tab);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
 }
@@ -515,14 +517,16 @@ static int has_runs(const struct who *w)
 	return 0;
 }
 
-static size_t who_hash(const struct events_gate *g, uint32_t uid,
-		       const char *env)
+/* Write the key of (uid, env) (env NULL: none) into k; its length. */
+static size_t who_key(char k[WHO_KEY], uint32_t uid, const char *env)
 {
-	uint64_t h = 1469598103934665603ull ^ uid;
+	size_t n = env ? strnlen(env, ENV_LEN - 1) : 0;
 
-	for (; env && *env; env++)
-		h = (h ^ (unsigned char)*env) * 1099511628211ull;
-	return (size_t)(h ^ h >> 29) & (g->ntab - 1);
+	memcpy(k, &uid, sizeof(uid));
+	k[sizeof(uid)] = env != NULL;
+	if (n)
+		memcpy(k + sizeof(uid) + 1, env, n);
+	return sizeof(uid) + 1 + n;
 }
 
 static void lru_unlink(struct events_gate *g, struct who *w)
@@ -552,18 +556,13 @@ static void lru_push(struct events_gate *g, struct who *w)
 /* Forget `w`, its counts moved to others (unless `quiet`: none left). */
 static void drop(struct events_gate *g, struct who *w)
 {
-	struct who **p = &g->tab[who_hash(g, w->uid, w->has_env ? w->env
-								 : NULL)];
 	int64_t since = w->held ? w->held_since : INT64_MAX;
 	int64_t last = w->held ? w->held_last : INT64_MIN;
 	int rc = w->held_rc;
 	uint64_t n = run_counts(w, &since, &last, &rc);
 
 	fold(g, w, w->held + n, since, last, rc);
-	while (*p && *p != w)
-		p = &(*p)->next;
-	if (*p)
-		*p = w->next;
+	hash_del(&g->tab, w->key, w->klen);
 	lru_unlink(g, w);
 	g->n--;
 	who_free(w);
@@ -573,16 +572,17 @@ static void drop(struct events_gate *g, struct who *w)
 static struct who *who_get(struct events_gate *g, uint32_t uid,
 			   const char *env, int64_t now)
 {
-	size_t h = who_hash(g, uid, env);
+	char k[WHO_KEY];
+	size_t klen = who_key(k, uid, env);
+	uintptr_t v;
 	struct who *w;
 
-	for (w = g->tab[h]; w; w = w->next)
-		if (w->uid == uid && w->has_env == !!env &&
-		    (!env || !strcmp(w->env, env))) {
-			lru_unlink(g, w);
-			lru_push(g, w);
-			return w;
-		}
+	if (hash_get(&g->tab, k, klen, &v)) {
+		w = (struct who *)v;
+		lru_unlink(g, w);
+		lru_push(g, w);
+		return w;
+	}
 	if (g->n >= g->c.max_whos && g->oldest)
 		drop(g, g->oldest);
 	w = calloc(1, sizeof(*w));
@@ -593,8 +593,10 @@ static struct who *who_get(struct events_gate *g, uint32_t uid,
 	snprintf(w->env, sizeof(w->env), "%s", env ? env : "");
 	w->tokens = g->c.burst;
 	w->filled = now;
-	w->next = g->tab[h];
-	g->tab[h] = w;
+	memcpy(w->key, k, klen);
+	w->klen = klen;
+	/* Room for max_whos was made at the start: this cannot fail. */
+	hash_put(&g->tab, w->key, w->klen, (uintptr_t)w);
 	lru_push(g, w);
 	g->n++;
 	return w;

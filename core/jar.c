@@ -39,8 +39,8 @@
  * start to end, the factories, the report and its formats), jar_archive.c
  * (the zip archive and its entries), jar_service.c (the service file),
  * jar_walk.c (the classes, the kind walk and the reach), jar_ident.c
- * (factoryIdentifier()), jar_map.c (the hash table); jar_int.h is what
- * they share.
+ * (factoryIdentifier()); jar_int.h is what they share.  Its hash tables
+ * are hash.c's.
  */
 #include "jar_int.h"
 #include "utf8.h"

@@ -475,7 +475,7 @@ static int map_entries(struct insp *in)
 
 	/* Every entry's name goes in; the classes reached are at most as
 	 * many as the entries. */
-	if (n > 0 && jar_map_reserve(&in->names, (size_t)n))
+	if (n > 0 && hash_reserve(&in->names, (size_t)n))
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		const char *name =
@@ -496,7 +496,7 @@ static int map_entries(struct insp *in)
 			rc = r->entry != NO_ENTRY;
 			r->entry = (zip_uint64_t)i;
 		} else {
-			rc = jar_map_put(&in->entries, name, len, (uintptr_t)i);
+			rc = hash_put(&in->entries, name, len, (uintptr_t)i);
 			if (rc < 0)
 				return rc;
 		}
@@ -678,7 +678,7 @@ void jar_archive_close(struct insp *in)
 	if (in->za)
 		zip_discard(in->za);
 	in->za = NULL;
-	jar_map_release(&in->entries);
+	hash_release(&in->entries);
 	libdeflate_free_decompressor(in->dd);
 	in->dd = NULL;
 	free(in->zbuf);

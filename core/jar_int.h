@@ -5,7 +5,7 @@
  * One inspection is one struct insp, used by one thread.  Functions that
  * find the JAR unusable record why in the report (jar_fail) and return
  * STOP; -errno is for a broken archive, memory and I/O.  The only state
- * shared between inspections is the hash seed (jar_map.c).
+ * shared between inspections is the hash seed (hash.c).
  */
 #ifndef CMFS_JAR_INT_H
 #define CMFS_JAR_INT_H
@@ -15,6 +15,7 @@
 #include <zip.h>
 
 #include "err.h"
+#include "hash.h"
 #include "jar.h"
 
 struct classfile;
@@ -29,41 +30,6 @@ struct insp;
 
 /* Kind bits: what a class's supertypes make it. */
 enum { BIT_CONNECTOR = 1, BIT_FORMAT = 2 };
-
-/* ---- jar_map.c: a string-keyed hash table, keys borrowed ---------- */
-
-struct slot {
-	const char *key; /* NULL = empty */
-	uint32_t len;
-	uint32_t tag; /* the key's hash, high half: most misses end here */
-	uintptr_t val;
-};
-
-struct map {
-	struct slot *v;
-	size_t cap; /* a power of two, or 0 */
-	size_t n;
-};
-
-/* Make room for `n` keys at once.  0 or -ENOMEM (the table is kept). */
-int jar_map_reserve(struct map *m, size_t n);
-
-/*
- * The slot holding k, or the empty one where it goes, with its tag and
- * length set (the caller that fills it sets key and val and counts it
- * in m->n).  NULL: no room (ENOMEM, or a key over 4 GiB).
- */
-struct slot *jar_map_place(struct map *m, const char *k, size_t n);
-
-/* Add k -> val unless k is there: 0 added, 1 already there, -ENOMEM.
- * The key's bytes must outlive the map. */
-int jar_map_put(struct map *m, const char *k, size_t n, uintptr_t val);
-
-/* 1 and *val (if non-NULL) when k is there, else 0. */
-int jar_map_get(const struct map *m, const char *k, size_t n, uintptr_t *val);
-
-/* Free the table; the keys stay their owners'. */
-void jar_map_release(struct map *m);
 
 /* ---- jar_archive.c: the archive's bytes and entries ----------------- */
 
@@ -162,8 +128,8 @@ struct insp {
 	struct jar_limits lim;
 	struct cmfs_err *err;
 	struct jar_report *rep;
-	struct map entries;	/* raw entry name -> index */
-	struct map names;	/* internal name -> struct name * */
+	struct hash entries;	/* raw entry name -> index */
+	struct hash names;	/* internal name -> struct name * */
 	struct name_pool *pool; /* where the struct names live */
 	struct jclass **cls;	/* every class read, in reading order */
 	size_t ncls, acls;

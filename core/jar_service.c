@@ -65,7 +65,7 @@ static int java_ident_part(long c)
 struct names_acc {
 	char **v; /* in file order */
 	size_t n, alloc;
-	struct map seen; /* the names in v, to drop duplicates */
+	struct hash seen; /* the names in v, to drop duplicates */
 };
 
 /* One line of a service file: add its name to `acc`, if it has one. */
@@ -128,7 +128,7 @@ static int service_line(const char *p, size_t n, unsigned line,
 		return -ENOMEM;
 	memcpy(name, p, n);
 	name[n] = '\0';
-	rc = jar_map_put(&acc->seen, name, n, 0);
+	rc = hash_put(&acc->seen, name, n, 0);
 	if (rc) { /* a duplicate (ServiceLoader keeps the first) or -ENOMEM */
 		free(name);
 		return rc < 0 ? rc : 0;
@@ -164,7 +164,7 @@ int jar_service_parse(char ***out, size_t *n, const char *data, size_t len,
 		if (pos < len)
 			pos++;
 	}
-	jar_map_release(&acc.seen);
+	hash_release(&acc.seen);
 	if (!rc && !acc.v) {
 		acc.v = malloc(sizeof(*acc.v));
 		rc = acc.v ? 0 : -ENOMEM;
@@ -201,7 +201,7 @@ int jar_read_service(struct insp *in, char ***names, size_t *n)
 	size_t len;
 	int rc;
 
-	if (!jar_map_get(&in->entries, JAR_SERVICE_FILE,
+	if (!hash_get(&in->entries, JAR_SERVICE_FILE,
 			 strlen(JAR_SERVICE_FILE), &idx))
 		return jar_fail(in, -ENOEXEC,
 				"the JAR has no factory service file: when "

@@ -83,7 +83,7 @@ struct name *jar_name_get(const struct insp *in, const char *k, size_t n)
 {
 	uintptr_t v;
 
-	return jar_map_get(&in->names, k, n, &v) ? (struct name *)v : NULL;
+	return hash_get(&in->names, k, n, &v) ? (struct name *)v : NULL;
 }
 
 /*
@@ -114,7 +114,7 @@ static void *pool_get(struct insp *in, size_t size)
 /* The record of name `k` (n bytes), made if new; NULL: out of memory. */
 struct name *jar_name_add(struct insp *in, const char *k, size_t n)
 {
-	struct slot *s = jar_map_place(&in->names, k, n);
+	struct hash_slot *s = hash_place(&in->names, k, n);
 	struct name *r;
 
 	if (!s)
@@ -139,7 +139,7 @@ void jar_names_release(struct insp *in)
 {
 	struct name_pool *b, *next;
 
-	jar_map_release(&in->names);
+	hash_release(&in->names);
 	for (b = in->pool; b; b = next) {
 		next = b->next;
 		free(b);
@@ -564,7 +564,7 @@ static int providers(struct insp *in, char ***out, size_t *n)
 	*n = 0;
 	for (i = 0; !rc && i < in->entries.cap && files < MAX_SERVICE_FILES;
 	     i++) {
-		const struct slot *sl = &in->entries.v[i];
+		const struct hash_slot *sl = &in->entries.v[i];
 		struct cmfs_err e = CMFS_ERR_INIT;
 
 		if (!sl->key || sl->len <= plen || sl->len >= sizeof(name) ||

@@ -30,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 /* Nested Dynamic constants among bootstrap arguments, at most. */
 #define BSM_DEPTH 8
 
@@ -143,17 +145,6 @@ struct sig {
 	size_t nlams, alams;
 };
 
-/* A string-keyed open-addressing table of records (keys are theirs). */
-struct slot {
-	uint64_t h;
-	void *v;
-};
-
-struct map {
-	struct slot *s;
-	size_t cap, n;
-};
-
 struct work {
 	struct rclass *c;
 	unsigned m;
@@ -164,8 +155,9 @@ struct st {
 	void *ctx;
 	struct reach_limits lim;
 	struct cmfs_err *err;
-	uint64_t seed;
-	struct map classes, sigs;
+	/* Records by name (struct rclass) and by key (struct sig); the
+	 * keys are the records'. */
+	struct hash classes, sigs;
 	struct work *q; /* methods to read */
 	size_t qhead, nq, aq;
 	struct rclass **lq; /* classes whose supertypes are to be loaded */
@@ -212,90 +204,17 @@ static int push(void *vp, size_t *n, size_t *a, size_t size, const void *x)
 	return 0;
 }
 
-static uint64_t hash(const struct st *s, const char *k, size_t n)
-{
-	uint64_t h = s->seed;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		h = (h ^ (uint8_t)k[i]) * 0x100000001b3ull;
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ h >> 32;
-}
-
-/* The key of record v in map m: class records and signatures. */
-static int key_eq(const struct map *m, const struct st *s, const void *v,
-		  const char *k, size_t n)
-{
-	if (m == &s->classes) {
-		const struct rclass *c = v;
-
-		return c->nlen == n && !memcmp(c->name, k, n);
-	} else {
-		const struct sig *g = v;
-
-		return g->klen == n && !memcmp(g->key, k, n);
-	}
-}
-
-/* The record under key k, or NULL; *h its hash. */
-static void *map_find(const struct map *m, const struct st *s, const char *k,
-		      size_t n, uint64_t *h)
-{
-	size_t i;
-
-	*h = hash(s, k, n);
-	if (!m->cap)
-		return NULL;
-	for (i = *h & (m->cap - 1); m->s[i].v; i = (i + 1) & (m->cap - 1))
-		if (m->s[i].h == *h && key_eq(m, s, m->s[i].v, k, n))
-			return m->s[i].v;
-	return NULL;
-}
-
-/* Add record v (not there yet) under hash h: 0 or -ENOMEM. */
-static int map_add(struct map *m, uint64_t h, void *v)
-{
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 256, j;
-		struct slot *ns = calloc(cap, sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		for (j = 0; j < m->cap; j++) {
-			if (!m->s[j].v)
-				continue;
-			for (i = m->s[j].h & (cap - 1); ns[i].v;
-			     i = (i + 1) & (cap - 1))
-				;
-			ns[i] = m->s[j];
-		}
-		free(m->s);
-		m->s = ns;
-		m->cap = cap;
-	}
-	for (i = h & (m->cap - 1); m->s[i].v; i = (i + 1) & (m->cap - 1))
-		;
-	m->s[i].h = h;
-	m->s[i].v = v;
-	m->n++;
-	return 0;
-}
-
 /* The record of class `name` (n bytes, UTF-8), made if new. */
 static int cls_get(struct st *s, const char *name, size_t n,
 		   struct rclass **out)
 {
+	struct hash_slot *sl = hash_place(&s->classes, name, n);
 	struct rclass *c;
-	uint64_t h;
-	int rc;
 
-	c = map_find(&s->classes, s, name, n, &h);
-	if (c) {
-		*out = c;
+	if (!sl)
+		return -ENOMEM;
+	if (sl->key) {
+		*out = (struct rclass *)sl->val;
 		return 0;
 	}
 	if (s->classes.n >= s->lim.max_classes)
@@ -311,12 +230,9 @@ static int cls_get(struct st *s, const char *name, size_t n,
 	memcpy(c->name, name, n);
 	c->name[n] = '\0';
 	c->nlen = n;
-	rc = map_add(&s->classes, h, c);
-	if (rc) {
-		free(c->name);
-		free(c);
-		return rc;
-	}
+	sl->key = c->name;
+	sl->val = (uintptr_t)c;
+	s->classes.n++;
 	*out = c;
 	return 0;
 }
@@ -715,8 +631,8 @@ static int sig_get(struct st *s, const char *name, size_t nlen,
 				    ? buf
 				    : malloc(nlen + dlen + 1);
 	size_t n = nlen + dlen + 1;
+	struct hash_slot *sl;
 	struct sig *g;
-	uint64_t h;
 	int rc = 0;
 
 	if (!k)
@@ -724,8 +640,12 @@ static int sig_get(struct st *s, const char *name, size_t nlen,
 	memcpy(k, name, nlen);
 	k[nlen] = '/'; /* never in a method's name (JVMS 4.2.2) */
 	memcpy(k + nlen + 1, desc, dlen);
-	g = map_find(&s->sigs, s, k, n, &h);
-	if (!g) {
+	if (!(sl = hash_place(&s->sigs, k, n))) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	g = (struct sig *)sl->val;
+	if (!sl->key) {
 		g = calloc(1, sizeof(*g));
 		if (!g || !(g->key = malloc(n))) {
 			free(g);
@@ -734,12 +654,9 @@ static int sig_get(struct st *s, const char *name, size_t nlen,
 		}
 		memcpy(g->key, k, n);
 		g->klen = n;
-		rc = map_add(&s->sigs, h, g);
-		if (rc) {
-			free(g->key);
-			free(g);
-			goto out;
-		}
+		sl->key = g->key;
+		sl->val = (uintptr_t)g;
+		s->sigs.n++;
 	}
 	*out = g;
 out:
@@ -1936,9 +1853,9 @@ static void st_release(struct st *s)
 	size_t i;
 
 	for (i = 0; i < s->classes.cap; i++) {
-		struct rclass *c = s->classes.s[i].v;
+		struct rclass *c = (struct rclass *)s->classes.v[i].val;
 
-		if (!c)
+		if (!s->classes.v[i].key)
 			continue;
 		free(c->name);
 		free(c->ifaces);
@@ -1947,9 +1864,9 @@ static void st_release(struct st *s)
 		free(c);
 	}
 	for (i = 0; i < s->sigs.cap; i++) {
-		struct sig *g = s->sigs.s[i].v;
+		struct sig *g = (struct sig *)s->sigs.v[i].val;
 
-		if (!g)
+		if (!s->sigs.v[i].key)
 			continue;
 		free(g->key);
 		free(g->owners);
@@ -1960,8 +1877,8 @@ static void st_release(struct st *s)
 	for (i = 0; i < s->nlams; i++)
 		free(s->lams[i]);
 	free(s->lams);
-	free(s->classes.s);
-	free(s->sigs.s);
+	hash_release(&s->classes);
+	hash_release(&s->sigs);
 	free(s->q);
 	free(s->lq);
 	free(s->fq);
@@ -1990,7 +1907,6 @@ int reach_run(struct reach_result *out, const char *const *factories, size_t n,
 	s.providers = providers;
 	s.nproviders = np;
 	s.err = err;
-	s.seed = 0xcbf29ce484222325ull ^ (uint64_t)(uintptr_t)&s;
 	if (lim)
 		s.lim = *lim;
 	else

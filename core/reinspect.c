@@ -33,8 +33,7 @@ struct reinspect {
 	struct budget *budget;
 	reinspect_log_fn log;
 	void *log_arg;
-	pthread_t thread;
-	int stop;		/* atomic: asked to stop */
+	struct thread_worker w;	/* the thread, and its stop */
 	struct vec blobs;	/* struct stale */
 };
 
@@ -121,7 +120,7 @@ static void *run(void *arg)
 	for (i = 0; i < ri->blobs.n; i++) {
 		struct cmfs_err e = CMFS_ERR_INIT;
 
-		if (__atomic_load_n(&ri->stop, __ATOMIC_ACQUIRE))
+		if (thread_worker_stopping(&ri->w))
 			break;
 		if (!redo(ri, &all[i], &e)) {
 			done++;
@@ -152,8 +151,9 @@ int reinspect_start(struct reinspect **out, struct catalog *cat,
 	ri = calloc(1, sizeof(*ri));
 	if (!ri)
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
-	*ri = (struct reinspect){ cat, st, budget, log, log_arg, 0, 0,
-				  VEC_INIT(sizeof(struct stale)) };
+	*ri = (struct reinspect){ .cat = cat, .st = st, .budget = budget,
+				  .log = log, .log_arg = log_arg,
+				  .blobs = VEC_INIT(sizeof(struct stale)) };
 	rc = catalog_insp_stale(cat, add_stale, &ri->blobs, err);
 	if (rc || !ri->blobs.n) {
 		vec_release(&ri->blobs);
@@ -165,7 +165,12 @@ int reinspect_start(struct reinspect **out, struct catalog *cat,
 	    "%zu blobs were inspected by an older cmfs: inspecting them "
 	    "again in the background (until then, resolution uses what "
 	    "was found before)", ri->blobs.n);
-	if ((rc = thread_start(&ri->thread, run, ri))) {
+	thread_worker_init(&ri->w);
+	pthread_mutex_lock(&ri->w.lock);
+	rc = thread_worker_start(&ri->w, run, ri);
+	pthread_mutex_unlock(&ri->w.lock);
+	if (rc) {
+		thread_worker_release(&ri->w);
 		vec_release(&ri->blobs);
 		free(ri);
 		return cmfs_err_set(err, rc, "no thread to inspect again");
@@ -178,8 +183,8 @@ void reinspect_stop(struct reinspect *ri)
 {
 	if (!ri)
 		return;
-	__atomic_store_n(&ri->stop, 1, __ATOMIC_RELEASE);
-	pthread_join(ri->thread, NULL);
+	thread_worker_stop(&ri->w);
+	thread_worker_release(&ri->w);
 	vec_release(&ri->blobs);
 	free(ri);
 }

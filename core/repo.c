@@ -112,12 +112,9 @@
 
 /* Event lines of reads not yet in the catalog, oldest first. */
 struct later {
-	pthread_mutex_t lock;  /* guards the list and `stop` */
+	struct thread_worker w; /* w.lock guards the list */
 	pthread_mutex_t flush; /* held while lines go in: keeps the order */
-	pthread_cond_t wake;
-	pthread_t thread;
 	int ready; /* set up (later_init): the above are live */
-	int running, stop;
 	int kick;	/* wake up and look again (later_arm) */
 	size_t n;
 	int64_t since;	/* when the first of the n lines came */
@@ -133,11 +130,9 @@ struct later_line {
 
 /* sync = batch: the thread that syncs the store, and what waits for it. */
 struct syncer {
-	pthread_mutex_t lock;	/* guards the fields below */
+	struct thread_worker w;	/* w.lock guards the fields below */
 	pthread_mutex_t run;	/* held through one sync: one at a time */
-	pthread_cond_t wake;
-	pthread_t thread;
-	int ready, running, stop;
+	int ready;
 	int dirty;		/* a change since the last sync began */
 	int quiet;		/* no thread yet (repo_open runs before a fork) */
 	char (*freed)[STORE_SHA_HEX]; /* to unlink after the next sync */
@@ -146,10 +141,8 @@ struct syncer {
 
 /* Retired blobs to unlink, on a thread that runs only when a CPU is idle. */
 struct reaper {
-	pthread_mutex_t lock; /* guards the fields below */
-	pthread_cond_t wake;
-	pthread_t thread;
-	int ready, running, stop;
+	struct thread_worker w; /* w.lock guards the fields below */
+	int ready;
 	char (*names)[STORE_RETIRED]; /* from store_blob_retire */
 	size_t n, a;
 	struct timespec since; /* when the first of names[] came */
@@ -294,13 +287,13 @@ static void later_write(struct repo *r)
 	struct cmfs_err err = CMFS_ERR_INIT;
 	size_t n, i;
 
-	pthread_mutex_lock(&q->lock);
+	pthread_mutex_lock(&q->w.lock);
 	head = q->head;
 	n = q->n;
 	q->head = NULL;
 	q->tail = &q->head;
 	q->n = 0;
-	pthread_mutex_unlock(&q->lock);
+	pthread_mutex_unlock(&q->w.lock);
 	if (!n)
 		return;
 	envs = malloc(n * sizeof(*envs));
@@ -353,13 +346,12 @@ static void *later_thread(void *arg)
 {
 	struct repo *r = arg;
 	struct later *q = &r->later;
-	struct timespec t;
 	int64_t now, due, wait;
 
-	pthread_mutex_lock(&q->lock);
-	while (!q->stop) {
+	pthread_mutex_lock(&q->w.lock);
+	while (!q->w.stop) {
 		q->kick = 0;
-		pthread_mutex_unlock(&q->lock);
+		pthread_mutex_unlock(&q->w.lock);
 		now = repo_now();
 		due = r->gate ? events_gate_due(r->gate) : 0;
 		if (due && due <= now) {
@@ -372,13 +364,13 @@ static void *later_thread(void *arg)
 			retain(r, now);
 			q->trim_at = now + (int64_t)TRIM_MS * 1000000;
 		}
-		pthread_mutex_lock(&q->lock);
-		if (q->stop)
+		pthread_mutex_lock(&q->w.lock);
+		if (q->w.stop)
 			break;
 		if (q->n && now - q->since >= (int64_t)LATER_MS * 1000000) {
-			pthread_mutex_unlock(&q->lock);
+			pthread_mutex_unlock(&q->w.lock);
 			repo_flush_events(r);
-			pthread_mutex_lock(&q->lock);
+			pthread_mutex_lock(&q->w.lock);
 			continue;
 		}
 		wait = q->trim_at - now;
@@ -388,10 +380,9 @@ static void *later_thread(void *arg)
 			wait = due - now;
 		if (q->kick)
 			continue;
-		thread_deadline(&t, wait > 0 ? (uint64_t)wait : 0);
-		pthread_cond_timedwait(&q->wake, &q->lock, &t);
+		thread_worker_wait(&q->w, wait > 0 ? (uint64_t)wait : 0);
 	}
-	pthread_mutex_unlock(&q->lock);
+	pthread_mutex_unlock(&q->w.lock);
 	return NULL;
 }
 
@@ -399,29 +390,15 @@ static void later_init(struct repo *r)
 {
 	struct later *q = &r->later;
 
-	pthread_mutex_init(&q->lock, NULL);
+	thread_worker_init(&q->w);
 	pthread_mutex_init(&q->flush, NULL);
-	thread_cond_init(&q->wake);
 	q->tail = &q->head;
 	q->trim_at = repo_now() + (int64_t)TRIM_MS * 1000000;
 	q->ready = 1;
 }
 
-/* Tell a helper thread (`running`, or none) to stop, and wait for it. */
-static void stop_thread(pthread_mutex_t *lock, pthread_cond_t *wake, int *stop,
-			int *running, pthread_t thread)
-{
-	pthread_mutex_lock(lock);
-	*stop = 1;
-	pthread_cond_signal(wake);
-	pthread_mutex_unlock(lock);
-	if (*running)
-		pthread_join(thread, NULL);
-	*running = 0;
-}
-
 /*
- * Start the queue's thread, with q->lock held.  0 when it runs.  Like the
+ * Start the queue's thread, with q->w.lock held.  0 when it runs.  Like the
  * other helper threads, it starts when first needed, never in repo_open:
  * the daemon forks after that (fuse_daemonize), and a thread does not
  * survive a fork.
@@ -430,12 +407,7 @@ static int later_spawn(struct repo *r)
 {
 	struct later *q = &r->later;
 
-	if (q->running || q->stop)
-		return q->running ? 0 : -EAGAIN;
-	if (thread_start(&q->thread, later_thread, r))
-		return -EAGAIN;
-	q->running = 1;
-	return 0;
+	return thread_worker_start(&q->w, later_thread, r);
 }
 
 /* Start the thread if it is not running, and have it look again. */
@@ -443,12 +415,12 @@ static void later_arm(struct repo *r)
 {
 	struct later *q = &r->later;
 
-	pthread_mutex_lock(&q->lock);
+	pthread_mutex_lock(&q->w.lock);
 	if (!later_spawn(r)) {
 		q->kick = 1;
-		pthread_cond_signal(&q->wake);
+		thread_worker_wake(&q->w);
 	}
-	pthread_mutex_unlock(&q->lock);
+	pthread_mutex_unlock(&q->w.lock);
 }
 
 /* Stop the thread and write what is left. */
@@ -458,12 +430,11 @@ static void later_stop(struct repo *r)
 
 	if (!q->ready)
 		return;
-	stop_thread(&q->lock, &q->wake, &q->stop, &q->running, q->thread);
+	thread_worker_stop(&q->w);
 	if (r->cat)
 		repo_flush_events(r);
-	pthread_cond_destroy(&q->wake);
 	pthread_mutex_destroy(&q->flush);
-	pthread_mutex_destroy(&q->lock);
+	thread_worker_release(&q->w);
 }
 
 /* ---- the reaper ---- */
@@ -485,40 +456,38 @@ static void *reaper_thread(void *arg)
 	/* Unprivileged threads may lower themselves; if not, nice 19. */
 	if (pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle))
 		setpriority(PRIO_PROCESS, (id_t)gettid(), 19);
-	pthread_mutex_lock(&q->lock);
-	while (!q->stop) {
+	pthread_mutex_lock(&q->w.lock);
+	while (!q->w.stop) {
 		if (!q->n) {
-			pthread_cond_wait(&q->wake, &q->lock);
+			thread_worker_wait(&q->w, THREAD_FOREVER);
 			continue;
 		}
 		if (__atomic_load_n(&r->staged, __ATOMIC_ACQUIRE)) {
 			t = q->since;
 			t.tv_sec += REAP_WAIT_MS / 1000;
-			if (pthread_cond_timedwait(&q->wake, &q->lock, &t) !=
-			    ETIMEDOUT)
+			if (thread_worker_wait_until(&q->w, &t) != ETIMEDOUT)
 				continue;
 		}
 		/* An export may read them from its snapshot: later. */
 		if (store_export_busy(r->store)) {
-			thread_deadline(&t,
-					(uint64_t)EXPORT_WAIT_MS * 1000000u);
-			pthread_cond_timedwait(&q->wake, &q->lock, &t);
+			thread_worker_wait(&q->w,
+					   (uint64_t)EXPORT_WAIT_MS * 1000000u);
 			continue;
 		}
 		names = q->names;
 		n = q->n;
 		q->names = NULL;
 		q->n = q->a = 0;
-		pthread_mutex_unlock(&q->lock);
+		pthread_mutex_unlock(&q->w.lock);
 		for (i = 0; i < n; i++)
 			store_reap(r->store, names[i]);
 		free(names);
 		/* What a delete on a full disk released, back once there is
 		 * room: it must be there at the next full disk or mount. */
 		store_reserve_take(r->store);
-		pthread_mutex_lock(&q->lock);
+		pthread_mutex_lock(&q->w.lock);
 	}
-	pthread_mutex_unlock(&q->lock);
+	pthread_mutex_unlock(&q->w.lock);
 	return NULL;
 }
 
@@ -526,8 +495,7 @@ static void reaper_init(struct repo *r)
 {
 	struct reaper *q = &r->reaper;
 
-	pthread_mutex_init(&q->lock, NULL);
-	thread_cond_init(&q->wake);
+	thread_worker_init(&q->w);
 	q->ready = 1;
 }
 
@@ -546,10 +514,10 @@ static void unstage(struct repo_upload *u)
 	u->fd = -1;
 	if (__atomic_sub_fetch(&u->r->staged, 1, __ATOMIC_ACQ_REL))
 		return;
-	pthread_mutex_lock(&q->lock);
+	pthread_mutex_lock(&q->w.lock);
 	if (q->n)
-		pthread_cond_signal(&q->wake);
-	pthread_mutex_unlock(&q->lock);
+		thread_worker_wake(&q->w);
+	pthread_mutex_unlock(&q->w.lock);
 }
 
 /*
@@ -562,11 +530,10 @@ static void reap_later(struct repo *r, const char *name)
 	struct reaper *q = &r->reaper;
 	int now = 1;
 
-	pthread_mutex_lock(&q->lock);
-	if (!q->running && !r->sync.quiet && !q->stop &&
-	    !thread_start(&q->thread, reaper_thread, r))
-		q->running = 1;
-	if (q->running && q->n == q->a) {
+	pthread_mutex_lock(&q->w.lock);
+	if (!r->sync.quiet)
+		thread_worker_start(&q->w, reaper_thread, r);
+	if (q->w.running && q->n == q->a) {
 		size_t a = q->a ? 2 * q->a : 8;
 		char(*p)[STORE_RETIRED] = realloc(q->names, a * sizeof(*p));
 
@@ -575,14 +542,14 @@ static void reap_later(struct repo *r, const char *name)
 			q->a = a;
 		}
 	}
-	if (q->running && q->n < q->a) {
+	if (q->w.running && q->n < q->a) {
 		if (!q->n)
 			clock_gettime(CLOCK_MONOTONIC, &q->since);
 		memcpy(q->names[q->n++], name, STORE_RETIRED);
-		pthread_cond_signal(&q->wake);
+		thread_worker_wake(&q->w);
 		now = 0;
 	}
-	pthread_mutex_unlock(&q->lock);
+	pthread_mutex_unlock(&q->w.lock);
 	/* (while an export holds the store, the next store_open sweeps it) */
 	if (now && !store_export_busy(r->store))
 		store_reap(r->store, name);
@@ -596,12 +563,11 @@ static void reaper_stop(struct repo *r)
 
 	if (!q->ready)
 		return;
-	stop_thread(&q->lock, &q->wake, &q->stop, &q->running, q->thread);
+	thread_worker_stop(&q->w);
 	for (i = 0; i < q->n && !store_export_busy(r->store); i++)
 		store_reap(r->store, q->names[i]);
 	free(q->names);
-	pthread_cond_destroy(&q->wake);
-	pthread_mutex_destroy(&q->lock);
+	thread_worker_release(&q->w);
 }
 
 /*
@@ -688,10 +654,10 @@ static int sync_now(struct repo *r)
 	int rc;
 
 	pthread_mutex_lock(&y->run);
-	pthread_mutex_lock(&y->lock);
+	pthread_mutex_lock(&y->w.lock);
 	if (!y->dirty && !y->nfreed) {
 		/* No change since the last sync finished (run is ours). */
-		pthread_mutex_unlock(&y->lock);
+		pthread_mutex_unlock(&y->w.lock);
 		pthread_mutex_unlock(&y->run);
 		return 0;
 	}
@@ -701,7 +667,7 @@ static int sync_now(struct repo *r)
 	afreed = y->afreed;
 	y->freed = NULL;
 	y->nfreed = y->afreed = 0;
-	pthread_mutex_unlock(&y->lock);
+	pthread_mutex_unlock(&y->w.lock);
 
 	rc = catalog_unsynced_mark(r->cat, &mark, &err);
 	/* No blob came since the last sync: the catalog is all there is to
@@ -721,7 +687,7 @@ static int sync_now(struct repo *r)
 	if (rc) {
 		repo_log(r, LOG_ERR, "sync of the store failed: %s",
 			 cmfs_err_msg(&err));
-		pthread_mutex_lock(&y->lock);
+		pthread_mutex_lock(&y->w.lock);
 		y->dirty = 1;
 		if (!y->freed) {
 			y->freed = freed;
@@ -729,7 +695,7 @@ static int sync_now(struct repo *r)
 			y->afreed = afreed;
 			freed = NULL;
 		}
-		pthread_mutex_unlock(&y->lock);
+		pthread_mutex_unlock(&y->w.lock);
 	} else {
 		unlink_unused(r, freed, nfreed);
 	}
@@ -746,21 +712,20 @@ static void *sync_thread(void *arg)
 	struct timespec t;
 	long ms = SYNC_MS;
 
-	pthread_mutex_lock(&y->lock);
-	while (!y->stop) {
+	pthread_mutex_lock(&y->w.lock);
+	while (!y->w.stop) {
 		if (!y->dirty) {
-			pthread_cond_wait(&y->wake, &y->lock);
+			thread_worker_wait(&y->w, THREAD_FOREVER);
 			continue;
 		}
 		thread_deadline(&t, (uint64_t)ms * 1000000u);
-		while (!y->stop &&
-		       pthread_cond_timedwait(&y->wake, &y->lock, &t) == 0)
+		while (!y->w.stop && !thread_worker_wait_until(&y->w, &t))
 			;
-		pthread_mutex_unlock(&y->lock);
+		pthread_mutex_unlock(&y->w.lock);
 		ms = sync_now(r) ? SYNC_RETRY_MS : SYNC_MS;
-		pthread_mutex_lock(&y->lock);
+		pthread_mutex_lock(&y->w.lock);
 	}
-	pthread_mutex_unlock(&y->lock);
+	pthread_mutex_unlock(&y->w.lock);
 	return NULL;
 }
 
@@ -768,9 +733,8 @@ static void sync_init(struct repo *r)
 {
 	struct syncer *y = &r->sync;
 
-	pthread_mutex_init(&y->lock, NULL);
+	thread_worker_init(&y->w);
 	pthread_mutex_init(&y->run, NULL);
-	thread_cond_init(&y->wake);
 	y->quiet = 1;
 	y->ready = 1;
 }
@@ -783,18 +747,16 @@ static void sync_later(struct repo *r)
 
 	if (!r->batch)
 		return;
-	pthread_mutex_lock(&y->lock);
+	pthread_mutex_lock(&y->w.lock);
 	if (!y->dirty) {
 		y->dirty = 1;
-		if (!y->running && !y->quiet && !y->stop) {
-			if (thread_start(&y->thread, sync_thread, r))
-				now = 1; /* no thread: sync here */
-			else
-				y->running = 1;
-		}
-		pthread_cond_signal(&y->wake);
+		/* No thread: sync here. */
+		if (!y->quiet && !y->w.stop &&
+		    thread_worker_start(&y->w, sync_thread, r))
+			now = 1;
+		thread_worker_wake(&y->w);
 	}
-	pthread_mutex_unlock(&y->lock);
+	pthread_mutex_unlock(&y->w.lock);
 	if (now)
 		sync_now(r);
 }
@@ -806,13 +768,12 @@ static void sync_stop(struct repo *r)
 
 	if (!y->ready)
 		return;
-	stop_thread(&y->lock, &y->wake, &y->stop, &y->running, y->thread);
+	thread_worker_stop(&y->w);
 	if (r->batch && r->cat && r->store)
 		sync_now(r);
 	free(y->freed);
-	pthread_cond_destroy(&y->wake);
 	pthread_mutex_destroy(&y->run);
-	pthread_mutex_destroy(&y->lock);
+	thread_worker_release(&y->w);
 }
 
 int repo_sync(struct repo *r)
@@ -954,9 +915,9 @@ static void record_later(struct repo *r, struct event *e, const char *env,
 	l->next = NULL;
 	snprintf(l->env, sizeof(l->env), "%s", env);
 	memcpy(l->line, line, n + 1);
-	pthread_mutex_lock(&q->lock);
+	pthread_mutex_lock(&q->w.lock);
 	if (later_spawn(r)) {
-		pthread_mutex_unlock(&q->lock);
+		pthread_mutex_unlock(&q->w.lock);
 		free(l);
 		store_line(r, env, line); /* no thread: now */
 		return;
@@ -965,10 +926,10 @@ static void record_later(struct repo *r, struct event *e, const char *env,
 	q->tail = &l->next;
 	if (q->n++ == 0) {
 		q->since = repo_now();
-		pthread_cond_signal(&q->wake);
+		thread_worker_wake(&q->w);
 	}
 	n = q->n;
-	pthread_mutex_unlock(&q->lock);
+	pthread_mutex_unlock(&q->w.lock);
 	if (n >= LATER_MAX)
 		repo_flush_events(r);
 }
@@ -1331,7 +1292,7 @@ static void free_blobs(struct repo *r, char (*shas)[STORE_SHA_HEX], size_t n)
 		unlink_unused(r, shas, n);
 		return;
 	}
-	pthread_mutex_lock(&y->lock);
+	pthread_mutex_lock(&y->w.lock);
 	for (i = 0; i < n; i++) {
 		if (y->nfreed == y->afreed) {
 			size_t a = y->afreed ? 2 * y->afreed : 16;
@@ -1345,7 +1306,7 @@ static void free_blobs(struct repo *r, char (*shas)[STORE_SHA_HEX], size_t n)
 		}
 		memcpy(y->freed[y->nfreed++], shas[i], STORE_SHA_HEX);
 	}
-	pthread_mutex_unlock(&y->lock);
+	pthread_mutex_unlock(&y->w.lock);
 }
 
 /*

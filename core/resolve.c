@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hash.h"
 #include "jar.h"
 #include "name.h"
 #include "shortlist.h"
@@ -548,7 +549,14 @@ int resolve_render(struct buf *out, const struct resolution *res,
 
 /* ---- The cache ---- */
 
-#define CACHE_SLOTS 1024 /* direct-mapped: a collision evicts */
+/*
+ * Direct-mapped: a collision evicts.  A cache of bounded size whose hits
+ * are checked against the catalog generation needs no more: a table that
+ * grows (hash.h) would need an eviction policy of its own to stay
+ * bounded.  The slot is chosen by hash.h's hash, salted with the
+ * environment.
+ */
+#define CACHE_SLOTS 1024
 
 struct cache_slot {
 	uint64_t gen;
@@ -609,14 +617,12 @@ void resolve_cache_free(struct resolve_cache *rc)
 	free(rc);
 }
 
-/* FNV-1a over the environment and the table name. */
+/* The slot of (environment, table name). */
 static struct cache_slot *slot_of(struct resolve_cache *rc, int64_t env_id,
 				  const char *table)
 {
-	uint64_t h = 1469598103934665603ULL ^ (uint64_t)env_id;
+	uint64_t h = hash_bytes(table, strlen(table), (uint64_t)env_id);
 
-	for (; *table; table++)
-		h = (h ^ (unsigned char)*table) * 1099511628211ULL;
 	return &rc->slot[h % CACHE_SLOTS];
 }
 

@@ -398,17 +398,15 @@ void store_hash_free(struct store_hash *h)
 #define PIPE_WRITEBACK ((uint64_t)8 << 20)
 
 struct store_pipe {
-	pthread_mutex_t lock;
-	pthread_cond_t more;	/* the writer fed bytes, or stop */
+	struct thread_worker w;	/* woken: the writer fed bytes, or stop */
 	pthread_cond_t done;	/* the hasher caught up */
-	pthread_t thread;
 	int fd;
 	struct store_hash *h;
 	uint64_t hashed;	/* [0, hashed) are in h */
 	uint64_t fed;		/* [0, fed) are written */
 	uint64_t flushed;	/* writeback started up to here */
 	int writeback;		/* start it as the bytes are hashed */
-	int stop, failed;	/* failed: -errno of a read */
+	int failed;		/* -errno of a read */
 };
 
 static void *pipe_thread(void *arg)
@@ -416,20 +414,20 @@ static void *pipe_thread(void *arg)
 	struct store_pipe *p = arg;
 	char *b = malloc(IO_CHUNK);
 
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->w.lock);
 	if (!b)
 		p->failed = -ENOMEM;
-	while (!p->stop && !p->failed) {
+	while (!p->w.stop && !p->failed) {
 		uint64_t off = p->hashed, want = p->fed - p->hashed;
 		ssize_t n;
 		int e;
 
 		if (!want) {
 			pthread_cond_broadcast(&p->done);
-			pthread_cond_wait(&p->more, &p->lock);
+			thread_worker_wait(&p->w, THREAD_FOREVER);
 			continue;
 		}
-		pthread_mutex_unlock(&p->lock);
+		pthread_mutex_unlock(&p->w.lock);
 		if (want > IO_CHUNK)
 			want = IO_CHUNK;
 		n = pread(p->fd, b, (size_t)want, (off_t)off);
@@ -443,14 +441,14 @@ static void *pipe_thread(void *arg)
 					SYNC_FILE_RANGE_WRITE);
 			p->flushed = off + (uint64_t)n;
 		}
-		pthread_mutex_lock(&p->lock);
+		pthread_mutex_lock(&p->w.lock);
 		if (n <= 0)
 			p->failed = e;
 		else
 			p->hashed += (uint64_t)n;
 	}
 	pthread_cond_broadcast(&p->done);
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->w.lock);
 	free(b);
 	return NULL;
 }
@@ -464,18 +462,18 @@ int store_pipe_new(struct store_pipe **out, int fd, struct store_hash *h,
 	*out = NULL;
 	if (!p)
 		return -ENOMEM;
-	pthread_mutex_init(&p->lock, NULL);
-	pthread_cond_init(&p->more, NULL);
+	thread_worker_init(&p->w);
 	pthread_cond_init(&p->done, NULL);
 	p->fd = fd;
 	p->h = h;
 	p->hashed = p->fed = p->flushed = from;
 	p->writeback = writeback;
-	rc = thread_start(&p->thread, pipe_thread, p);
+	pthread_mutex_lock(&p->w.lock);
+	rc = thread_worker_start(&p->w, pipe_thread, p);
+	pthread_mutex_unlock(&p->w.lock);
 	if (rc) {
 		pthread_cond_destroy(&p->done);
-		pthread_cond_destroy(&p->more);
-		pthread_mutex_destroy(&p->lock);
+		thread_worker_release(&p->w);
 		free(p);
 		return -EAGAIN;
 	}
@@ -485,12 +483,12 @@ int store_pipe_new(struct store_pipe **out, int fd, struct store_hash *h,
 
 void store_pipe_feed(struct store_pipe *p, uint64_t upto)
 {
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->w.lock);
 	if (upto > p->fed) {
 		p->fed = upto;
-		pthread_cond_signal(&p->more);
+		thread_worker_wake(&p->w);
 	}
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->w.lock);
 }
 
 int store_pipe_final(struct store_pipe *p, uint64_t upto,
@@ -499,13 +497,13 @@ int store_pipe_final(struct store_pipe *p, uint64_t upto,
 	int rc;
 
 	store_pipe_feed(p, upto);
-	pthread_mutex_lock(&p->lock);
+	pthread_mutex_lock(&p->w.lock);
 	while (!p->failed && p->hashed < p->fed)
-		pthread_cond_wait(&p->done, &p->lock);
+		pthread_cond_wait(&p->done, &p->w.lock);
 	rc = p->failed ? p->failed : p->hashed == upto ? 0 : -EIO;
 	if (!rc)
 		store_hash_final(p->h, hex);
-	pthread_mutex_unlock(&p->lock);
+	pthread_mutex_unlock(&p->w.lock);
 	return rc;
 }
 
@@ -513,14 +511,9 @@ void store_pipe_free(struct store_pipe *p)
 {
 	if (!p)
 		return;
-	pthread_mutex_lock(&p->lock);
-	p->stop = 1;
-	pthread_cond_signal(&p->more);
-	pthread_mutex_unlock(&p->lock);
-	pthread_join(p->thread, NULL);
+	thread_worker_stop(&p->w);
 	pthread_cond_destroy(&p->done);
-	pthread_cond_destroy(&p->more);
-	pthread_mutex_destroy(&p->lock);
+	thread_worker_release(&p->w);
 	store_hash_free(p->h);
 	free(p);
 }

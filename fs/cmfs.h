@@ -16,6 +16,7 @@
 #include "config.h"
 #include "path.h"
 #include "repo.h"
+#include "thread.h"
 
 /* A pending kernel cache invalidation (see ops.c, "Invalidation"). */
 struct inval {
@@ -48,11 +49,8 @@ struct cmfs {
 					 * max_threads): the rings share them
 					 * out among the CPUs */
 
-	pthread_mutex_t qlock;		/* guards the queue below */
-	pthread_cond_t qcond;
+	struct thread_worker q;		/* q.lock guards the queue below */
 	struct inval *qhead, *qtail;
-	int qstop;
-	pthread_t qthread;
 
 	/*
 	 * Resolved files whose attributes the kernel may keep (ops.c,

@@ -212,14 +212,14 @@ static void inval_queue(struct cmfs *c, uint64_t parent, uint64_t ino,
 	v->ino = ino;
 	if (name)
 		snprintf(v->name, sizeof(v->name), "%s", name);
-	pthread_mutex_lock(&c->qlock);
+	pthread_mutex_lock(&c->q.lock);
 	if (c->qtail)
 		c->qtail->next = v;
 	else
 		c->qhead = v;
 	c->qtail = v;
-	pthread_cond_signal(&c->qcond);
-	pthread_mutex_unlock(&c->qlock);
+	thread_worker_wake(&c->q);
+	pthread_mutex_unlock(&c->q.lock);
 }
 
 static void *inval_thread(void *arg)
@@ -228,10 +228,10 @@ static void *inval_thread(void *arg)
 	struct inval *v;
 	int stop;
 
-	pthread_mutex_lock(&c->qlock);
+	pthread_mutex_lock(&c->q.lock);
 	for (;;) {
-		while (!c->qhead && !c->qstop)
-			pthread_cond_wait(&c->qcond, &c->qlock);
+		while (!c->qhead && !c->q.stop)
+			thread_worker_wait(&c->q, THREAD_FOREVER);
 		if (!c->qhead)
 			break;
 		v = c->qhead;
@@ -239,8 +239,8 @@ static void *inval_thread(void *arg)
 		if (!c->qhead)
 			c->qtail = NULL;
 		/* Shutting down: the kernel forgets everything anyway. */
-		stop = c->qstop;
-		pthread_mutex_unlock(&c->qlock);
+		stop = c->q.stop;
+		pthread_mutex_unlock(&c->q.lock);
 		if (!stop && c->se && v->parent)
 			fuse_lowlevel_notify_inval_entry(c->se, v->parent,
 							 v->name,
@@ -248,9 +248,9 @@ static void *inval_thread(void *arg)
 		else if (!stop && c->se && v->ino)
 			fuse_lowlevel_notify_inval_inode(c->se, v->ino, 0, 0);
 		free(v);
-		pthread_mutex_lock(&c->qlock);
+		pthread_mutex_lock(&c->q.lock);
 	}
-	pthread_mutex_unlock(&c->qlock);
+	pthread_mutex_unlock(&c->q.lock);
 	return NULL;
 }
 
@@ -262,14 +262,15 @@ int cmfs_inval_start(struct cmfs *c)
 	struct cmfs_err err = CMFS_ERR_INIT;
 	int rc;
 
-	pthread_mutex_init(&c->qlock, NULL);
-	pthread_cond_init(&c->qcond, NULL);
+	thread_worker_init(&c->q);
 	pthread_mutex_init(&c->slock, NULL);
 	c->epoch = 1;
 	repo_settled(c->repo, repo_generation(c->repo),
 		     (int64_t)c->started.tv_sec * 1000000000 +
 			     c->started.tv_nsec);
-	rc = -pthread_create(&c->qthread, NULL, inval_thread, c);
+	pthread_mutex_lock(&c->q.lock);
+	rc = thread_worker_start(&c->q, inval_thread, c);
+	pthread_mutex_unlock(&c->q.lock);
 	if (!rc && repo_watch(c->repo, elsewhere, c, &err))
 		repo_log(c->repo, LOG_ERR,
 			 "changes made on other hosts will show late here: %s",
@@ -280,16 +281,12 @@ int cmfs_inval_start(struct cmfs *c)
 void cmfs_inval_quiesce(struct cmfs *c)
 {
 	repo_unwatch(c->repo);
-	pthread_mutex_lock(&c->qlock);
-	c->qstop = 1;
-	pthread_cond_signal(&c->qcond);
-	pthread_mutex_unlock(&c->qlock);
+	thread_worker_quit(&c->q);
 }
 
 void cmfs_inval_stop(struct cmfs *c)
 {
-	cmfs_inval_quiesce(c);
-	pthread_join(c->qthread, NULL);
+	thread_worker_stop(&c->q);
 	pthread_mutex_destroy(&c->slock);
 	free(c->told);
 	c->told = NULL;

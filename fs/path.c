@@ -1,5 +1,5 @@
 /*
- * path.c - the inode table: nodes, their (parent, name) hash, lookup
+ * path.c - the inode table: nodes, their (parent, name) index, lookup
  * counts and renames.
  */
 #include "path.h"
@@ -12,6 +12,7 @@
 
 #include <stdio.h>
 
+#include "hash.h"
 #include "name.h"
 #include "repo.h"
 
@@ -33,8 +34,7 @@ struct retired {
 
 struct paths {
 	pthread_mutex_t lock;	/* guards everything here and in nodes */
-	struct node **buckets;	/* (parent, name) hash */
-	size_t nbuckets, count;
+	struct hash nodes;	/* node->key -> node */
 	struct retired *retired, **retired_tail; /* oldest first */
 	struct node root;
 };
@@ -124,12 +124,15 @@ static void node_free(struct node *n)
 	free(n->cache);
 	free(n->pin);
 	free(n->read);
-	free(n->name);
+	free(n->key);
 	free(n);
 }
 
+/* A key of the table: the parent's address, then the name (no NUL). */
+#define PARENT_LEN sizeof(struct node *)
+
 /*
- * Name `n` (whose parent and kind are set) `name`: its name, object,
+ * Name `n` (whose parent and kind are set) `name`: its key, name, object,
  * environment and version, in one new block.  NULL: out of memory, and
  * `n` is unchanged.
  */
@@ -168,9 +171,12 @@ static char *describe(struct node *n, const char *name)
 		break;
 	}
 	elen = strlen(env);
-	b = malloc(len + olen + elen + 3);
+	b = malloc(PARENT_LEN + len + olen + elen + 3);
 	if (!b)
 		return NULL;
+	memcpy(b, &n->parent, PARENT_LEN);
+	n->key = b;
+	b += PARENT_LEN;
 	memcpy(b, name, len + 1);
 	memcpy(b + len + 1, obj, olen);
 	b[len + 1 + olen] = '\0';
@@ -182,60 +188,46 @@ static char *describe(struct node *n, const char *name)
 	return b;
 }
 
-static size_t hash(const struct node *parent, const char *name)
+/* The length of n's key. */
+static size_t key_len(const struct node *n)
 {
-	size_t h = (size_t)(uintptr_t)parent * 0x9e3779b97f4a7c15ULL;
-
-	while (*name)
-		h = (h ^ (unsigned char)*name++) * 0x100000001b3ULL;
-	return h;
+	return PARENT_LEN + strlen(n->name);
 }
 
-static void hash_insert(struct paths *t, struct node *n)
+/*
+ * The key of (parent, name), in `buf` when it fits, else malloc'd (the
+ * caller frees it when it is not `buf`); NULL: out of memory.
+ */
+static char *key_of(char *buf, size_t size, const struct node *parent,
+		    const char *name, size_t *len)
 {
-	size_t b = hash(n->parent, n->name) & (t->nbuckets - 1);
+	size_t n = strlen(name);
+	char *k = PARENT_LEN + n <= size ? buf : malloc(PARENT_LEN + n);
 
-	n->hnext = t->buckets[b];
-	t->buckets[b] = n;
-	t->count++;
+	if (!k)
+		return NULL;
+	memcpy(k, &parent, PARENT_LEN);
+	memcpy(k + PARENT_LEN, name, n);
+	*len = PARENT_LEN + n;
+	return k;
 }
 
-static void hash_remove(struct paths *t, struct node *n)
+/* Index n under its key; the caller made room (hash_reserve), so that
+ * this cannot fail. */
+static void index_add(struct paths *t, struct node *n)
 {
-	struct node **p =
-		&t->buckets[hash(n->parent, n->name) & (t->nbuckets - 1)];
-
-	for (; *p; p = &(*p)->hnext)
-		if (*p == n) {
-			*p = n->hnext;
-			n->hnext = NULL;
-			t->count--;
-			return;
-		}
+	hash_put(&t->nodes, n->key, key_len(n), (uintptr_t)n);
 }
 
-/* Double the hash when it gets crowded; failure just keeps it crowded. */
-static void grow(struct paths *t)
+/* Take n out of the index, if it is there: a node replaced by a rename
+ * (path_detach) is out already, and another may hold its key. */
+static void index_drop(struct paths *t, struct node *n)
 {
-	struct node **nb, *n, *next;
-	size_t i, nn = t->nbuckets * 2;
+	uintptr_t v;
 
-	if (t->count < t->nbuckets * 2)
-		return;
-	nb = calloc(nn, sizeof(*nb));
-	if (!nb)
-		return;
-	for (i = 0; i < t->nbuckets; i++)
-		for (n = t->buckets[i]; n; n = next) {
-			size_t b = hash(n->parent, n->name) & (nn - 1);
-
-			next = n->hnext;
-			n->hnext = nb[b];
-			nb[b] = n;
-		}
-	free(t->buckets);
-	t->buckets = nb;
-	t->nbuckets = nn;
+	if (hash_get(&t->nodes, n->key, key_len(n), &v) &&
+	    v == (uintptr_t)n)
+		hash_del(&t->nodes, n->key, key_len(n));
 }
 
 int path_new(struct paths **out)
@@ -245,9 +237,7 @@ int path_new(struct paths **out)
 	*out = NULL;
 	if (!t)
 		return -ENOMEM;
-	t->nbuckets = 1024;
-	t->buckets = calloc(t->nbuckets, sizeof(*t->buckets));
-	if (!t->buckets) {
+	if (hash_reserve(&t->nodes, 512)) {
 		free(t);
 		return -ENOMEM;
 	}
@@ -264,15 +254,12 @@ int path_new(struct paths **out)
 void path_free(struct paths *t)
 {
 	size_t i;
-	struct node *n, *next;
 
 	if (!t)
 		return;
-	for (i = 0; i < t->nbuckets; i++)
-		for (n = t->buckets[i]; n; n = next) {
-			next = n->hnext;
-			node_free(n);
-		}
+	for (i = 0; i < t->nodes.cap; i++)
+		if (t->nodes.v[i].key)
+			node_free((struct node *)t->nodes.v[i].val);
 	while (t->retired) {
 		struct retired *r = t->retired;
 
@@ -280,7 +267,7 @@ void path_free(struct paths *t)
 		free(r->names);
 		free(r);
 	}
-	free(t->buckets);
+	hash_release(&t->nodes);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
@@ -330,12 +317,17 @@ uint64_t path_ino(const struct node *n)
 static struct node *find(struct paths *t, struct node *parent,
 			 const char *name)
 {
-	struct node *n = t->buckets[hash(parent, name) & (t->nbuckets - 1)];
+	char buf[PARENT_LEN + 256], *k;
+	uintptr_t v = 0;
+	size_t len;
+	int found;
 
-	for (; n; n = n->hnext)
-		if (n->parent == parent && !strcmp(n->name, name))
-			return n;
-	return NULL;
+	if (!(k = key_of(buf, sizeof(buf), parent, name, &len)))
+		return NULL;
+	found = hash_get(&t->nodes, k, len, &v);
+	if (k != buf)
+		free(k);
+	return found ? (struct node *)v : NULL;
 }
 
 struct node *path_find_locked(struct paths *t, struct node *parent,
@@ -372,14 +364,14 @@ struct node *path_lookup(struct paths *t, struct node *parent,
 			n->parent = parent;
 			n->kind = k;
 		}
-		if (!n || !describe(n, name)) {
+		if (!n || hash_reserve(&t->nodes, t->nodes.n + 1) ||
+		    !describe(n, name)) {
 			free(n);
 			path_unlock(t);
 			return NULL;
 		}
 		parent->children++;
-		grow(t);
-		hash_insert(t, n);
+		index_add(t, n);
 	}
 	n->nlookup++;
 	path_unlock(t);
@@ -393,7 +385,7 @@ static void release(struct paths *t, struct node *n)
 	       !n->writer) {
 		struct node *p = n->parent;
 
-		hash_remove(t, n);
+		index_drop(t, n);
 		repo_upload_free(n->placeholder);
 		node_free(n);
 		p->children--;
@@ -417,7 +409,7 @@ void path_release(struct paths *t, struct node *node)
 void path_detach(struct paths *t, struct node *node)
 {
 	/* Freed by release() at its forget: its parent still counts it. */
-	hash_remove(t, node);
+	index_drop(t, node);
 	node->replaced = 1;
 }
 
@@ -426,7 +418,7 @@ int path_rename(struct paths *t, struct node *node, struct node *parent,
 {
 	enum node_kind k = path_classify(parent->kind, name);
 	struct node *old, to;
-	char *was = node->name;
+	char *was = node->key;
 
 	if (k == N_INVALID)
 		return -EINVAL;
@@ -436,14 +428,21 @@ int path_rename(struct paths *t, struct node *node, struct node *parent,
 	if (!describe(&to, name))
 		return -ENOMEM;
 	path_lock(t);
+	/* Room first: the node leaves the index only if it can come back. */
+	if (hash_reserve(&t->nodes, t->nodes.n + 1)) {
+		path_unlock(t);
+		free(to.key);
+		return -ENOMEM;
+	}
 	old = find(t, parent, name);
 	if (old && old != node)
 		path_detach(t, old);
-	hash_remove(t, node);
+	index_drop(t, node);
 	if (node->parent != parent) {
 		node->parent->children--;
 		parent->children++;
 	}
+	node->key = to.key;
 	node->name = to.name;
 	node->obj = to.obj;
 	node->env = to.env;
@@ -451,7 +450,7 @@ int path_rename(struct paths *t, struct node *node, struct node *parent,
 	node->parent = parent;
 	node->kind = k;
 	retire(t, was);
-	hash_insert(t, node);
+	index_add(t, node);
 	path_unlock(t);
 	return 0;
 }
@@ -459,12 +458,11 @@ int path_rename(struct paths *t, struct node *node, struct node *parent,
 void path_walk(struct paths *t, void (*fn)(void *arg, struct node *n),
 	       void *arg)
 {
-	struct node *n;
 	size_t i;
 
 	path_lock(t);
-	for (i = 0; i < t->nbuckets; i++)
-		for (n = t->buckets[i]; n; n = n->hnext)
-			fn(arg, n);
+	for (i = 0; i < t->nodes.cap; i++)
+		if (t->nodes.v[i].key)
+			fn(arg, (struct node *)t->nodes.v[i].val);
 	path_unlock(t);
 }

@@ -67,12 +67,13 @@ struct node {
 	unsigned children;	/* nodes whose parent this is */
 	enum node_kind kind;
 	struct node *parent;
-	struct node *hnext;	/* hash chain of (parent, name) */
 	/*
-	 * One allocation, "name\0obj\0env\0": a mount holds a node for each
-	 * name the kernel knows, 100,000 artifacts and more, so a node keeps
-	 * no fixed-size buffers.
+	 * One allocation, key then "name\0obj\0env\0": a mount holds a
+	 * node for each name the kernel knows, 100,000 artifacts and more,
+	 * so a node keeps no fixed-size buffers.  The key of the inode
+	 * table's index is the parent's address followed by the name.
 	 */
+	char *key;
 	char *name;
 	const char *obj;	/* artifact, table or scratch name, or "" */
 	const char *env;	/* every node below an environment, or "" */
