@@ -97,7 +97,7 @@ while [ $r -lt "$ROUNDS" ]; do
 	seq $((r * per + 1)) $(((r + 1) * per)) >"$T/idx"
 	for h in A C; do
 		[ $h = A ] && root=$M || root=$M3
-		awk -v d="$root/envs/res/resolved" \
+		awk -v d="$root/envs/res/tables/resolved" \
 			'{ printf "%s/t%07d.jars\n", d, $1 }' "$T/idx" >"$T/list.$h"
 	done
 	# Alternate which host goes first.
@@ -121,7 +121,7 @@ RA_C=$(median <"$T/res.again.C")
 # ---- versions/ on B, warm, against native
 head -c $((BIG_MIB * 1048576)) /dev/urandom >"$T/big.bin"
 cp "$T/big.bin" "$M/envs/prod/artifacts/big.bin"
-V=$M2/envs/prod/versions/big.bin/1
+V=$M2/envs/prod/versions/big.bin/1.bin
 while [ ! -e "$V" ]; do sleep 0.01; done
 cat "$V" >/dev/null # the first read: fetched into B's cache
 cat "$T/big.bin" >/dev/null

@@ -41,6 +41,7 @@
 #include "config.h"
 #include "jar.h"
 #include "store.h"
+#include "thread.h"
 
 #define PG_SCHEMA_VERSION 5
 
@@ -2471,7 +2472,7 @@ static int pg_watch(void *impl, catalog_watch_fn fn, void *arg,
 				  g->where);
 		goto fail;
 	}
-	if ((rc = -pthread_create(&w->thread, NULL, watch_thread, w))) {
+	if ((rc = thread_start(&w->thread, watch_thread, w))) {
 		cmfs_err_set(err, rc, "catalog watch: %s", strerror(-rc));
 		goto fail;
 	}

@@ -19,6 +19,7 @@
 #include "buf.h"
 #include "catalog_rows.h"
 #include "catalog_sqlite_int.h"
+#include "hash.h"
 #include "jar.h"
 
 #define CMFS_STR_(x) #x
@@ -437,18 +438,10 @@ static int sq_env_recount(void *impl, struct cmfs_err *err)
  * --repair refuse a store in use).
  */
 
-/* A 64-bit hash of (env_id, name): FNV-1a, then mixed (splitmix64). */
+/* A 64-bit hash of (env_id, name): both halves are used (double hashing). */
 static uint64_t name_hash(int64_t env_id, const char *name)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)env_id;
-
-	for (; *name; name++)
-		h = (h ^ (unsigned char)*name) * 0x100000001b3ull;
-	h ^= h >> 30;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 27;
-	h *= 0x94d049bb133111ebull;
-	return h ^ (h >> 31);
+	return hash_bytes(name, strlen(name), (uint64_t)env_id);
 }
 
 /* The filter's four bits of a name, by double hashing. */
