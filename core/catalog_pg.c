@@ -39,6 +39,7 @@
 #include "buf.h"
 #include "catalog_rows.h"
 #include "config.h"
+#include "hash.h"
 #include "jar.h"
 #include "store.h"
 #include "thread.h"
@@ -298,6 +299,12 @@ struct pg {
 	struct watch *watch;  /* pg_watch's, or NULL */
 	int broken;	      /* the connection was lost: made again before
 			       * the next statement outside a transaction */
+	int rdonly;	      /* every transaction read only (a session's
+			       * setting: made again with the connection) */
+	struct hash stmts;    /* SQL text -> its prepared statement's number
+			       * on conn; cleared when conn is made again */
+	char **sql;	      /* the keys of stmts, by number: owned */
+	size_t nsql, capsql;
 	char where[512];      /* the URI without its password */
 	char uri[4096];	      /* the URI itself: the watch connects too */
 };
@@ -392,25 +399,108 @@ static int lost(const PGresult *res)
 	       !strncmp(state, "57P0", 4);
 }
 
+/*
+ * The connection's session settings, made again with the connection:
+ * notices (a trigger's, CREATE IF NOT EXISTS's) are not errors, and a
+ * read-only open stays read only.
+ */
+static void session(struct pg *g)
+{
+	PGresult *res = PQexec(g->conn, "SET client_min_messages = warning");
+
+	PQclear(res);
+	if (g->rdonly) {
+		res = PQexec(g->conn, "SET default_transaction_read_only = on");
+		PQclear(res);
+	}
+}
+
+/* Forget the prepared statements: they died with the connection. */
+static void stmts_clear(struct pg *g)
+{
+	size_t i;
+
+	hash_release(&g->stmts);
+	for (i = 0; i < g->nsql; i++)
+		free(g->sql[i]);
+	free(g->sql);
+	g->sql = NULL;
+	g->nsql = g->capsql = 0;
+}
+
+/*
+ * The name of `sql`'s prepared statement on this connection in name[],
+ * prepared now (parsed and planned once per connection, not once per
+ * statement) when it is not yet.  1: no room to remember it (the caller
+ * runs it unprepared); 0; or -1 with the failure in *res.
+ */
+static int prepared(struct pg *g, const char *sql, char name[24],
+		    PGresult **res)
+{
+	size_t len = strlen(sql);
+	uintptr_t id;
+	char *key;
+
+	*res = NULL;
+	if (hash_get(&g->stmts, sql, len, &id)) {
+		snprintf(name, 24, "cmfs%zu", (size_t)id);
+		return 0;
+	}
+	if (g->nsql == g->capsql) {
+		size_t cap = g->capsql ? 2 * g->capsql : 64;
+		char **v = realloc(g->sql, cap * sizeof(*v));
+
+		if (!v)
+			return 1;
+		g->sql = v;
+		g->capsql = cap;
+	}
+	if (hash_reserve(&g->stmts, g->nsql + 1) || !(key = strdup(sql)))
+		return 1;
+	id = g->nsql;
+	snprintf(name, 24, "cmfs%zu", (size_t)id);
+	*res = PQprepare(g->conn, name, sql, 0, NULL);
+	if (!*res || PQresultStatus(*res) != PGRES_COMMAND_OK) {
+		free(key);
+		return -1;
+	}
+	PQclear(*res);
+	*res = NULL;
+	/* Room was reserved: the key goes in. */
+	hash_put(&g->stmts, key, len, id);
+	g->sql[g->nsql++] = key;
+	return 0;
+}
+
 /* run() with the rows in text (binary 0) or binary (1) format. */
 static int run_as(struct pg *g, const char *sql, const struct par *p,
 		  int binary, PGresult **out, struct cmfs_err *err)
 {
 	PGresult *res;
 	ExecStatusType st;
+	char name[24];
 	int rc;
 
 	if (out)
 		*out = NULL;
 	if ((g->broken || PQstatus(g->conn) != CONNECTION_OK) && !g->depth) {
+		stmts_clear(g);
 		PQreset(g->conn);
 		g->broken = PQstatus(g->conn) != CONNECTION_OK;
+		if (!g->broken)
+			session(g);
 		__atomic_store_n(&g->pid, PQbackendPID(g->conn),
 				 __ATOMIC_RELAXED);
 	}
-	res = PQexecParams(g->conn, sql, p ? p->n : 0, NULL,
-			   p ? p->v : NULL, p ? p->len : NULL,
-			   p ? p->fmt : NULL, binary);
+	rc = prepared(g, sql, name, &res);
+	if (rc == 0)
+		res = PQexecPrepared(g->conn, name, p ? p->n : 0,
+				     p ? p->v : NULL, p ? p->len : NULL,
+				     p ? p->fmt : NULL, binary);
+	else if (rc == 1)
+		res = PQexecParams(g->conn, sql, p ? p->n : 0, NULL,
+				   p ? p->v : NULL, p ? p->len : NULL,
+				   p ? p->fmt : NULL, binary);
 	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
 		rc = fail(g, res, err);
@@ -577,6 +667,7 @@ static void pg_close(void *impl)
 		return;
 	pg_unwatch(g);
 	PQfinish(g->conn);
+	stmts_clear(g);
 	pthread_mutex_destroy(&g->lock);
 	free(g);
 }
@@ -604,7 +695,6 @@ static int connect_to(struct pg **out, const char *uri, struct cmfs_err *err)
 {
 	pthread_mutexattr_t a;
 	struct pg *g;
-	PGresult *res;
 
 	*out = NULL;
 	g = calloc(1, sizeof(*g));
@@ -630,9 +720,7 @@ static int connect_to(struct pg **out, const char *uri, struct cmfs_err *err)
 		pg_close(g);
 		return -EIO;
 	}
-	/* Notices (a trigger's, CREATE IF NOT EXISTS's) are not errors. */
-	res = PQexec(g->conn, "SET client_min_messages = warning");
-	PQclear(res);
+	session(g);
 	g->pid = PQbackendPID(g->conn);
 	snprintf(g->uri, sizeof(g->uri), "%s", uri);
 	*out = g;
@@ -682,9 +770,11 @@ static int pg_open_existing(void **impl, const char *uri, int rdonly,
 					  : "catalog %s: schema %d is newer "
 					    "than this cmfs",
 				  g->where, (int)version);
-	if (!rc && rdonly)
+	if (!rc && rdonly) {
+		g->rdonly = 1;
 		rc = run(g, "SET default_transaction_read_only = on", NULL,
 			 NULL, err);
+	}
 	if (!rc && !rdonly)
 		rc = migrate(g, err);
 	if (rc) {
