@@ -472,6 +472,20 @@ static int prepared(struct pg *g, const char *sql, char name[24],
 	return 0;
 }
 
+/* A connection lost between transactions is made again. */
+static void revive(struct pg *g)
+{
+	if ((g->broken || PQstatus(g->conn) != CONNECTION_OK) && !g->depth) {
+		stmts_clear(g);
+		PQreset(g->conn);
+		g->broken = PQstatus(g->conn) != CONNECTION_OK;
+		if (!g->broken)
+			session(g);
+		__atomic_store_n(&g->pid, PQbackendPID(g->conn),
+				 __ATOMIC_RELAXED);
+	}
+}
+
 /* run() with the rows in text (binary 0) or binary (1) format. */
 static int run_as(struct pg *g, const char *sql, const struct par *p,
 		  int binary, PGresult **out, struct cmfs_err *err)
@@ -483,15 +497,7 @@ static int run_as(struct pg *g, const char *sql, const struct par *p,
 
 	if (out)
 		*out = NULL;
-	if ((g->broken || PQstatus(g->conn) != CONNECTION_OK) && !g->depth) {
-		stmts_clear(g);
-		PQreset(g->conn);
-		g->broken = PQstatus(g->conn) != CONNECTION_OK;
-		if (!g->broken)
-			session(g);
-		__atomic_store_n(&g->pid, PQbackendPID(g->conn),
-				 __ATOMIC_RELAXED);
-	}
+	revive(g);
 	rc = prepared(g, sql, name, &res);
 	if (rc == 0)
 		res = PQexecPrepared(g->conn, name, p ? p->n : 0,
@@ -530,6 +536,79 @@ static int run_locked(struct pg *g, const char *sql, const struct par *p,
 	lock(g);
 	rc = run(g, sql, p, out, err);
 	unlock(g);
+	return rc;
+}
+
+/* The most statements run_n() sends at once. */
+#define RUN_MAX 4
+
+/*
+ * The n statements sql[i] with parameters p[i], sent in one round trip
+ * (libpq's pipeline) where run() would take n; the rows of each in
+ * out[i] (the caller's to PQclear), or all NULL and an error.  Outside a
+ * transaction one implicit transaction holds them all: they read one
+ * snapshot, as one statement does.
+ */
+static int run_n(struct pg *g, int n, const char *const *sql,
+		 const struct par *const *p, PGresult **out,
+		 struct cmfs_err *err)
+{
+	char name[RUN_MAX][24];
+	PGresult *res = NULL;
+	int rc = 0, i, sent = 0;
+
+	for (i = 0; i < n; i++)
+		out[i] = NULL;
+	revive(g);
+	for (i = 0; i < n && !rc; i++)
+		rc = prepared(g, sql[i], name[i], &res);
+	if (rc < 0) {
+		rc = fail(g, res, err);
+		g->broken |= lost(res);
+		PQclear(res);
+		return rc;
+	}
+	if (rc > 0 || !PQenterPipelineMode(g->conn)) {
+		/* No room for the names, or no pipeline: one at a time. */
+		for (i = 0, rc = 0; i < n && !rc; i++)
+			rc = run(g, sql[i], p[i], &out[i], err);
+		goto out;
+	}
+	for (i = 0; i < n; i++, sent++)
+		if (!PQsendQueryPrepared(g->conn, name[i], p[i] ? p[i]->n : 0,
+					 p[i] ? p[i]->v : NULL,
+					 p[i] ? p[i]->len : NULL,
+					 p[i] ? p[i]->fmt : NULL, 0))
+			break;
+	PQpipelineSync(g->conn);
+	/* Each statement's one result, then the NULL that ends it; then the
+	 * sync point's. */
+	for (i = 0; i < sent; i++) {
+		out[i] = PQgetResult(g->conn);
+		if (out[i])
+			PQclear(PQgetResult(g->conn));
+	}
+	while ((res = PQgetResult(g->conn)) &&
+	       PQresultStatus(res) != PGRES_PIPELINE_SYNC)
+		PQclear(res);
+	PQclear(res);
+	if (!PQexitPipelineMode(g->conn))
+		g->broken = 1;
+	for (i = 0; i < n && !rc; i++) {
+		ExecStatusType st =
+			out[i] ? PQresultStatus(out[i]) : PGRES_FATAL_ERROR;
+
+		if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) {
+			rc = fail(g, out[i], err);
+			g->broken |= lost(out[i]);
+		}
+	}
+out:
+	if (rc)
+		for (i = 0; i < n; i++) {
+			PQclear(out[i]);
+			out[i] = NULL;
+		}
 	return rc;
 }
 
@@ -1851,49 +1930,35 @@ out:
 	return rc;
 }
 
-/* The rows of (error, external, id, options_read) into r, with its
- * factories and their options. */
-static int read_insp(struct pg *g, PGresult *res, struct jar_report *r,
+/* An inspection into r: res[0] its row (error, external, id,
+ * options_read), res[1] its factories, res[2] their options. */
+static int read_insp(PGresult *const *res, struct jar_report *r,
 		     struct cmfs_err *err)
 {
-	struct par p = { 0 };
 	PGresult *rows;
 	int rc = 0, i;
 
-	if (!PQgetisnull(res, 0, 0) &&
-	    !(r->error = strdup(PQgetvalue(res, 0, 0))))
+	if (!PQgetisnull(res[0], 0, 0) &&
+	    !(r->error = strdup(PQgetvalue(res[0], 0, 0))))
 		rc = -ENOMEM;
 	if (!rc)
-		rc = catalog_rows_external(r, PQgetvalue(res, 0, 1));
+		rc = catalog_rows_external(r, PQgetvalue(res[0], 0, 1));
 	if (rc)
 		return cmfs_err_set(err, rc, "out of memory");
-	p_int(&p, col_int(res, 0, 2));
-	rc = run(g,
-		 "SELECT kind, identifier, class FROM insp_factories"
-		 " WHERE insp = $1 ORDER BY seq",
-		 &p, &rows, err);
-	if (rc)
-		return rc;
+	rows = res[1];
 	for (i = 0; !rc && i < PQntuples(rows); i++)
 		rc = catalog_rows_factory_add(
 			r, PQgetvalue(rows, i, 0),
 			PQgetisnull(rows, i, 1) ? NULL : PQgetvalue(rows, i, 1),
 			PQgetvalue(rows, i, 2));
-	PQclear(rows);
 	if (rc)
 		return cmfs_err_set(err, rc, "out of memory");
-	if (!col_int(res, 0, 3)) {
+	if (!col_int(res[0], 0, 3)) {
 		/* Inspected before options were kept: none is checked. */
 		catalog_rows_options_unknown(r);
 		return 0;
 	}
-	rc = run(g,
-		 "SELECT factory, role, key, type, list, vals, defval,"
-		 " deprecated, fallback, forward FROM factory_options"
-		 " WHERE insp = $1 ORDER BY factory, role, key",
-		 &p, &rows, err);
-	if (rc)
-		return rc;
+	rows = res[2];
 	for (i = 0; !rc && i < PQntuples(rows); i++) {
 		struct options_option v;
 		int c;
@@ -1913,7 +1978,6 @@ static int read_insp(struct pg *g, PGresult *res, struct jar_report *r,
 					      PQgetvalue(rows, i, 1),
 					      PQgetvalue(rows, i, 2), &v);
 	}
-	PQclear(rows);
 	if (rc)
 		return cmfs_err_set(err, rc, "out of memory");
 	catalog_rows_options_sort(r);
@@ -1924,31 +1988,38 @@ static int read_insp(struct pg *g, PGresult *res, struct jar_report *r,
 static int pg_insp_get(void *impl, const char *sha256, int64_t id,
 		       struct jar_report **out, struct cmfs_err *err)
 {
+	/* The row, its factories and their options: one round trip. */
+	static const char *const sql[3] = {
+		"SELECT error, external, id, options_read FROM inspections"
+		" WHERE sha256 = $1",
+		"SELECT kind, identifier, class FROM insp_factories"
+		" WHERE insp = (SELECT id FROM inspections WHERE sha256 = $1)"
+		" ORDER BY seq",
+		"SELECT factory, role, key, type, list, vals, defval,"
+		" deprecated, fallback, forward FROM factory_options"
+		" WHERE insp = (SELECT id FROM inspections WHERE sha256 = $1)"
+		" ORDER BY factory, role, key",
+	};
 	struct pg *g = impl;
 	struct par p = { 0 };
-	struct jar_report *r;
-	PGresult *res;
-	int rc;
+	const struct par *const ps[3] = { &p, &p, &p };
+	struct jar_report *r = NULL;
+	PGresult *res[3];
+	int rc, i;
 
 	(void)id; /* sha256 is the key: the row number adds nothing */
 	p_str(&p, sha256);
 	lock(g);
-	rc = run(g,
-		 "SELECT error, external, id, options_read FROM inspections"
-		 " WHERE sha256 = $1",
-		 &p, &res, err);
-	if (!rc && PQntuples(res) == 0)
-		rc = -ENOENT;
-	if (rc) {
-		unlock(g);
-		PQclear(res);
-		return rc;
-	}
-	r = calloc(1, sizeof(*r));
-	rc = r ? read_insp(g, res, r, err)
-	       : cmfs_err_set(err, -ENOMEM, "out of memory");
+	rc = run_n(g, 3, sql, ps, res, err);
 	unlock(g);
-	PQclear(res);
+	if (!rc && PQntuples(res[0]) == 0)
+		rc = -ENOENT;
+	if (!rc && !(r = calloc(1, sizeof(*r))))
+		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+	if (!rc)
+		rc = read_insp(res, r, err);
+	for (i = 0; i < 3; i++)
+		PQclear(res[i]);
 	if (rc) {
 		jar_report_free(r);
 		return rc;
@@ -1973,37 +2044,36 @@ static int pg_table_get(void *impl, int64_t env_id, const char *name,
 static int pg_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 			struct cmfs_err *err)
 {
+	static const char *const sql[2] = {
+		"SELECT ddl, like_ddl FROM tables WHERE id = $1",
+		"SELECT key, value FROM tab_options WHERE table_id = $1"
+		" ORDER BY seq",
+	};
 	struct pg *g = impl;
 	struct par p = { 0 };
-	PGresult *res;
+	const struct par *const ps[2] = { &p, &p };
+	PGresult *res[2];
 	int rc, i;
 
 	p_int(&p, id);
 	lock(g);
-	rc = run(g, "SELECT ddl, like_ddl FROM tables WHERE id = $1", &p,
-		 &res, err);
-	if (!rc && PQntuples(res) == 0)
+	rc = run_n(g, 2, sql, ps, res, err);
+	unlock(g);
+	if (!rc && PQntuples(res[0]) == 0)
 		rc = -ENOENT;
 	if (!rc)
-		rc = catalog_rows_def(out, PQgetvalue(res, 0, 0),
-				      PQgetisnull(res, 0, 1)
+		rc = catalog_rows_def(out, PQgetvalue(res[0], 0, 0),
+				      PQgetisnull(res[0], 0, 1)
 					      ? NULL
-					      : PQgetvalue(res, 0, 1))
+					      : PQgetvalue(res[0], 0, 1))
 			     ? cmfs_err_set(err, -ENOMEM, "out of memory")
 			     : 0;
-	PQclear(res);
-	res = NULL;
-	if (!rc)
-		rc = run(g,
-			 "SELECT key, value FROM tab_options WHERE table_id = $1"
-			 " ORDER BY seq",
-			 &p, &res, err);
-	unlock(g);
-	for (i = 0; res && !rc && i < PQntuples(res); i++)
-		if ((rc = catalog_rows_option_add(out, PQgetvalue(res, i, 0),
-						  PQgetvalue(res, i, 1))))
+	for (i = 0; !rc && i < PQntuples(res[1]); i++)
+		if ((rc = catalog_rows_option_add(out, PQgetvalue(res[1], i, 0),
+						  PQgetvalue(res[1], i, 1))))
 			cmfs_err_set(err, rc, "out of memory");
-	PQclear(res);
+	PQclear(res[0]);
+	PQclear(res[1]);
 	if (rc && rc != -ENOENT)
 		catalog_table_def_release(out);
 	return rc;
