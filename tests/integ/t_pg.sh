@@ -176,6 +176,10 @@ check "fsck is clean again" "$CMFS" fsck -c "$T/cmfs.ini"
 mount_cmfs
 check "blob.bin, uploaded again after the repair" cp "$T/r0.bin" "$A/blob.bin"
 stat "$A/blob.bin" >/dev/null # (a failed look-up is an EIO the log does not name)
+# A label and a resolution prepare their statements on this connection;
+# those die with it, and must be prepared again on the next.
+check "a label before the server goes" setfattr -n user.owner -v data "$A/blob.bin"
+eq "a resolution before it goes" "$P/versions/mongodb-connector.jar/2.jar" "$(cat "$R/orders.jars")"
 pg_stop
 errno_is "a label while the server is down" EIO setxattr "$A/blob.bin" user.team data
 i=0
@@ -187,6 +191,7 @@ contains "the log says why" "reason=\"catalog postgresql://" "$(grep -F 'action=
 pg_start_again
 check "after the server is back, a label" setfattr -n user.team -v data "$A/blob.bin"
 eq "is in the catalog" 1 "$(pg_sql "SELECT count(*) FROM labels WHERE key = 'team'")"
+eq "and a resolution (the label made it resolve again)" "$P/versions/mongodb-connector.jar/2.jar" "$(cat "$R/orders.jars")"
 
 # export and import: the database's catalog out to a SQLite store, and
 # that store's into another database, each the same export again.
