@@ -5,8 +5,14 @@
 #include "catalog.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "hash.h"
+
+/* Table rows catalog_table_get keeps, by a hash of (environment, name). */
+#define TABLE_MEMO 64
 
 struct catalog {
 	const struct catalog_backend *be;
@@ -18,6 +24,11 @@ struct catalog {
 				 * held from the outermost begin, guards it) */
 	catalog_watch_fn watch_fn; /* catalog_watch's */
 	void *watch_arg;
+	pthread_mutex_t memo_lock; /* guards memo */
+	struct {
+		uint64_t gen; /* the generation read before the row */
+		struct catalog_table t; /* name "": none */
+	} memo[TABLE_MEMO];
 };
 
 /*
@@ -97,6 +108,7 @@ int catalog_open(struct catalog **out, const char *uri, struct cmfs_err *err)
 		free(c);
 		return rc;
 	}
+	pthread_mutex_init(&c->memo_lock, NULL);
 	*out = c;
 	return 0;
 }
@@ -107,6 +119,7 @@ void catalog_close(struct catalog *c)
 		return;
 	catalog_unwatch(c);
 	c->be->close(c->impl);
+	pthread_mutex_destroy(&c->memo_lock);
 	free(c);
 }
 
@@ -419,10 +432,37 @@ int catalog_insp_of(struct catalog *c, const struct catalog_version *v,
 	return c->be->insp_get(c->impl, v->sha256, v->insp, out, err);
 }
 
+/*
+ * A look-up, an open and the resolution each ask for the same table's
+ * row, each a round trip on a server's catalog: rows found are kept while
+ * the generation (read before the row) stands, so nothing changed here,
+ * nor elsewhere as far as notifications tell, since.
+ */
 int catalog_table_get(struct catalog *c, int64_t env_id, const char *name,
 		      struct catalog_table *out, struct cmfs_err *err)
 {
-	return c->be->table_get(c->impl, env_id, name, out, err);
+	size_t len = strlen(name);
+	size_t i = hash_bytes(name, len, (uint64_t)env_id) % TABLE_MEMO;
+	uint64_t gen = catalog_generation(c);
+	int rc;
+
+	pthread_mutex_lock(&c->memo_lock);
+	rc = c->memo[i].gen == gen && c->memo[i].t.name[0] &&
+	     c->memo[i].t.env_id == env_id &&
+	     !strcmp(c->memo[i].t.name, name);
+	if (rc)
+		*out = c->memo[i].t;
+	pthread_mutex_unlock(&c->memo_lock);
+	if (rc)
+		return 0;
+	rc = c->be->table_get(c->impl, env_id, name, out, err);
+	if (!rc && len < sizeof(out->name)) {
+		pthread_mutex_lock(&c->memo_lock);
+		c->memo[i].gen = gen;
+		c->memo[i].t = *out;
+		pthread_mutex_unlock(&c->memo_lock);
+	}
+	return rc;
 }
 
 int catalog_table_def(struct catalog *c, int64_t id,
@@ -528,6 +568,7 @@ int catalog_open_existing(struct catalog **out, const char *uri, int rdonly,
 		free(c);
 		return rc;
 	}
+	pthread_mutex_init(&c->memo_lock, NULL);
 	*out = c;
 	return 0;
 }
