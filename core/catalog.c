@@ -6,13 +6,27 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hash.h"
 
-/* Table rows catalog_table_get keeps, by a hash of (environment, name). */
-#define TABLE_MEMO 64
+/* Answers kept while the generation stands (memo_get): how many, and
+ * the longest key. */
+#define MEMO_SLOTS 256
+#define MEMO_KEY 400
+/* The most artifacts one kept catalog_art_by_label answer holds. */
+#define MEMO_ARTS 16
+
+struct memo {
+	uint64_t gen; /* the generation read before the answer */
+	size_t klen;  /* 0: empty */
+	char key[MEMO_KEY];
+	int rc;
+	size_t vlen;
+	void *val; /* owned */
+};
 
 struct catalog {
 	const struct catalog_backend *be;
@@ -25,10 +39,7 @@ struct catalog {
 	catalog_watch_fn watch_fn; /* catalog_watch's */
 	void *watch_arg;
 	pthread_mutex_t memo_lock; /* guards memo */
-	struct {
-		uint64_t gen; /* the generation read before the row */
-		struct catalog_table t; /* name "": none */
-	} memo[TABLE_MEMO];
+	struct memo memo[MEMO_SLOTS];
 };
 
 /*
@@ -79,6 +90,78 @@ void catalog_table_def_release(struct catalog_table_def *d)
 	memset(d, 0, sizeof(*d));
 }
 
+/*
+ * Some reads a resolution makes, each a round trip on a server's catalog,
+ * are asked again and again: a table's row by a look-up, an open and the
+ * resolution; an artifact's labels and the artifacts carrying a label by
+ * every table that names them.  Their answers are kept while the
+ * generation (read before the answer) stands: nothing changed here, nor
+ * elsewhere as far as notifications tell, since.  The key: a tag, a
+ * number and two strings; its length, 0 when it is too long to keep.
+ */
+static size_t memo_key(char key[MEMO_KEY], char tag, int64_t id,
+		       const char *a, const char *b)
+{
+	int n = snprintf(key, MEMO_KEY, "%c%lld%c%s%c%s", tag, (long long)id,
+			 '\0', a, '\0', b);
+
+	return n > 0 && n < MEMO_KEY ? (size_t)n : 0;
+}
+
+static struct memo *memo_slot(struct catalog *c, const char *key,
+			      size_t klen)
+{
+	return &c->memo[hash_bytes(key, klen, 0) % MEMO_SLOTS];
+}
+
+/* 1 and the answer kept for key under gen (*val a copy, the caller's to
+ * free; NULL when vlen is 0), else 0. */
+static int memo_get(struct catalog *c, uint64_t gen, const char *key,
+		    size_t klen, int *rc, void **val, size_t *vlen)
+{
+	struct memo *m;
+	int hit;
+
+	if (!klen)
+		return 0;
+	pthread_mutex_lock(&c->memo_lock);
+	m = memo_slot(c, key, klen);
+	hit = m->gen == gen && m->klen == klen && !memcmp(m->key, key, klen);
+	*val = NULL;
+	if (hit && m->vlen && !(*val = malloc(m->vlen)))
+		hit = 0;
+	if (hit) {
+		if (m->vlen)
+			memcpy(*val, m->val, m->vlen);
+		*vlen = m->vlen;
+		*rc = m->rc;
+	}
+	pthread_mutex_unlock(&c->memo_lock);
+	return hit;
+}
+
+static void memo_put(struct catalog *c, uint64_t gen, const char *key,
+		     size_t klen, int rc, const void *val, size_t vlen)
+{
+	struct memo *m;
+	void *copy = NULL;
+
+	if (!klen || (vlen && !(copy = malloc(vlen))))
+		return;
+	if (vlen)
+		memcpy(copy, val, vlen);
+	pthread_mutex_lock(&c->memo_lock);
+	m = memo_slot(c, key, klen);
+	free(m->val);
+	m->gen = gen;
+	m->klen = klen;
+	memcpy(m->key, key, klen);
+	m->rc = rc;
+	m->val = copy;
+	m->vlen = vlen;
+	pthread_mutex_unlock(&c->memo_lock);
+}
+
 /* The backend of *uri: PostgreSQL for a libpq connection URI, else
  * SQLite (a "sqlite:" prefix taken off). */
 static const struct catalog_backend *backend_of(const char **uri)
@@ -115,11 +198,15 @@ int catalog_open(struct catalog **out, const char *uri, struct cmfs_err *err)
 
 void catalog_close(struct catalog *c)
 {
+	size_t i;
+
 	if (!c)
 		return;
 	catalog_unwatch(c);
 	c->be->close(c->impl);
 	pthread_mutex_destroy(&c->memo_lock);
+	for (i = 0; i < MEMO_SLOTS; i++)
+		free(c->memo[i].val);
 	free(c);
 }
 
@@ -231,12 +318,66 @@ int catalog_art_list(struct catalog *c, int64_t env_id,
 	return c->be->art_list(c->impl, env_id, fn, arg, err);
 }
 
+/* catalog_art_by_label's rows on their way to the caller's fn, kept
+ * when they are few. */
+struct art_rows {
+	int (*fn)(void *arg, const struct catalog_artifact *a);
+	void *arg;
+	size_t n;
+	int stopped; /* fn stopped the walk, or rows were too many */
+	struct catalog_artifact a[MEMO_ARTS];
+};
+
+static int art_row(void *arg, const struct catalog_artifact *a)
+{
+	struct art_rows *r = arg;
+	int rc;
+
+	if (r->n < MEMO_ARTS)
+		r->a[r->n] = *a;
+	else
+		r->stopped = 1;
+	r->n++;
+	rc = r->fn(r->arg, a);
+	if (rc)
+		r->stopped = 1;
+	return rc;
+}
+
 int catalog_art_by_label(struct catalog *c, int64_t env_id, const char *key,
 			 const char *value,
 			 int (*fn)(void *arg, const struct catalog_artifact *a),
 			 void *arg, struct cmfs_err *err)
 {
-	return c->be->art_by_label(c->impl, env_id, key, value, fn, arg, err);
+	char k[MEMO_KEY];
+	size_t klen = memo_key(k, 'a', env_id, key, value);
+	uint64_t gen = catalog_generation(c);
+	struct art_rows *r;
+	size_t vlen, i;
+	void *v;
+	int rc;
+
+	if (memo_get(c, gen, k, klen, &rc, &v, &vlen)) {
+		const struct catalog_artifact *a = v;
+
+		for (i = 0; !rc && i < vlen / sizeof(*a); i++)
+			rc = fn(arg, &a[i]);
+		free(v);
+		return rc;
+	}
+	if (!(r = malloc(sizeof(*r))))
+		return c->be->art_by_label(c->impl, env_id, key, value, fn,
+					   arg, err);
+	r->fn = fn;
+	r->arg = arg;
+	r->n = 0;
+	r->stopped = 0;
+	rc = c->be->art_by_label(c->impl, env_id, key, value, art_row, r,
+				 err);
+	if (!rc && !r->stopped)
+		memo_put(c, gen, k, klen, 0, r->a, r->n * sizeof(r->a[0]));
+	free(r);
+	return rc;
 }
 
 int catalog_ver_add(struct catalog *c, int64_t art_id, const char *sha256,
@@ -397,7 +538,26 @@ int catalog_label_del(struct catalog *c, int64_t art_id, const char *key,
 int catalog_label_get(struct catalog *c, int64_t art_id, const char *key,
 		      char **out, struct cmfs_err *err)
 {
-	return c->be->label_get(c->impl, art_id, key, out, err);
+	char k[MEMO_KEY];
+	size_t klen = memo_key(k, 'l', art_id, key, "");
+	uint64_t gen = catalog_generation(c);
+	size_t vlen;
+	void *v;
+	int rc;
+
+	if (memo_get(c, gen, k, klen, &rc, &v, &vlen)) {
+		if (rc)
+			free(v);
+		else
+			*out = v;
+		return rc;
+	}
+	rc = c->be->label_get(c->impl, art_id, key, out, err);
+	if (!rc)
+		memo_put(c, gen, k, klen, 0, *out, strlen(*out) + 1);
+	else if (rc == -ENODATA)
+		memo_put(c, gen, k, klen, rc, NULL, 0);
+	return rc;
 }
 
 int catalog_label_list(struct catalog *c, int64_t art_id,
@@ -432,36 +592,24 @@ int catalog_insp_of(struct catalog *c, const struct catalog_version *v,
 	return c->be->insp_get(c->impl, v->sha256, v->insp, out, err);
 }
 
-/*
- * A look-up, an open and the resolution each ask for the same table's
- * row, each a round trip on a server's catalog: rows found are kept while
- * the generation (read before the row) stands, so nothing changed here,
- * nor elsewhere as far as notifications tell, since.
- */
 int catalog_table_get(struct catalog *c, int64_t env_id, const char *name,
 		      struct catalog_table *out, struct cmfs_err *err)
 {
-	size_t len = strlen(name);
-	size_t i = hash_bytes(name, len, (uint64_t)env_id) % TABLE_MEMO;
+	char key[MEMO_KEY];
+	size_t klen = memo_key(key, 't', env_id, name, "");
 	uint64_t gen = catalog_generation(c);
+	size_t vlen;
+	void *v;
 	int rc;
 
-	pthread_mutex_lock(&c->memo_lock);
-	rc = c->memo[i].gen == gen && c->memo[i].t.name[0] &&
-	     c->memo[i].t.env_id == env_id &&
-	     !strcmp(c->memo[i].t.name, name);
-	if (rc)
-		*out = c->memo[i].t;
-	pthread_mutex_unlock(&c->memo_lock);
-	if (rc)
+	if (memo_get(c, gen, key, klen, &rc, &v, &vlen)) {
+		memcpy(out, v, sizeof(*out));
+		free(v);
 		return 0;
-	rc = c->be->table_get(c->impl, env_id, name, out, err);
-	if (!rc && len < sizeof(out->name)) {
-		pthread_mutex_lock(&c->memo_lock);
-		c->memo[i].gen = gen;
-		c->memo[i].t = *out;
-		pthread_mutex_unlock(&c->memo_lock);
 	}
+	rc = c->be->table_get(c->impl, env_id, name, out, err);
+	if (!rc)
+		memo_put(c, gen, key, klen, 0, out, sizeof(*out));
 	return rc;
 }
 
