@@ -218,7 +218,8 @@ int catalog_loose_list(struct catalog *c,
 
 /*
  * Inline blobs: the bytes of a small blob kept in the catalog itself, by
- * sha256, instead of in a file of the store (repo.c says when and why).
+ * sha256, instead of in a file of the store (repo_upload.c says when and
+ * why).
  * A row goes in the transaction that drops the last version referring to
  * its blob.  put does nothing when the row is there; get gives a copy,
  * *out the caller's to free (*len bytes), or -ENOENT when the blob is not

@@ -131,7 +131,7 @@ static const char *const schema_v5[] = {
 };
 
 /*
- * Version 6: the bytes of small blobs live in the catalog (repo.c says
+ * Version 6: the bytes of small blobs live in the catalog (repo_upload.c says
  * why), a row of inline_blobs each, found by sha256.  A row goes in the
  * transaction that drops the last version referring to its blob; deleting
  * an artifact drops its versions by the cascade, which fires the trigger

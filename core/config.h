@@ -109,7 +109,7 @@ struct config_events {
 	uint64_t all_burst;	/* the same */
 };
 
-/* [store] sync: when a commit is on disk (see repo.c). */
+/* [store] sync: when a commit is on disk (see repo_sync.c). */
 enum config_sync {
 	CONFIG_SYNC_BATCH,	/* within SYNC_MS of the commit, at fsync(2) */
 	CONFIG_SYNC_CLOSE	/* before the close that commits returns */

@@ -755,7 +755,7 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 	 * carry it, but ext4 without a journal (as on these machines) does
 	 * not, so the directory is synced here.  Otherwise the caller's
 	 * store_sync() writes both, and a power loss before it is the
-	 * caller's to detect (repo.c: unsynced blobs).
+	 * caller's to detect (repo_sync.c: unsynced blobs).
 	 */
 	if (durable) {
 		if (!rc && fsync(dfd))

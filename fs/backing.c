@@ -23,7 +23,7 @@
  * The same hooks ask, at INIT, for FUSE_DIRECT_IO_ALLOW_MMAP (Linux 6.6,
  * protocol 7.39) when the kernel offers it: a file opened with direct
  * I/O may then be mapped MAP_SHARED too, which lets uploads skip FUSE's
- * page cache (ops.c) without refusing mmap to a writer.  And for FUSE
+ * page cache (kcache.c) without refusing mmap to a writer.  And for FUSE
  * over io_uring (7.42, uring.c): once INIT's reply has asked for it, the
  * rings are set up, and every reply passes uring.c first, which keeps
  * those that answer a request that came through a ring.

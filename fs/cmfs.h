@@ -1,5 +1,6 @@
 /*
- * cmfs.h - the state of one mount, shared by main.c and ops.c.
+ * cmfs.h - the state of one mount, shared by main.c and the
+ * operations (ops_int.h).
  *
  * Everything lives in one struct cmfs, handed to libfuse as the session's
  * user data: there are no mutable globals.
@@ -18,7 +19,7 @@
 #include "repo.h"
 #include "thread.h"
 
-/* A pending kernel cache invalidation (see ops.c, "Invalidation"). */
+/* A pending kernel cache invalidation (see kcache.c). */
 struct inval {
 	struct inval *next;
 	uint64_t parent;	/* 0: invalidate inode `ino`'s data */
@@ -53,7 +54,7 @@ struct cmfs {
 	struct inval *qhead, *qtail;
 
 	/*
-	 * Resolved files whose attributes the kernel may keep (ops.c,
+	 * Resolved files whose attributes the kernel may keep (kcache.c,
 	 * "Resolved files in the page cache").  `slock` serialises
 	 * cmfs_settle() (the generation settled last is repo's,
 	 * repo_settled()); the paths lock guards `epoch` (settles so far,
@@ -69,7 +70,7 @@ struct cmfs {
 extern const struct fuse_lowlevel_ops cmfs_ops;
 
 /*
- * The invalidation thread (ops.c): start it; quiesce it (no notification
+ * The invalidation thread (kcache.c): start it; quiesce it (no notification
  * starts after this) before unmounting; stop (join) it after.
  */
 int cmfs_inval_start(struct cmfs *c);

@@ -48,7 +48,7 @@ struct fh;
 
 /*
  * N_RJARS: what the kernel may keep of a resolved file, so that an open
- * can leave its pages in the page cache (ops.c, "Resolved files in the
+ * can leave its pages in the page cache (kcache.c, "Resolved files in the
  * page cache").  Table lock.
  */
 struct node_cache {
@@ -59,7 +59,7 @@ struct node_cache {
 	uint8_t other;		/* pages not of `data` may be there */
 	uint8_t sizes;		/* sizes told this epoch: none, one, many */
 	uint64_t size;		/* the one */
-	uint64_t epoch;		/* of c->told it is on (ops.c) */
+	uint64_t epoch;		/* of c->told it is on (kcache.c) */
 };
 
 struct node {
@@ -93,7 +93,7 @@ struct node {
 	 * N_ART: new to the kernel when a create made it (nothing it holds
 	 * for this name is older), and opened by nothing else since, so the
 	 * kernel's cache of it is what that upload wrote: its commit leaves
-	 * nothing to invalidate (ops.c, commit).  Table lock.
+	 * nothing to invalidate (file.c, commit).  Table lock.
 	 */
 	uint8_t solo;
 	struct node_cache *cache;	/* N_RJARS, once told; table lock */

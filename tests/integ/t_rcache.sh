@@ -1,5 +1,5 @@
 #!/bin/sh
-# tables/resolved/<t>.jars kept in the kernel's page cache (fs/ops.c,
+# tables/resolved/<t>.jars kept in the kernel's page cache (fs/kcache.c,
 # "Resolved files in the page cache"): served from it while the catalog
 # stays as it was, and never read stale after a change has returned -
 # not its bytes, not its size, not after a reload of the rules.  Mounted

@@ -73,8 +73,15 @@ steps() {
 	exec 4>&-
 	fd3_is "$1: an upload open beside"
 	# Its readers gone, the upload's own inode shows the name's latest.
+	# The kernel sends a close's RELEASE after close(2) has returned, so
+	# the daemon learns of it a moment later: ask again for up to 2 s.
 	upload_beside
 	exec 3<&-
+	i=0
+	while [ "$(stat -L -c %s /proc/$$/fd/4)" != "$S1" ] && [ $i -lt 40 ]; do
+		sleep 0.05
+		i=$((i + 1))
+	done
 	eq "$1: then the upload's own fstat is the latest" "$S1" \
 		"$(stat -L -c %s /proc/$$/fd/4)"
 	exec 4>&-

@@ -9,7 +9,7 @@ mount_cmfs
 
 # Handles that live for one write: scratch files, which close without a
 # FLUSH, from every CPU at once.  Their RELEASE may come while the write
-# that was just answered still holds the handle (fs/ops.c, fh_free): the
+# that was just answered still holds the handle (fs/file.c, fh_free): the
 # sanitized pass, over io_uring, found it here.
 mkdir "$M/envs/scratch"
 NCPU=$(getconf _NPROCESSORS_ONLN)
