@@ -96,16 +96,24 @@ void catalog_table_def_release(struct catalog_table_def *d)
  * resolution; an artifact's labels and the artifacts carrying a label by
  * every table that names them.  Their answers are kept while the
  * generation (read before the answer) stands: nothing changed here, nor
- * elsewhere as far as notifications tell, since.  The key: a tag, a
- * number and two strings; its length, 0 when it is too long to keep.
+ * elsewhere as far as notifications tell, since.  A question's key: a
+ * tag, a number and two strings; its length 0 when it is too long to
+ * keep.
  */
-static size_t memo_key(char key[MEMO_KEY], char tag, int64_t id,
-		       const char *a, const char *b)
-{
-	int n = snprintf(key, MEMO_KEY, "%c%lld%c%s%c%s", tag, (long long)id,
-			 '\0', a, '\0', b);
+struct ask {
+	uint64_t gen; /* read before the answer */
+	size_t klen;
+	char key[MEMO_KEY];
+};
 
-	return n > 0 && n < MEMO_KEY ? (size_t)n : 0;
+static void memo_ask(struct ask *q, struct catalog *c, char tag,
+		     int64_t id, const char *a, const char *b)
+{
+	int n = snprintf(q->key, MEMO_KEY, "%c%lld%c%s%c%s", tag,
+			 (long long)id, '\0', a, '\0', b);
+
+	q->klen = n > 0 && n < MEMO_KEY ? (size_t)n : 0;
+	q->gen = catalog_generation(c);
 }
 
 static struct memo *memo_slot(struct catalog *c, const char *key,
@@ -114,19 +122,20 @@ static struct memo *memo_slot(struct catalog *c, const char *key,
 	return &c->memo[hash_bytes(key, klen, 0) % MEMO_SLOTS];
 }
 
-/* 1 and the answer kept for key under gen (*val a copy, the caller's to
- * free; NULL when vlen is 0), else 0. */
-static int memo_get(struct catalog *c, uint64_t gen, const char *key,
-		    size_t klen, int *rc, void **val, size_t *vlen)
+/* 1 and the answer kept for q (*val a copy, the caller's to free; NULL
+ * when vlen is 0), else 0. */
+static int memo_get(struct catalog *c, const struct ask *q, int *rc,
+		    void **val, size_t *vlen)
 {
 	struct memo *m;
 	int hit;
 
-	if (!klen)
+	if (!q->klen)
 		return 0;
 	pthread_mutex_lock(&c->memo_lock);
-	m = memo_slot(c, key, klen);
-	hit = m->gen == gen && m->klen == klen && !memcmp(m->key, key, klen);
+	m = memo_slot(c, q->key, q->klen);
+	hit = m->gen == q->gen && m->klen == q->klen &&
+	      !memcmp(m->key, q->key, q->klen);
 	*val = NULL;
 	if (hit && m->vlen && !(*val = malloc(m->vlen)))
 		hit = 0;
@@ -140,22 +149,22 @@ static int memo_get(struct catalog *c, uint64_t gen, const char *key,
 	return hit;
 }
 
-static void memo_put(struct catalog *c, uint64_t gen, const char *key,
-		     size_t klen, int rc, const void *val, size_t vlen)
+static void memo_put(struct catalog *c, const struct ask *q, int rc,
+		     const void *val, size_t vlen)
 {
 	struct memo *m;
 	void *copy = NULL;
 
-	if (!klen || (vlen && !(copy = malloc(vlen))))
+	if (!q->klen || (vlen && !(copy = malloc(vlen))))
 		return;
 	if (vlen)
 		memcpy(copy, val, vlen);
 	pthread_mutex_lock(&c->memo_lock);
-	m = memo_slot(c, key, klen);
+	m = memo_slot(c, q->key, q->klen);
 	free(m->val);
-	m->gen = gen;
-	m->klen = klen;
-	memcpy(m->key, key, klen);
+	m->gen = q->gen;
+	m->klen = q->klen;
+	memcpy(m->key, q->key, q->klen);
 	m->rc = rc;
 	m->val = copy;
 	m->vlen = vlen;
@@ -349,15 +358,14 @@ int catalog_art_by_label(struct catalog *c, int64_t env_id, const char *key,
 			 int (*fn)(void *arg, const struct catalog_artifact *a),
 			 void *arg, struct cmfs_err *err)
 {
-	char k[MEMO_KEY];
-	size_t klen = memo_key(k, 'a', env_id, key, value);
-	uint64_t gen = catalog_generation(c);
+	struct ask q;
 	struct art_rows *r;
 	size_t vlen, i;
 	void *v;
 	int rc;
 
-	if (memo_get(c, gen, k, klen, &rc, &v, &vlen)) {
+	memo_ask(&q, c, 'a', env_id, key, value);
+	if (memo_get(c, &q, &rc, &v, &vlen)) {
 		const struct catalog_artifact *a = v;
 
 		for (i = 0; !rc && i < vlen / sizeof(*a); i++)
@@ -375,7 +383,7 @@ int catalog_art_by_label(struct catalog *c, int64_t env_id, const char *key,
 	rc = c->be->art_by_label(c->impl, env_id, key, value, art_row, r,
 				 err);
 	if (!rc && !r->stopped)
-		memo_put(c, gen, k, klen, 0, r->a, r->n * sizeof(r->a[0]));
+		memo_put(c, &q, 0, r->a, r->n * sizeof(r->a[0]));
 	free(r);
 	return rc;
 }
@@ -538,14 +546,13 @@ int catalog_label_del(struct catalog *c, int64_t art_id, const char *key,
 int catalog_label_get(struct catalog *c, int64_t art_id, const char *key,
 		      char **out, struct cmfs_err *err)
 {
-	char k[MEMO_KEY];
-	size_t klen = memo_key(k, 'l', art_id, key, "");
-	uint64_t gen = catalog_generation(c);
+	struct ask q;
 	size_t vlen;
 	void *v;
 	int rc;
 
-	if (memo_get(c, gen, k, klen, &rc, &v, &vlen)) {
+	memo_ask(&q, c, 'l', art_id, key, "");
+	if (memo_get(c, &q, &rc, &v, &vlen)) {
 		if (rc)
 			free(v);
 		else
@@ -554,9 +561,9 @@ int catalog_label_get(struct catalog *c, int64_t art_id, const char *key,
 	}
 	rc = c->be->label_get(c->impl, art_id, key, out, err);
 	if (!rc)
-		memo_put(c, gen, k, klen, 0, *out, strlen(*out) + 1);
+		memo_put(c, &q, 0, *out, strlen(*out) + 1);
 	else if (rc == -ENODATA)
-		memo_put(c, gen, k, klen, rc, NULL, 0);
+		memo_put(c, &q, rc, NULL, 0);
 	return rc;
 }
 
@@ -595,21 +602,20 @@ int catalog_insp_of(struct catalog *c, const struct catalog_version *v,
 int catalog_table_get(struct catalog *c, int64_t env_id, const char *name,
 		      struct catalog_table *out, struct cmfs_err *err)
 {
-	char key[MEMO_KEY];
-	size_t klen = memo_key(key, 't', env_id, name, "");
-	uint64_t gen = catalog_generation(c);
+	struct ask q;
 	size_t vlen;
 	void *v;
 	int rc;
 
-	if (memo_get(c, gen, key, klen, &rc, &v, &vlen)) {
+	memo_ask(&q, c, 't', env_id, name, "");
+	if (memo_get(c, &q, &rc, &v, &vlen)) {
 		memcpy(out, v, sizeof(*out));
 		free(v);
 		return 0;
 	}
 	rc = c->be->table_get(c->impl, env_id, name, out, err);
 	if (!rc)
-		memo_put(c, gen, key, klen, 0, out, sizeof(*out));
+		memo_put(c, &q, 0, out, sizeof(*out));
 	return rc;
 }
 
