@@ -98,8 +98,10 @@ int catalog_end(struct catalog *c, int rc, struct cmfs_err *err);
  * A number that grows with every change made through this handle (rows of
  * environments, artifacts, versions, labels, inspections, tables; not
  * events), and with each change made elsewhere that a watch is told of
- * (catalog_watch).  What was computed from the catalog while it read g is still
- * true while it reads g: the key of the caches above the catalog.
+ * (catalog_watch).  What was computed from the catalog while it read g is
+ * still true while it reads g: the key of the caches above the catalog,
+ * and of the answers catalog_table_get, catalog_label_get and
+ * catalog_art_by_label keep themselves (catalog.c).
  */
 uint64_t catalog_generation(struct catalog *c);
 

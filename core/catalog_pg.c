@@ -687,10 +687,23 @@ static int scalar_u(struct pg *g, const char *sql, const struct par *p,
 	return rc;
 }
 
+/*
+ * The steps of the schema, in order: each brings a catalog older than
+ * `to` up to it (there was never a version 3).  The last `to` is
+ * PG_SCHEMA_VERSION.
+ */
+static const struct {
+	int to;
+	const char *const *sql;
+} migrations[] = {
+	{ 1, schema_v1 }, { 2, schema_v2 }, { 4, schema_v4 }, { 5, schema_v5 },
+};
+
 static int migrate(struct pg *g, struct cmfs_err *err)
 {
 	PGresult *res;
 	int64_t version = 0;
+	size_t m;
 	int rc, i;
 
 	if ((rc = run(g, "BEGIN", NULL, NULL, err)))
@@ -713,14 +726,11 @@ static int migrate(struct pg *g, struct cmfs_err *err)
 				  "catalog %s: schema %d is newer than this "
 				  "cmfs (%d): upgrade cmfs",
 				  g->where, (int)version, PG_SCHEMA_VERSION);
-	for (i = 0; !rc && version < 1 && schema_v1[i]; i++)
-		rc = run(g, schema_v1[i], NULL, NULL, err);
-	for (i = 0; !rc && version < 2 && schema_v2[i]; i++)
-		rc = run(g, schema_v2[i], NULL, NULL, err);
-	for (i = 0; !rc && version < 4 && schema_v4[i]; i++)
-		rc = run(g, schema_v4[i], NULL, NULL, err);
-	for (i = 0; !rc && version < 5 && schema_v5[i]; i++)
-		rc = run(g, schema_v5[i], NULL, NULL, err);
+	for (m = 0; m < sizeof(migrations) / sizeof(migrations[0]); m++)
+		for (i = 0; !rc && version < migrations[m].to &&
+			    migrations[m].sql[i];
+		     i++)
+			rc = run(g, migrations[m].sql[i], NULL, NULL, err);
 	if (!rc && version < PG_SCHEMA_VERSION) {
 		struct par p = { 0 };
 
