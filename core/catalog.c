@@ -40,7 +40,7 @@ struct catalog {
 	void *watch_arg;
 	pthread_mutex_t memo_lock; /* guards memo and known */
 	struct memo memo[MEMO_SLOTS];
-	struct memo known[MEMO_SLOTS]; /* last_known() */
+	struct memo known[MEMO_SLOTS]; /* known() */
 };
 
 /*
@@ -174,47 +174,40 @@ static void memo_put(struct catalog *c, const struct ask *q, int rc,
 
 /*
  * A catalog on a server can be out of reach while the host still holds
- * what it read (its kernel's entries, its copies of blobs): the issue's
- * "reads of what the host has cached go on".  The rows that an open of an
- * artifact or a version reads (its environment, the artifact, the
- * version) are kept as last read, whatever the generation, and answer the
- * same question when the server does not (-EIO).  Only for a backend that
- * other hosts share (one with a watch); a local file's -EIO is a fault of
- * the disk and stays one.  known_put keeps `size` bytes at out after a
- * successful read; known_get fills out back after -EIO, or returns rc.
+ * what it read (its kernel's entries, its copies of blobs), and reads of
+ * those must go on (issue 31).  The rows an open of an artifact or a
+ * version reads (its environment, the artifact, the version) are kept as
+ * last read, whatever the generation, and answer the same question when
+ * the server does not (-EIO).  Only for a backend that other hosts share
+ * (one with a watch): a local file's -EIO is a fault of the disk and
+ * stays one.  `rc` and `out` (`size` bytes): the backend's answer to the
+ * question (tag, id, name); returns the answer to give.
  */
-static void known_put(struct catalog *c, const struct ask *q, int rc,
-		      const void *out, size_t size)
+static int known(struct catalog *c, char tag, int64_t id, const char *name,
+		 int rc, void *out, size_t size)
 {
 	struct memo *m;
+	struct ask q;
 	void *v;
 
-	if (rc || !c->be->watch || !q->klen)
-		return;
-	pthread_mutex_lock(&c->memo_lock);
-	m = &c->known[hash_bytes(q->key, q->klen, 0) % MEMO_SLOTS];
-	v = m->vlen == size ? m->val : realloc(m->val, size);
-	if (v) {
-		memcpy(v, out, size);
-		m->val = v;
-		m->vlen = size;
-		m->klen = q->klen;
-		memcpy(m->key, q->key, q->klen);
-	}
-	pthread_mutex_unlock(&c->memo_lock);
-}
-
-static int known_get(struct catalog *c, const struct ask *q, int rc,
-		     void *out, size_t size)
-{
-	struct memo *m;
-
-	if (rc != -EIO || !c->be->watch || !q->klen)
+	if (!c->be->watch || (rc && rc != -EIO))
+		return rc;
+	memo_ask(&q, c, tag, id, name, "");
+	if (!q.klen)
 		return rc;
 	pthread_mutex_lock(&c->memo_lock);
-	m = &c->known[hash_bytes(q->key, q->klen, 0) % MEMO_SLOTS];
-	if (m->klen == q->klen && !memcmp(m->key, q->key, q->klen) &&
-	    m->vlen == size) {
+	m = &c->known[hash_bytes(q.key, q.klen, 0) % MEMO_SLOTS];
+	if (!rc) {
+		v = m->vlen == size ? m->val : realloc(m->val, size);
+		if (v) {
+			memcpy(v, out, size);
+			m->val = v;
+			m->vlen = size;
+			m->klen = q.klen;
+			memcpy(m->key, q.key, q.klen);
+		}
+	} else if (m->klen == q.klen && !memcmp(m->key, q.key, q.klen) &&
+		   m->vlen == size) {
 		memcpy(out, m->val, size);
 		rc = 0;
 	}
@@ -318,21 +311,18 @@ int catalog_env_get(struct catalog *c, const char *name,
 		struct catalog_env e;
 	} last;
 	uint64_t gen = __atomic_load_n(&c->env_gen, __ATOMIC_ACQUIRE);
-	struct ask q;
 	int rc;
 
 	if (last.gen == gen && !strcmp(last.e.name, name)) {
 		*out = last.e;
 		return 0;
 	}
-	memo_ask(&q, c, 'E', 0, name, "");
 	rc = c->be->env_get(c->impl, name, out, err);
-	known_put(c, &q, rc, out, sizeof(*out));
 	if (!rc) {
 		last.gen = gen;
 		last.e = *out;
 	}
-	return known_get(c, &q, rc, out, sizeof(*out));
+	return known(c, 'E', 0, name, rc, out, sizeof(*out));
 }
 
 int catalog_env_del(struct catalog *c, int64_t env_id, struct cmfs_err *err)
@@ -350,13 +340,9 @@ int catalog_env_list(struct catalog *c,
 int catalog_art_get(struct catalog *c, int64_t env_id, const char *name,
 		    struct catalog_artifact *out, struct cmfs_err *err)
 {
-	struct ask q;
-	int rc;
+	int rc = c->be->art_get(c->impl, env_id, name, out, err);
 
-	memo_ask(&q, c, 'A', env_id, name, "");
-	rc = c->be->art_get(c->impl, env_id, name, out, err);
-	known_put(c, &q, rc, out, sizeof(*out));
-	return known_get(c, &q, rc, out, sizeof(*out));
+	return known(c, 'A', env_id, name, rc, out, sizeof(*out));
 }
 
 int catalog_art_add(struct catalog *c, int64_t env_id, const char *name,
@@ -461,15 +447,13 @@ int catalog_ver_add(struct catalog *c, int64_t art_id, const char *sha256,
 int catalog_ver_get(struct catalog *c, int64_t art_id, int64_t n,
 		    struct catalog_version *out, struct cmfs_err *err)
 {
-	struct ask q;
 	char num[24];
-	int rc;
+	int rc = c->be->ver_get(c->impl, art_id, n, out, err);
 
+	if (!c->be->watch)
+		return rc;
 	snprintf(num, sizeof(num), "%lld", (long long)n);
-	memo_ask(&q, c, 'V', art_id, num, "");
-	rc = c->be->ver_get(c->impl, art_id, n, out, err);
-	known_put(c, &q, rc, out, sizeof(*out));
-	return known_get(c, &q, rc, out, sizeof(*out));
+	return known(c, 'V', art_id, num, rc, out, sizeof(*out));
 }
 
 int catalog_ver_del(struct catalog *c, int64_t art_id, int64_t n,
