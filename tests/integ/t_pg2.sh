@@ -162,11 +162,12 @@ pg_stop
 errno_is "a label on A while the server is down" EIO setxattr "$PA/artifacts/after-kill.bin" user.team data
 errno_is "a label on B while the server is down" EIO setxattr "$PB/artifacts/after-kill.bin" user.team data
 # Reads of what B holds go on: an artifact it read before (its copy of the
-# blob), by its name and its version, and a reader it has open.
+# blob), by its name and by its version.
 check "B reads an artifact it holds while the server is down" \
 	cmp "$T/r1.bin" "$PB/artifacts/after-kill.bin"
 check "and its version" cmp "$T/r1.bin" "$PB/versions/after-kill.bin/1.bin"
-contains "B's log says why the label failed" "after-kill.bin" "$(grep -i "refused\|catalog" "$LOG2")"
+contains "B's log says why the label failed" "result=refused errno=EIO" \
+	"$(grep "action=label artifact=after-kill.bin key=team value=data" "$LOG2")"
 pg_start_again
 check "after the restart, a label on A" setfattr -n user.team -v a "$PA/artifacts/after-kill.bin"
 check "and one on B" setfattr -n user.owner -v b "$PB/artifacts/after-kill.bin"
