@@ -34,6 +34,11 @@ struct ddl_arena {
 	struct ddl_chunk *head; /* newest chunk first */
 };
 
+/*
+ * `n` zeroed, aligned bytes owned by arena `a`, or NULL on ENOMEM; the
+ * strdup's copy into it.  All of it goes at once with ddl_arena_release().
+ * An arena is used by one thread at a time.
+ */
 void *ddl_arena_alloc(struct ddl_arena *a, size_t n);
 char *ddl_arena_strndup(struct ddl_arena *a, const char *s, size_t n);
 char *ddl_arena_strdup(struct ddl_arena *a, const char *s);
@@ -45,6 +50,7 @@ struct ddl_strv {
 	size_t n, alloc;
 };
 
+/* Appends `s` (kept, not copied) to `sv`, growing it in `a`: 0 or -ENOMEM. */
 int ddl_strv_push(struct ddl_arena *a, struct ddl_strv *sv, char *s);
 /* Index of `s` in `sv`, or -1. */
 long ddl_strv_find(const struct ddl_strv *sv, const char *s);
@@ -143,6 +149,7 @@ struct ddl_table {
 	int merged; /* ddl_merge_like() has run */
 };
 
+/* The SQL keyword of a LIKE strategy / feature (static text). */
 const char *ddl_strategy_name(enum ddl_strategy s);
 const char *ddl_feature_name(enum ddl_feature f);
 /* The column called `name` (case-sensitive), or NULL. */
@@ -198,6 +205,8 @@ struct ddl_parser {
 	const char *ety; /* type of the operand just parsed, NULL unknown */
 };
 
+/* 0 if the whole source is UTF-8 (utf8.h) without NUL bytes, else
+ * -EINVAL with line:col.  Then ddl_lex_init() readies the first token. */
 int ddl_utf8_check(struct ddl_parser *p);
 int ddl_lex_init(struct ddl_parser *p, const char *src, size_t len,
 		 struct ddl_table *t, struct cmfs_err *err);
