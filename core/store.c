@@ -711,7 +711,7 @@ int store_blob_commit(struct store *s, int fd, const char *sha, uint64_t size,
 
 	/* The staging file holds the blob's bytes and no more: cut what a
 	 * writer left past them.  Only then: a truncate to the same size
-	 * still journals new times on ext4 (50 us of a small upload). */
+	 * still journals new times on ext4, a cost on every upload. */
 	if ((fstat(fd, &st) || st.st_size != (off_t)size) &&
 	    ftruncate(fd, (off_t)size))
 		return cmfs_err_set(err, -errno, "staging file: %s",
