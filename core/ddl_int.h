@@ -2,9 +2,10 @@
  * ddl_int.h - what the files of the DDL module share and nobody else sees.
  *
  * The module is split by stage: ddl_lex.c (arena, UTF-8 check, lexer,
- * positions and error text), ddl_expr.c (data types and expressions),
- * ddl.c (the CREATE TABLE statement, checks, accessors, dump, format) and
- * ddl_merge.c (the LIKE merge).  Everything a table owns lives in one
+ * positions and error text), ddl_reserved.c (Flink's reserved words),
+ * ddl_expr.c (data types and expressions), ddl_func.c (the built-in
+ * functions), ddl.c (the CREATE TABLE statement, checks, accessors),
+ * ddl_format.c (dump, format) and ddl_merge.c (the LIKE merge).  Everything a table owns lives in one
  * arena that ddl_table_free() releases at once, so no error path has to
  * free a half-built tree piece by piece.
  */
