@@ -3,11 +3,12 @@
  *
  * The module is split by stage: ddl_lex.c (arena, UTF-8 check, lexer,
  * positions and error text), ddl_reserved.c (Flink's reserved words),
- * ddl_expr.c (data types and expressions), ddl_func.c (the built-in
- * functions), ddl.c (the CREATE TABLE statement, checks, accessors),
- * ddl_format.c (dump, format) and ddl_merge.c (the LIKE merge).  Everything a table owns lives in one
- * arena that ddl_table_free() releases at once, so no error path has to
- * free a half-built tree piece by piece.
+ * ddl_type.c (data types), ddl_expr.c (expressions), ddl_func.c (the
+ * built-in functions), ddl.c (the CREATE TABLE statement, checks,
+ * accessors), ddl_format.c (dump, format) and ddl_merge.c (the LIKE
+ * merge).  Everything a table owns lives in one arena that
+ * ddl_table_free() releases at once, so no error path has to free a
+ * half-built tree piece by piece.
  */
 #ifndef CMFS_DDL_INT_H
 #define CMFS_DDL_INT_H
@@ -228,6 +229,12 @@ int ddl_accept_kw(struct ddl_parser *p, const char *kw, int *rc);
 /* Consume a token that must match, else "expected X, found Y". */
 int ddl_expect_punct(struct ddl_parser *p, char c);
 int ddl_expect_kw(struct ddl_parser *p, const char *kw);
+/* 1 if the token after the current one is keyword `kw` (*rc: 0, or the
+ * look-ahead's -EINVAL). */
+int ddl_next_kw(struct ddl_parser *p, const char *kw, int *rc);
+/* One level deeper in a type or expression: 0, or -EINVAL past
+ * DDL_MAX_DEPTH; the caller decrements p->depth on the way out. */
+int ddl_enter(struct ddl_parser *p);
 
 /* line:col (1-based, columns in characters) of a byte offset. */
 void ddl_linecol(const char *src, size_t len, size_t off, int *line, int *col);
@@ -240,6 +247,9 @@ int ddl_expected(struct ddl_parser *p, const char *what);
 void ddl_tok_describe(const struct ddl_parser *p, const struct ddl_tok *t,
 		      char *out, size_t size);
 
+/* An unsigned integer literal (plain digits, at most INT_MAX) into *out,
+ * consumed; -EINVAL naming `what` otherwise. */
+int ddl_read_uint(struct ddl_parser *p, long *out, const char *what);
 /* Token values, copied into the table's arena. */
 int ddl_ident_value(struct ddl_parser *p, const struct ddl_tok *t, char **out);
 /* The same for a name being declared or listed: -EINVAL for a reserved
