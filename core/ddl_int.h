@@ -4,11 +4,11 @@
  * The module is split by stage: ddl_lex.c (arena, UTF-8 check, lexer,
  * positions and error text), ddl_reserved.c (Flink's reserved words),
  * ddl_type.c (data types), ddl_expr.c (expressions), ddl_func.c (the
- * built-in functions), ddl.c (the CREATE TABLE statement, checks,
- * accessors), ddl_format.c (dump, format) and ddl_merge.c (the LIKE
- * merge).  Everything a table owns lives in one arena that
- * ddl_table_free() releases at once, so no error path has to free a
- * half-built tree piece by piece.
+ * built-in functions), ddl.c (the CREATE TABLE statement, accessors),
+ * ddl_check.c (checks on a whole table), ddl_format.c (dump, format) and
+ * ddl_merge.c (the LIKE merge).  Everything a table owns lives in one
+ * arena that ddl_table_free() releases at once, so no error path has to
+ * free a half-built tree piece by piece.
  */
 #ifndef CMFS_DDL_INT_H
 #define CMFS_DDL_INT_H
