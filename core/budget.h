@@ -24,9 +24,11 @@ struct budget {
 	uint64_t used;	/* guarded by lock */
 };
 
+/* An empty budget of `cap` bytes; budget_release() when no one waits. */
 void budget_init(struct budget *b, uint64_t cap);
 void budget_release(struct budget *b);
 
+/* Takes `n` bytes, waiting as the file's head says; budget_give() them. */
 void budget_take(struct budget *b, uint64_t n);
 /* 1 when the bytes were taken, 0 when they would have to wait. */
 int budget_try(struct budget *b, uint64_t n);

@@ -21,6 +21,7 @@ struct buf {
 
 #define BUF_INIT(c) { NULL, 0, 0, (c) }
 
+/* An empty buffer that may grow to `cap` bytes; it allocates nothing. */
 void buf_init(struct buf *b, size_t cap);
 
 /* Free the contents; the buffer is empty and usable again. */

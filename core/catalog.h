@@ -78,6 +78,7 @@ struct catalog_table_def {
 	char **values;
 };
 
+/* Frees what `d` owns and zeroes it; a zeroed struct is a no-op. */
 void catalog_table_def_release(struct catalog_table_def *d);
 
 /*
@@ -123,12 +124,15 @@ int catalog_env_list(struct catalog *c,
 /* Artifacts: `out` includes the latest version. */
 int catalog_art_get(struct catalog *c, int64_t env_id, const char *name,
 		    struct catalog_artifact *out, struct cmfs_err *err);
+/* A new artifact without versions; *out its id.  -EEXIST: name taken. */
 int catalog_art_add(struct catalog *c, int64_t env_id, const char *name,
 		    int64_t *out, struct cmfs_err *err);
 /* Delete an artifact with its versions and labels. */
 int catalog_art_del(struct catalog *c, int64_t art_id, struct cmfs_err *err);
+/* Artifact `art_id` takes `name` in its environment: -EEXIST if taken. */
 int catalog_art_rename(struct catalog *c, int64_t art_id, const char *name,
 		       struct cmfs_err *err);
+/* How many artifacts environment `env_id` holds, into *out. */
 int catalog_art_count(struct catalog *c, int64_t env_id, uint64_t *out,
 		      struct cmfs_err *err);
 /* In name order; artifacts without versions are skipped. */
@@ -141,7 +145,11 @@ int catalog_art_by_label(struct catalog *c, int64_t env_id, const char *key,
 			 int (*fn)(void *arg, const struct catalog_artifact *a),
 			 void *arg, struct cmfs_err *err);
 
-/* Versions. */
+/*
+ * Versions.  add: the artifact's next number (never one used before),
+ * its row into *out (NULL: not wanted); get: version `n`, -ENOENT if
+ * none; del: -ENOENT if none; list: in number order.
+ */
 int catalog_ver_add(struct catalog *c, int64_t art_id, const char *sha256,
 		    uint64_t size, int64_t mtime, uint32_t uid,
 		    struct catalog_version *out, struct cmfs_err *err);

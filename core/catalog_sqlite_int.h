@@ -157,6 +157,7 @@ struct sq {
 
 /* ---- the statement helper (catalog_sqlite_stmt.c) ---- */
 
+/* Take / give back the connection's recursive lock (see the top). */
 void sq_lock(struct sq *q);
 void sq_unlock(struct sq *q);
 
@@ -238,6 +239,12 @@ int sq_migrate(struct sq *q, struct cmfs_err *err);
 
 /* ---- the connection (catalog_sqlite_conn.c) ---- */
 
+/*
+ * The backend's entries of the same names in struct catalog_backend, each
+ * with the contract of its catalog_*() in catalog.h (*impl: a struct sq,
+ * freed by sq_close()).  sq_open() creates and migrates the file;
+ * sq_open_existing() never creates one, and with `rdonly` never writes.
+ */
 int sq_open(void **impl, const char *uri, struct cmfs_err *err);
 int sq_open_existing(void **impl, const char *uri, int rdonly,
 		     struct cmfs_err *err);

@@ -253,8 +253,8 @@ static int mutf8_to_utf8(char *d, const uint8_t *s, size_t n)
  * The Utf8 at idx as UTF-8, into buf (cap bytes) if it fits there, else
  * into a malloc'd block: *out is the one or the other (free it unless it
  * is buf).  `what` names it in the error message.  A class names some
- * ten classes and descriptors: a malloc for each was most of the cost of
- * taking them.
+ * ten classes and descriptors, each taken once: the caller's buffer
+ * spares a malloc for each.
  */
 static int utf8_into(char **out, char *buf, size_t cap,
 		     const struct classfile *cf, unsigned idx, const char *what,

@@ -155,6 +155,7 @@ int config_defaults(struct config *c);
  */
 int config_load(struct config *c, const char *file, struct cmfs_err *err);
 
+/* Frees what `c` owns (config_defaults(), config_load()). */
 void config_release(struct config *c);
 
 /* The scope of [env.<env>], or NULL. */

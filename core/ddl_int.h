@@ -2,8 +2,10 @@
  * ddl_int.h - what the files of the DDL module share and nobody else sees.
  *
  * The module is split by stage: ddl_lex.c (arena, UTF-8 check, lexer,
- * positions and error text), ddl_expr.c (data types and expressions),
- * ddl.c (the CREATE TABLE statement, checks, accessors, dump, format) and
+ * positions and error text), ddl_reserved.c (Flink's reserved words),
+ * ddl_type.c (data types), ddl_expr.c (expressions), ddl_func.c (the
+ * built-in functions), ddl.c (the CREATE TABLE statement, accessors),
+ * ddl_check.c (checks on a whole table), ddl_format.c (dump, format) and
  * ddl_merge.c (the LIKE merge).  Everything a table owns lives in one
  * arena that ddl_table_free() releases at once, so no error path has to
  * free a half-built tree piece by piece.
@@ -34,6 +36,11 @@ struct ddl_arena {
 	struct ddl_chunk *head; /* newest chunk first */
 };
 
+/*
+ * `n` zeroed, aligned bytes owned by arena `a`, or NULL on ENOMEM; the
+ * strdup's copy into it.  All of it goes at once with ddl_arena_release().
+ * An arena is used by one thread at a time.
+ */
 void *ddl_arena_alloc(struct ddl_arena *a, size_t n);
 char *ddl_arena_strndup(struct ddl_arena *a, const char *s, size_t n);
 char *ddl_arena_strdup(struct ddl_arena *a, const char *s);
@@ -45,6 +52,7 @@ struct ddl_strv {
 	size_t n, alloc;
 };
 
+/* Appends `s` (kept, not copied) to `sv`, growing it in `a`: 0 or -ENOMEM. */
 int ddl_strv_push(struct ddl_arena *a, struct ddl_strv *sv, char *s);
 /* Index of `s` in `sv`, or -1. */
 long ddl_strv_find(const struct ddl_strv *sv, const char *s);
@@ -143,6 +151,7 @@ struct ddl_table {
 	int merged; /* ddl_merge_like() has run */
 };
 
+/* The SQL keyword of a LIKE strategy / feature (static text). */
 const char *ddl_strategy_name(enum ddl_strategy s);
 const char *ddl_feature_name(enum ddl_feature f);
 /* The column called `name` (case-sensitive), or NULL. */
@@ -198,6 +207,8 @@ struct ddl_parser {
 	const char *ety; /* type of the operand just parsed, NULL unknown */
 };
 
+/* 0 if the whole source is UTF-8 (utf8.h) without NUL bytes, else
+ * -EINVAL with line:col.  Then ddl_lex_init() readies the first token. */
 int ddl_utf8_check(struct ddl_parser *p);
 int ddl_lex_init(struct ddl_parser *p, const char *src, size_t len,
 		 struct ddl_table *t, struct cmfs_err *err);
@@ -218,6 +229,12 @@ int ddl_accept_kw(struct ddl_parser *p, const char *kw, int *rc);
 /* Consume a token that must match, else "expected X, found Y". */
 int ddl_expect_punct(struct ddl_parser *p, char c);
 int ddl_expect_kw(struct ddl_parser *p, const char *kw);
+/* 1 if the token after the current one is keyword `kw` (*rc: 0, or the
+ * look-ahead's -EINVAL). */
+int ddl_next_kw(struct ddl_parser *p, const char *kw, int *rc);
+/* One level deeper in a type or expression: 0, or -EINVAL past
+ * DDL_MAX_DEPTH; the caller decrements p->depth on the way out. */
+int ddl_enter(struct ddl_parser *p);
 
 /* line:col (1-based, columns in characters) of a byte offset. */
 void ddl_linecol(const char *src, size_t len, size_t off, int *line, int *col);
@@ -230,6 +247,9 @@ int ddl_expected(struct ddl_parser *p, const char *what);
 void ddl_tok_describe(const struct ddl_parser *p, const struct ddl_tok *t,
 		      char *out, size_t size);
 
+/* An unsigned integer literal (plain digits, at most INT_MAX) into *out,
+ * consumed; -EINVAL naming `what` otherwise. */
+int ddl_read_uint(struct ddl_parser *p, long *out, const char *what);
 /* Token values, copied into the table's arena. */
 int ddl_ident_value(struct ddl_parser *p, const struct ddl_tok *t, char **out);
 /* The same for a name being declared or listed: -EINVAL for a reserved

@@ -18,6 +18,7 @@
 #include "utf8.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -645,7 +646,52 @@ int ddl_expect_kw(struct ddl_parser *p, const char *kw)
 	return ddl_advance(p);
 }
 
+/* Is the token after the current one the keyword `kw`? */
+int ddl_next_kw(struct ddl_parser *p, const char *kw, int *rc)
+{
+	const struct ddl_tok *n;
+
+	*rc = ddl_peek(p, &n);
+	return !*rc && ddl_is_kw(p, n, kw);
+}
+
+/* Enter one level of nesting at the current token, or fail. */
+int ddl_enter(struct ddl_parser *p)
+{
+	if (p->depth >= DDL_MAX_DEPTH)
+		return ddl_error_at(p, p->cur.off, -EINVAL,
+				    "nested deeper than %d levels",
+				    DDL_MAX_DEPTH);
+	p->depth++;
+	return 0;
+}
+
 /* ---- token values ----------------------------------------------------- */
+
+/*
+ * Read an unsigned integer literal into *out (at most INT_MAX).  `what`
+ * names it for the message.
+ */
+int ddl_read_uint(struct ddl_parser *p, long *out, const char *what)
+{
+	const char *s = p->src + p->cur.off;
+	long v = 0;
+	size_t i;
+
+	if (p->cur.kind != TK_NUMBER)
+		return ddl_expected(p, what);
+	/* a NUMBER token may be 1.5 or 1e3: only plain digits will do */
+	for (i = 0; i < p->cur.len; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return ddl_expected(p, what);
+		v = v * 10 + (s[i] - '0');
+		if (v > INT_MAX)
+			return ddl_error_at(p, p->cur.off, -EINVAL,
+					    "%s is too large", what);
+	}
+	*out = v;
+	return ddl_advance(p);
+}
 
 /* Copy s[0..n) into the arena, turning each doubled `q` into one. */
 static int undouble(struct ddl_parser *p, const char *s, size_t n, char q,

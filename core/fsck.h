@@ -125,6 +125,7 @@ int fsck_run(struct fsck_report **out, const char *store, int repair,
 int fsck_run_url(struct fsck_report **out, const char *store,
 		 const char *url, int repair, struct cmfs_err *err);
 
+/* Frees a report of fsck_run*(); NULL is a no-op. */
 void fsck_report_free(struct fsck_report *r);
 
 /* FSCK_EXIT_OK, _CORRECTED or _UNCORRECTED for a report (harmless

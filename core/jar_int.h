@@ -57,6 +57,7 @@ int jar_input_fd(struct input *src, int fd, struct cmfs_err *err);
 /* An input over `len` bytes at `data` (borrowed). */
 void jar_input_mem(struct input *src, const void *data, size_t len);
 
+/* Frees what the input owns (not its fd); it may be released again. */
 void jar_input_release(struct input *src);
 
 /*

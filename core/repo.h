@@ -582,7 +582,7 @@ int repo_computed_ver(struct repo *r, const char *env, const char *name,
 
 /*
  * The audit trail of `env`.  Lines of reads (resolutions) reach the
- * catalog up to 50 ms after the read; these two write them first.
+ * catalog shortly after the read (a queue); these two write them first.
  */
 int repo_events_size(struct repo *r, const char *env, uint64_t *out);
 int repo_events_read(struct repo *r, const char *env, uint64_t off,

@@ -11,8 +11,8 @@
  * before any change or refusal (so lines keep their order) and before
  * `events` is read: a job start does not pay for a catalog write.
  *
- * The trail is bounded (issue 34: a user without rights wrote 44,464
- * lines in 5 s).  Refusals pass a gate (events.h) that counts repeats and
+ * The trail is bounded, since anyone may be refused as often as a loop
+ * allows.  Refusals pass a gate (events.h) that counts repeats and
  * rate-limits each uid, writing the counts; a resolution whose result did
  * not change since its line is not written again (seen_before()); and
  * retention ([events] max_rows, max_age) removes the oldest lines, on the

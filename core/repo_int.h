@@ -1,8 +1,9 @@
 /*
  * repo_int.h - what the repo*.c files share: struct repo and its
  * threads' state, an upload's state, and the functions one calls in
- * another.  Not for use outside core/repo*.c; each function's contract is
- * at its definition.
+ * another.  Not for use outside core/repo*.c.  Each prototype says what
+ * it does; its definition says how.  Functions run on any FUSE thread
+ * unless they name their own (the later, sync and reaper threads).
  */
 #ifndef CMFS_REPO_INT_H
 #define CMFS_REPO_INT_H
@@ -175,79 +176,171 @@ struct seen {
 	char digest[STORE_SHA_HEX];
 };
 
+/* This thread's depth of nested begin() (0: outside a transaction). */
 extern _Thread_local int in_txn;
 
+/*
+ * Begins (or nests) this thread's catalog transaction, after writing the
+ * read lines queued before it.  0 or -errno of the catalog; end() follows.
+ */
 int begin(struct repo *r, struct cmfs_err *err);
 
+/*
+ * Ends this thread's transaction level with `rc`: commits at the outermost
+ * on 0, else rolls back.  Returns `rc`, or the commit's -errno (-EIO,
+ * -ENOSPC); the change's log lines go out only once committed.
+ */
 int end(struct repo *r, int rc, struct cmfs_err *err);
 
+/*
+ * Before a change that frees space (or takes none): on a full disk, gives
+ * back the reserve's blocks so that its transaction can commit.
+ */
 void room_to_free(struct repo *r);
 
+/* Appends a copy of `sha` to `l` (the caller frees l->sha): 0 or -ENOMEM. */
 int blob_list_add(struct blob_list *l, const char *sha);
 
+/*
+ * Environment `name` into *out: 0, -ENOENT ("does not exist" in `err`) or
+ * -errno of the catalog.
+ */
 int env_get(struct repo *r, const char *name, struct catalog_env *out,
 		   struct cmfs_err *err);
 
+/*
+ * Environment `env` into *e and its artifact `name` into *a, inside a
+ * transaction: 0, -ENOENT with a message, or -errno of the catalog.
+ */
 int art_get(struct repo *r, const char *env, const char *name,
 		   struct catalog_env *e, struct catalog_artifact *a,
 		   struct cmfs_err *err);
 
+/*
+ * Removes version `n` of artifact `name` in `env` (the artifact with its
+ * last one) for `who`, recorded as `action` with `reason` (or NULL); the
+ * caller has authorised it.  0, -ENOENT or -errno of the catalog.
+ */
 int ver_remove(struct repo *r, const struct repo_who *who,
 		      const char *env, const char *name, int64_t n,
 		      const char *action, const char *reason,
 		      struct cmfs_err *err);
 
+/* This thread's log lines of its open transaction, written by end(). */
 extern _Thread_local struct buf txn_log;
 
+/*
+ * Writes each newline-ended line of `lines` to the daemon's log with
+ * result `rc`.
+ */
 void log_lines(struct repo *r, const char *lines, int rc);
 
+/* Sets up the queue of read events (struct later); no thread yet. */
 void later_init(struct repo *r);
 
+/* Starts the later thread if it is not running and has it look again. */
 void later_arm(struct repo *r);
 
+/* Stops the later thread and writes the lines still queued. */
 void later_stop(struct repo *r);
 
+/*
+ * events_gate's callback: writes a line of the refusal gate (the end of a
+ * run, or a count) to the events of `env`.
+ */
 void gate_emit(void *arg, const char *env, const char *line, int rc);
 
+/*
+ * Finishes event `e` with `rc` (and `err`'s message) and stores it in the
+ * events of `env` (NULL: the daemon's log only).  Inside a transaction the
+ * line commits with the change; refusals pass the gate (events.h).
+ */
 void record(struct repo *r, struct event *e, const char *env, int rc,
 		   const struct cmfs_err *err);
 
+/*
+ * Finishes event `e` of a read and logs it; its line is queued for the
+ * events of `env` (the later thread writes it), so a reader never waits.
+ */
 void record_later(struct repo *r, struct event *e, const char *env,
 			 int rc, const struct cmfs_err *err);
 
+/*
+ * Applies [events] max_rows and max_age to each environment's events, in
+ * its own transaction; never inside a change's.  `now`: repo_now().
+ */
 void retain(struct repo *r, int64_t now);
 
+/*
+ * Keeps why the last write of table `name` in `env` was refused (`msg`) on
+ * its row (user.cmfs.error), in its own transaction; failures are ignored.
+ */
 void table_refusal(struct repo *r, const char *env, const char *name,
 			  const char *msg);
 
+/* Sets up the reaper (struct reaper); its thread starts when first needed. */
 void reaper_init(struct repo *r);
 
+/* An upload's staging file is open (r->staged counts it; atomic). */
 void staged(struct repo *r);
 
+/* Closes upload `u`'s staging file; the last one wakes the reaper. */
 void unstage(struct repo_upload *u);
 
+/* Stops the reaper's thread and unlinks the blobs still queued. */
 void reaper_stop(struct repo *r);
 
+/*
+ * Frees the blobs in `shas` that no version refers to now: out of the
+ * store under gc_lock, unlinked later by the reaper.
+ */
 void unlink_unused(struct repo *r, char (*shas)[STORE_SHA_HEX],
 			  size_t n);
 
+/*
+ * Sets up the syncer of [store] sync = batch; its thread starts when first
+ * needed (after the daemon's fork).
+ */
 void sync_init(struct repo *r);
 
+/* A change was committed: has it on disk within SYNC_MS (sync = batch). */
 void sync_later(struct repo *r);
 
+/* Stops the syncer's thread and syncs what is left. */
 void sync_stop(struct repo *r);
 
+/*
+ * At open: checks each blob still listed as unsynced and takes back every
+ * version whose blob does not hold its bytes, recorded in events.
+ */
 void recover(struct repo *r);
 
+/* Frees list `l` and every label on it; NULL is a no-op. */
 void label_free(struct label *l);
 
+/*
+ * 0 if label `key` = `value` (`len` bytes) passes the syntax and value
+ * rules of `cfg`, else -EINVAL with the reason in `err`.
+ */
 int label_check(const struct config *cfg, const char *key,
 		       const char *value, size_t len, struct cmfs_err *err);
 
+/*
+ * Checks the labels artifact `art_id` (0: new) will carry after `pending`:
+ * at most [limits] labels, sql-artifact labels borne out by inspection
+ * `rep` (NULL: no check).  0, -EINVAL, -EDQUOT or -errno of the catalog.
+ */
 int check_labels(struct repo *r, const char *name, int64_t art_id,
 			const struct label *pending,
 			const struct jar_report *rep, struct cmfs_err *err);
 
+/*
+ * The commit of every upload: bytes [0, size) with SHA-256 `sha`, at `mem`
+ * (inline blob) or in staging file `fd`, become the next version of `name`
+ * in `env` with label changes `pending`.  *early (taken, may be NULL) is an
+ * inspection made before.  *out: the latest version.  0 or the refusal's
+ * -errno (DESIGN.md's table); nothing changes on failure.
+ */
 int commit_fd(struct repo *r, const struct repo_who *who,
 		     const char *env, const char *name, int fd, const void *mem,
 		     uint64_t size, const char *sha,
@@ -255,20 +348,50 @@ int commit_fd(struct repo *r, const struct repo_who *who,
 		     const char *action, struct catalog_version *out,
 		     struct cmfs_err *err);
 
+/*
+ * 1 if a blob of `size` bytes is stored inline ([store] inline_max; 0:
+ * never), else 0.
+ */
 int fits_inline(const struct repo *r, uint64_t size);
 
+/*
+ * Room in memory for upload `u`'s first `need` bytes, the new ones zero: 0,
+ * -ENOSPC when they are not to be held in memory (over inline_max, or over
+ * HELD_MAX with the other uploads), or -ENOMEM.
+ */
 int hold(struct repo_upload *u, uint64_t need);
 
+/*
+ * Makes upload `u`'s bytes up to offset `end` ready to be read or changed:
+ * in memory while they fit, else in the staging file.  0 or -errno.
+ */
 int ready(struct repo_upload *u, uint64_t end);
 
+/*
+ * Appends a copy of label change `key` = `value` (NULL: remove) to `list`,
+ * which the caller frees with label_free().  0 or -ENOMEM.
+ */
 int label_push(struct label **list, const char *key,
 		      const char *value);
 
+/*
+ * Artifact `name` of `env` into *a, outside a transaction and with no
+ * message: 0, -ENOENT or -errno of the catalog.
+ */
 int art_find(struct repo *r, const char *env, const char *name,
 		    struct catalog_artifact *a);
 
+/*
+ * store_scratch_staged()'s callback at open (`arg`: struct settle): a
+ * scratch file that a crash left staged for artifact `name` goes if its
+ * commit happened, else is put back.  Always 0 (go on).
+ */
 int settle_staged_art(void *arg, const char *name, const char *scratch);
 
+/*
+ * At open: settles the renames of scratch files onto tables and artifacts
+ * that a crash cut.
+ */
 void settle_renames(struct repo *r);
 
 #endif

@@ -21,9 +21,9 @@
  * A freed blob leaves the store at once, renamed aside under gc_lock
  * (store_blob_retire), and a thread of the lowest priority (struct reaper,
  * SCHED_IDLE) unlinks it once no upload is being written, or after
- * REAP_WAIT_MS: the unlink of a 256 MiB blob is ~90 ms of CPU that an
- * upload beside it, or the rm that freed it, would otherwise share or
- * wait for.
+ * REAP_WAIT_MS: unlinking a large blob drops its pages from the cache and
+ * frees its blocks, CPU work that an upload beside it, or the rm that
+ * freed it, would otherwise share or wait for.
  */
 #define _GNU_SOURCE /* SCHED_IDLE, gettid() */
 #include "repo_int.h"
@@ -208,9 +208,9 @@ static int few_add(void *arg, const char *const *row)
 
 /*
  * The store's part of a sync, and the catalog's: the unsynced blobs one
- * by one, then the catalog's files, when there are SYNC_FEW or fewer
- * (after a big upload, a syncfs() would also write out the next one,
- * being written: 60-100 ms of its time here); else one syncfs().
+ * by one, then the catalog's files, when there are SYNC_FEW or fewer (a
+ * syncfs() would also write out an upload still being written, which
+ * then waits for it); else one syncfs().
  */
 static int sync_blobs(struct repo *r, struct cmfs_err *err)
 {

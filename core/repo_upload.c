@@ -7,10 +7,10 @@
  * are held in memory while written (hold(), HELD_MAX for all uploads
  * together) and commit as an inline blob, a row of the catalog written in
  * the version's own transaction (blob.h): no staging file and no blob file
- * are made.  On ext4 here, making a file cost more than all the rest of a
- * small upload (O_TMPFILE and linkat ~150-300 us against ~10 us for the
- * row).  An upload that outgrows the limit, or finds the memory taken, is
- * written to a staging file.
+ * are made: making a file (its inode, its link, its directory entry)
+ * costs more than all the rest of a small upload.  An upload that
+ * outgrows the limit, or finds the memory taken, is written to a staging
+ * file.
  */
 #define _GNU_SOURCE
 #include "repo_int.h"
@@ -609,11 +609,11 @@ static int ends_like_zip(const unsigned char *p, uint64_t len, uint64_t from,
 }
 
 /*
- * A small upload is one write (cp), and its close comes some 20 us after
- * that write's reply: the client wakes, reads the end of its input, and
- * closes.  Inspecting the bytes in that time, instead of at the commit,
- * takes the inspection (~16 us of a small JAR) out of the close's wait:
- * the request loop reads the close as soon as this is done.
+ * A small upload is one write (cp), and its close comes only after that
+ * write's reply: the client wakes, reads the end of its input, and
+ * closes.  Inspecting the bytes in that gap, instead of at the commit,
+ * takes the inspection out of the close's wait: the request loop reads
+ * the close as soon as this is done.
  */
 int repo_upload_inspect_early(struct repo_upload *u)
 {
@@ -671,8 +671,8 @@ ssize_t repo_upload_write(struct repo_upload *u, const void *data,
 			 * writeback starts there too (the commit's fsync
 			 * waits for it); with batch, the sync after the
 			 * commit writes it: started during the upload, it
-			 * took the CPU cp and the hash wanted (256 MiB:
-			 * 0.25-0.38 s against 0.22 s without).
+			 * would only take the CPU that cp and the hash
+			 * want.
 			 */
 			if (u->hashed >= PIPE_FROM && u->fd >= 0 &&
 			    !store_pipe_new(&u->pipe, u->fd, u->hash, u->hashed,
@@ -803,9 +803,8 @@ int art_find(struct repo *r, const char *env, const char *name,
 
 /*
  * A large JAR's close: the thread hashing it aside (the pipe) is still
- * some tens of milliseconds behind the last write, while the inspection
- * (100 ms and more of a shaded JAR) waited for the hash only to look its
- * result up by SHA-256.  Inspect the staged bytes now, while the hash
+ * behind the last write, and the inspection, the longer of the two,
+ * would wait for the hash only to look its result up by SHA-256.  Inspect the staged bytes now, while the hash
  * ends, unless the artifact's latest version has this very size: then
  * they are likely the same bytes (cp of the same JAR again), and the
  * look-up after the hash spares the inspection.  The report, or NULL

@@ -88,6 +88,7 @@ int resolve_uses(const struct resolution *res, const char *name);
  */
 struct resolve_cache;
 
+/* An empty cache, or NULL on ENOMEM; resolve_cache_free(NULL) is a no-op. */
 struct resolve_cache *resolve_cache_new(void);
 void resolve_cache_free(struct resolve_cache *rc);
 

@@ -36,6 +36,7 @@ int shortlist_add(struct shortlist *l, const char *fmt, ...)
  */
 const char *shortlist_str(struct shortlist *l, const char *none);
 
+/* Frees the text that shortlist_str() returned. */
 void shortlist_release(struct shortlist *l);
 
 #endif

@@ -165,9 +165,8 @@ int store_blob_unlink(struct store *s, const char *sha);
  * Take blob `sha` out of the store now and leave its unlink for later
  * (store_reap): it is renamed into staging/, which the next store_open()
  * sweeps should nobody reap it first.  Unlinking a big blob drops its
- * pages from the cache and frees its blocks (~90 ms of CPU for 256 MiB on
- * the machines of bench/RESULTS.md), work that the caller, who holds the
- * lock uploads commit under, need not wait for.  `name` gets the name to
+ * pages from the cache and frees its blocks, work that the caller, who
+ * holds the lock uploads commit under, need not wait for.  `name` gets the name to
  * reap, or "" when there is nothing to reap (no such blob, or the rename
  * failed and the blob was unlinked here).
  */

@@ -6,8 +6,8 @@
  * answers an open (FOPEN_PASSTHROUGH): the kernel then reads and maps it
  * itself.  No READ request reaches the daemon, and the page cache is the
  * store file's own, so a warm read of a version costs what a read of the
- * store's file costs (FUSE's own cache holds small pages: about half the
- * speed on the machines we measured; bench/findings.md).
+ * store's file costs (a warm read through FUSE's own cache is slower:
+ * bench/findings.md).
  *
  * libfuse 3.14 (Debian 12) predates the feature: it neither asks for it
  * at INIT nor has a field for a backing id in its open reply.  Both are

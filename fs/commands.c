@@ -78,14 +78,11 @@ static int options(int argc, char **argv, const char *shorts,
  * back before exit.  Virtual memory; only what is touched is resident.
  * Not for the daemon, which reuses its heap.
  *
- * It used to ask for transparent huge pages too (fewer faults: ~1,800
- * against ~4,900), and was no slower run back to back; but a VM that
- * reports free memory to its host (virtio-balloon free page reporting)
- * reports it in 2 MiB blocks, so a huge page is nearly always one the
- * host dropped, 512 host faults at once, while 4 KiB pages come first
- * from memory freed and not reported yet.  After a pause, or after
- * another program ran (the benchmark's jdeps), the inspection was 7-25 ms
- * slower with them.
+ * It asks for no transparent huge pages: a VM that reports free memory
+ * to its host (virtio-balloon free page reporting) reports it in 2 MiB
+ * blocks, so a huge page is nearly always one the host dropped, 512 host
+ * faults at once, while 4 KiB pages come first from memory freed and not
+ * reported yet.
  */
 #define ONE_SHOT_HEAP ((size_t)32 << 20)
 

@@ -515,8 +515,8 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
  * After an upload's commit through handle f: 1 when the kernel's cache of
  * the name holds only what f wrote (struct node.solo), so that nothing is
  * stale; the next commit through any handle invalidates as usual.  An
- * invalidation per upload was 7 % of 1,000 small uploads' time (a thread
- * woken, a notification, pages dropped that were right).
+ * invalidation per upload would wake a thread, send a notification and
+ * drop pages that were right.
  */
 static int solo_commit(struct cmfs *c, struct fh *f)
 {

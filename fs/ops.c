@@ -391,12 +391,10 @@ int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 	 * cp and cat move a file's st_blksize at a time: 256 KiB is 1,024
 	 * WRITEs for 256 MiB (and, where uploads go through FUSE's page
 	 * cache, as many security.capability look-ups).  Not 1 MiB: cp then
-	 * gets a new mapping for its buffer at every file, two page faults
-	 * of ~70 us each here, a quarter of a small upload's time (10,000
-	 * small files: 20,314 faults in cp, against 316 at 256 KiB).  A
-	 * directory's is what glibc sizes its getdents() buffer by: 1 MiB
-	 * there made every READDIR a 1 MiB buffer, mapped and unmapped by
-	 * malloc at each request (find took three times as long).
+	 * gets a new mapping for its buffer at every file, page faults that
+	 * weigh on every small upload.  A directory's is what glibc sizes
+	 * its getdents() buffer by: a large one makes malloc map and unmap
+	 * a buffer at each READDIR.
 	 */
 	st->st_blksize = path_is_dir(n->kind) ? 4096 : 256 << 10;
 	if (n->kind >= N_ENV && n->kind != N_INVALID) {

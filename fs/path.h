@@ -140,6 +140,7 @@ struct paths;
 int path_new(struct paths **out);
 void path_free(struct paths *t);
 
+/* The root node (inode 1), which lives as long as the table. */
 struct node *path_root(struct paths *t);
 /* The node of an inode number. */
 struct node *path_node(struct paths *t, uint64_t ino);

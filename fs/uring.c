@@ -3,10 +3,10 @@
  *
  * Through /dev/fuse a request wakes whichever daemon thread waits in
  * read(), on whatever CPU the scheduler picks, and the reply then wakes
- * the caller where it slept.  On the 2-vCPU machines we measure on, the
- * two crossed CPUs for a third to a half of all requests, and each such
- * wake-up costs ~30 us (an IPI to a halted vCPU): more than cmfs's whole
- * work for a label (bench/findings.md).  Over io_uring the kernel queues a
+ * the caller where it slept.  The two often run on different CPUs, and
+ * waking a halted one (an IPI; on a VM, a trip through the host) costs
+ * more than cmfs's whole work for a small request such as a label
+ * (bench/findings.md).  Over io_uring the kernel queues a
  * request on the ring of the CPU its caller runs on.  Here each CPU has
  * entries of its own, each an io_uring served by a thread bound to that
  * CPU, so caller and daemon take turns on one CPU; a slow request (a large

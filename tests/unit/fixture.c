@@ -126,15 +126,19 @@ const char *fixture_last_event(struct fixture *f, const char *env)
 	return line;
 }
 
+int t_pass, t_fail;
+
 char *fixture_read(const char *path, size_t *len, const char *why)
 {
 	char *b = t_slurp(path, len);
 
-	if (!b)
+	if (!b) {
+		t_fail++;
 		fprintf(stderr,
-			"SKIP: %s: no %s (run from tests/ with the "
+			"FAIL: %s: no %s (run from tests/ with the "
 			"fixtures built)\n",
 			why, path);
+	}
 	return b;
 }
 

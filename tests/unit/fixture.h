@@ -74,7 +74,8 @@ const char *fixture_events(struct fixture *f, const char *env);
 const char *fixture_last_event(struct fixture *f, const char *env);
 
 /* The bytes of file `path` (malloc'd, NUL-terminated; the length into
- * *len), or NULL after a "SKIP: <why>" line on stderr. */
+ * *len), or NULL after a "FAIL: <why>" line on stderr: a missing fixture
+ * (run from outside tests/, or not built) fails the binary's tests. */
 char *fixture_read(const char *path, size_t *len, const char *why);
 
 /* fixture_read() of tests/fixtures/jars/<name> (run with cwd = tests/). */

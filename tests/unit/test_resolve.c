@@ -7,7 +7,7 @@
  * uploads fixture JARs (tests/fixtures/jars/, run with cwd = tests/),
  * labels them, writes tables, and resolves them both directly
  * (resolve_table + resolve_render) and through repo_resolve().  A test
- * that needs a fixture and does not find it fails (need()).
+ * that needs a fixture and does not find it fails (fixture_read()).
  */
 #define _GNU_SOURCE
 #include "t.h"
@@ -134,26 +134,13 @@ static int table_write(struct fixture *x, const char *env, const char *name,
 	return rc;
 }
 
-/*
- * `data`, a fixture's bytes as fixture_read() gives them; NULL, a missing
- * fixture (run from outside tests/, or not built), fails the test.
- */
-static char *need(char *data)
-{
-	if (!data) {
-		t_fail++;
-		fprintf(stderr, "%s: a fixture is missing: FAIL\n", __FILE__);
-	}
-	return data;
-}
-
 /* Upload fixture `file` as `name` and label it; 0 or -errno (or 1: no
- * fixture, a failure need() counted). */
+ * fixture, a failure fixture_read() counted). */
 static int put_jar(struct fixture *x, const char *env, const char *file,
 		   const char *name, const char *type, const char *id)
 {
 	size_t len = 0;
-	char *data = need(fixture_jar(file, &len, name));
+	char *data = fixture_jar(file, &len, name);
 	int rc;
 
 	if (!data)
@@ -314,7 +301,7 @@ static void test_mongodb_example(void)
 	size_t dlen = 0;
 	int rc;
 
-	ddl = need(fixture_read(MONGO_DDL_FILE, &dlen, "the MongoDB example"));
+	ddl = fixture_read(MONGO_DDL_FILE, &dlen, "the MongoDB example");
 	setup(&x);
 	T_INTEQ(mkenv(&x, "prod"), 0);
 	if (!ddl || put_jar(&x, "prod", "mongodb.jar", "mongodb-connector.jar",
@@ -412,7 +399,7 @@ static void test_latest_version(void)
 	size_t len = 0;
 	int rc;
 
-	v2 = need(fixture_read(MONGO_V2_FILE, &len, "latest version"));
+	v2 = fixture_read(MONGO_V2_FILE, &len, "latest version");
 	setup(&x);
 	T_INTEQ(mkenv(&x, "prod"), 0);
 	if (!v2 || put_jar(&x, "prod", "mongodb.jar", "mongodb-connector.jar",
@@ -924,10 +911,9 @@ static void test_not_jar(void)
 	size_t mlen = 0, plen = 0;
 	int rc;
 
-	mongo = need(fixture_jar("mongodb.jar", &mlen, "a non-JAR name"));
-	plain = need(fixture_read("integ/data/plain-v1.jar", &plen,
-			     "a zip without "
-			     "factories"));
+	mongo = fixture_jar("mongodb.jar", &mlen, "a non-JAR name");
+	plain = fixture_read("integ/data/plain-v1.jar", &plen,
+			     "a zip without factories");
 	setup(&x);
 	c = repo_catalog(x.r);
 	T_INTEQ(mkenv(&x, "dev"), 0);
@@ -1051,7 +1037,7 @@ static void test_like(void)
 	size_t dlen = 0;
 	int rc;
 
-	ddl = need(fixture_read(MONGO_DDL_FILE, &dlen, "LIKE"));
+	ddl = fixture_read(MONGO_DDL_FILE, &dlen, "LIKE");
 	setup(&x);
 	T_INTEQ(mkenv(&x, "prod"), 0);
 	if (!ddl || put_jar(&x, "prod", "mongodb.jar", "mongodb-connector.jar",
