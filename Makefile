@@ -23,7 +23,9 @@ CORE_PKGS := sqlite3 libzip libdeflate inih libcrypto libpq jansson
 FS_PKGS   := fuse3 liburing
 TEST_PKGS := zlib
 
-BUILD := build$(if $(SANITIZE),-san)
+# Each sanitizer build has its own objects: ThreadSanitizer cannot link
+# with AddressSanitizer's.
+BUILD := build$(if $(SANITIZE),$(if $(findstring thread,$(SANITIZE)),-tsan,-san))
 
 WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wold-style-definition -Wwrite-strings \
@@ -184,6 +186,6 @@ deb:
 	dpkg-buildpackage -us -uc -b
 
 clean:
-	rm -rf build build-san build-fuzz cmfs
+	rm -rf build build-san build-tsan build-fuzz cmfs
 
--include $(shell find build build-san -name '*.d' 2>/dev/null)
+-include $(shell find build build-san build-tsan -name '*.d' 2>/dev/null)
