@@ -456,7 +456,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
 	(void)ino;
 	pthread_mutex_lock(&f->lock);
 	f->wrote = 1;
-	f->refused = 0;
+	__atomic_store_n(&f->refused, 0, __ATOMIC_RELAXED);
 	switch (f->kind) {
 	case FH_UPLOAD:
 		n = repo_upload_write(f->up, data, size, off);
@@ -495,7 +495,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
 			rc = buf_add(&f->data, data, size);
 		}
 		n = rc ? rc : (ssize_t)size;
-		f->dirty = 1;
+		__atomic_store_n(&f->dirty, 1, __ATOMIC_RELAXED);
 		break;
 	default:
 		break;
@@ -568,9 +568,9 @@ int commit(fuse_req_t req, struct fh *f, int at_flush)
 		rc = repo_table_write(c->repo, &w, n->env, n->obj,
 				      buf_str(&f->data), f->data.len, &err);
 		if (!rc)
-			f->dirty = 0;
+			__atomic_store_n(&f->dirty, 0, __ATOMIC_RELAXED);
 	}
-	f->refused = rc != 0;
+	__atomic_store_n(&f->refused, rc != 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&f->lock);
 	return rc;
 }

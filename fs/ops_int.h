@@ -39,9 +39,12 @@ struct fh {
 	struct repo_upload *up;		/* FH_UPLOAD */
 	struct buf data;		/* FH_TEXT, FH_SNAP, FH_DIR */
 	uint64_t size;			/* FH_EVENTS: the log's size at open */
-	int dirty;			/* FH_TEXT: not yet committed */
+	int dirty;			/* FH_TEXT: not yet committed (f->lock;
+					 * stored atomically: writes() reads
+					 * it without the lock) */
 	int wrote;			/* bytes written since open */
-	int refused;			/* the last commit was refused */
+	int refused;			/* the last commit was refused (as
+					 * `dirty`) */
 	int creator;			/* opened by the create of its node */
 	int failed;			/* FH_TEXT: a write failed */
 	int paged;			/* FH_SNAP of N_RJARS: 1 read through
