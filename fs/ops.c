@@ -434,7 +434,10 @@ int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		set_time(st, v.mtime);
 		return 0;
 	case N_ART:
-		if (n->placeholder)
+		path_lock(c->paths);
+		rc = n->placeholder != NULL; /* made by mknod: empty */
+		path_unlock(c->paths);
+		if (rc)
 			return 0;
 		w = live_writer(c, n);
 		if (w) {
@@ -489,7 +492,10 @@ int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 	case N_TABLE:
 		w = live_writer(c, n);
 		if (w) {
+			/* A write may be growing the text: its lock. */
+			pthread_mutex_lock(&w->lock);
 			st->st_size = (off_t)w->data.len;
+			pthread_mutex_unlock(&w->lock);
 			fh_put(c, w);
 			return 0;
 		}
