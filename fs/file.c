@@ -363,9 +363,10 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	 * attributes may be kept for the creator's fstat() (cp makes one
 	 * before it writes: a request per upload).  Its writes drop the
 	 * size and times the kernel keeps, and any look-up of the name
-	 * (not cached) brings the committed ones.
+	 * (not cached) brings the committed ones.  (n->solo as read above:
+	 * another opener clears it under the paths lock.)
 	 */
-	if (n->kind == N_ART && n->solo && !shared(c))
+	if (n->kind == N_ART && fh_of(fi)->creator && !shared(c))
 		e.attr_timeout = cfg_of(c)->mount.attr_timeout;
 	e.ino = path_ino(n);
 	e.attr.st_ino = e.ino;
