@@ -3,6 +3,8 @@
 #   make                       build ./cmfs
 #   make check                 unit tests, then integration tests (root, FUSE)
 #   make SANITIZE=address,undefined check
+#   make check-tsan            unit tests and the concurrent integration
+#                              tests under ThreadSanitizer (not in CI)
 #   make deps                  install the Debian packages (root)
 #   make install PREFIX=/usr DESTDIR=...   (make uninstall: the same files)
 #   make man                   check the manual page (groff warnings fail)
@@ -23,7 +25,9 @@ CORE_PKGS := sqlite3 libzip libdeflate inih libcrypto libpq jansson
 FS_PKGS   := fuse3 liburing
 TEST_PKGS := zlib
 
-BUILD := build$(if $(SANITIZE),-san)
+# Each sanitizer build has its own objects: ThreadSanitizer cannot link
+# with AddressSanitizer's.
+BUILD := build$(if $(SANITIZE),$(if $(findstring thread,$(SANITIZE)),-tsan,-san))
 
 WARN := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes \
 	-Wmissing-prototypes -Wold-style-definition -Wwrite-strings \
@@ -52,8 +56,8 @@ UNIT_OBJ := $(BUILD)/tests/fixture.o
 TOOL_BIN := $(TOOL_SRC:tests/tools/%.c=$(BUILD)/tools/%)
 CORE_LIB := $(BUILD)/libcmfscore.a
 
-.PHONY: all cmfs check check-unit check-integ clean install uninstall deps \
-	bench bench-pg soak fuzz man deb
+.PHONY: all cmfs check check-unit check-integ check-tsan clean install \
+	uninstall deps bench bench-pg soak fuzz man deb
 
 all: cmfs
 
@@ -106,6 +110,21 @@ check-unit: $(UNIT_BIN)
 
 check-integ: cmfs $(TOOL_BIN)
 	CMFS_BUILD=$(BUILD) sh tests/integ/run.sh
+
+# ThreadSanitizer over the unit tests and the integration tests that drive
+# requests in parallel: a report fails a unit binary (its exit code) or an
+# integration test (lib.sh finds it in the daemon's log).  The daemon is
+# build-tsan/cmfs; ./cmfs stays the last plain or ASan build.  Built
+# first, so that no compiler runs beside the tests (some are timed).
+TSAN_INTEG ?= t_stress t_replace t_chaos t_upload t_rcache t_passthrough \
+	t_versions t_uring
+check-tsan:
+	$(MAKE) SANITIZE=thread build-tsan/cmfs \
+		$(TOOL_BIN:$(BUILD)/%=build-tsan/%) \
+		$(UNIT_BIN:$(BUILD)/%=build-tsan/%)
+	$(MAKE) SANITIZE=thread check-unit
+	CMFS_BUILD=build-tsan CMFS=$(CURDIR)/build-tsan/cmfs \
+		sh tests/integ/run.sh $(TSAN_INTEG:%=%.sh)
 
 bench: cmfs
 	sh bench/run.sh
@@ -184,6 +203,6 @@ deb:
 	dpkg-buildpackage -us -uc -b
 
 clean:
-	rm -rf build build-san build-fuzz cmfs
+	rm -rf build build-san build-tsan build-fuzz cmfs
 
--include $(shell find build build-san -name '*.d' 2>/dev/null)
+-include $(shell find build build-san build-tsan -name '*.d' 2>/dev/null)

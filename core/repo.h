@@ -9,7 +9,9 @@
  * or was refused.  A refused change leaves everything as it was.
  *
  * Thread safety: every function may be called from any thread.  A struct
- * repo_upload belongs to one open file; its callers serialise its use.
+ * repo_upload belongs to one open file; its callers serialise its use,
+ * except repo_upload_size() and repo_upload_dirty(), which anyone may call
+ * meanwhile (each reads one value atomically: current, or just before).
  */
 #ifndef CMFS_REPO_H
 #define CMFS_REPO_H

@@ -148,6 +148,12 @@ struct repo_upload {
 	char name[254];
 	int fd;			/* staging file, -1 until needed */
 	char base[STORE_SHA_HEX]; /* blob to copy when staging, "" = empty */
+	/*
+	 * `size` and `dirty` are written by the upload's user alone, but
+	 * read by anyone through repo_upload_size() and repo_upload_dirty()
+	 * (fs/: a stat or a label while the upload is written): each is
+	 * stored and read atomically, every other field is the user's.
+	 */
 	uint64_t size;
 	struct store_hash *hash; /* over [0, hashed) of the staged bytes */
 	struct store_pipe *pipe; /* or, past PIPE_FROM, hashing on a thread */

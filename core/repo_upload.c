@@ -683,10 +683,11 @@ ssize_t repo_upload_write(struct repo_upload *u, const void *data,
 		u->hash_broken = 1;
 	}
 	if ((uint64_t)off + (uint64_t)n > u->size)
-		u->size = (uint64_t)off + (uint64_t)n;
+		__atomic_store_n(&u->size, (uint64_t)off + (uint64_t)n,
+				 __ATOMIC_RELAXED);
 	u->wrote_from = (uint64_t)off;
 	u->wrote_to = (uint64_t)off + (uint64_t)n;
-	u->dirty = 1;
+	__atomic_store_n(&u->dirty, 1, __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -730,14 +731,14 @@ int repo_upload_truncate(struct repo_upload *u, off_t size)
 		return -errno;
 	if ((uint64_t)size < u->hashed || (uint64_t)size > u->size)
 		u->hash_broken = 1;
-	u->size = (uint64_t)size;
-	u->dirty = 1;
+	__atomic_store_n(&u->size, (uint64_t)size, __ATOMIC_RELAXED);
+	__atomic_store_n(&u->dirty, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
 uint64_t repo_upload_size(const struct repo_upload *u)
 {
-	return u->size;
+	return __atomic_load_n(&u->size, __ATOMIC_RELAXED);
 }
 
 int repo_upload_doomed(const struct repo_upload *u)
@@ -747,7 +748,7 @@ int repo_upload_doomed(const struct repo_upload *u)
 
 int repo_upload_dirty(const struct repo_upload *u)
 {
-	return u->dirty;
+	return __atomic_load_n(&u->dirty, __ATOMIC_RELAXED);
 }
 
 /* Append a label change to a list (value NULL = remove). */
@@ -781,7 +782,7 @@ int repo_upload_label(struct repo_upload *u, const char *key,
 	if (!rc && label_push(&u->pending, key, value))
 		rc = cmfs_err_set(err, -ENOMEM, "out of memory");
 	if (!rc)
-		u->dirty = 1;
+		__atomic_store_n(&u->dirty, 1, __ATOMIC_RELAXED);
 	return rc;
 }
 
@@ -909,7 +910,7 @@ int repo_upload_commit(struct repo_upload *u, const struct repo_who *who,
 	let_go(u);
 	memcpy(u->base, sha, STORE_SHA_HEX);
 	u->hash_broken = 1;
-	u->dirty = 0;
+	__atomic_store_n(&u->dirty, 0, __ATOMIC_RELAXED);
 	label_free(u->pending);
 	u->pending = NULL;
 	return 0;

@@ -56,6 +56,7 @@
 
 #include "cmfs.h"
 #include "kproto.h"
+#include "tsan.h"
 #include "uring.h"
 
 #define OVERLAYFS_MAGIC 0x794c7630
@@ -88,6 +89,7 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 	const struct k_in_header *h = buf;
 	const struct k_init_in *in = (const void *)(h + 1);
 
+	tsan_request(c);
 	/* INIT is the first request: no other is read before its reply. */
 	if (!__atomic_load_n(&b->init_seen, __ATOMIC_RELAXED) &&
 	    n >= (ssize_t)(sizeof(*h) + sizeof(*in)) &&
@@ -165,6 +167,7 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 	struct k_init_out *init = NULL;
 	ssize_t n;
 
+	tsan_reply(c);
 	/* A reply (not a notification): nothing stale is read after it. */
 	if (h->unique)
 		cmfs_settle(c, 0);
@@ -202,8 +205,13 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 static ssize_t io_splice(int fdin, off_t *offin, int fdout, off_t *offout,
 			 size_t len, unsigned int flags, void *userdata)
 {
-	(void)userdata;
-	return splice(fdin, offin, fdout, offout, len, flags);
+	ssize_t n;
+
+	/* A reply spliced out, or a request spliced in (tsan.h). */
+	tsan_reply(userdata);
+	n = splice(fdin, offin, fdout, offout, len, flags);
+	tsan_request(userdata);
+	return n;
 }
 
 void backing_attach(struct cmfs *c, int want, int uring)

@@ -58,9 +58,11 @@ struct cmfs {
 	 * "Resolved files in the page cache").  `slock` serialises
 	 * cmfs_settle() (the generation settled last is repo's,
 	 * repo_settled()); the paths lock guards `epoch` (settles so far,
-	 * + 1) and `told`, the inodes told since.
+	 * + 1) and `told`, the inodes told since.  `quiet` (slock): the
+	 * unmount is near, and /dev/fuse may be closed: no notification.
 	 */
 	pthread_mutex_t slock;
+	int quiet;
 	uint64_t epoch;
 	uint64_t *told;
 	size_t ntold, ctold;

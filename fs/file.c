@@ -363,9 +363,10 @@ void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	 * attributes may be kept for the creator's fstat() (cp makes one
 	 * before it writes: a request per upload).  Its writes drop the
 	 * size and times the kernel keeps, and any look-up of the name
-	 * (not cached) brings the committed ones.
+	 * (not cached) brings the committed ones.  (n->solo as read above:
+	 * another opener clears it under the paths lock.)
 	 */
-	if (n->kind == N_ART && n->solo && !shared(c))
+	if (n->kind == N_ART && fh_of(fi)->creator && !shared(c))
 		e.attr_timeout = cfg_of(c)->mount.attr_timeout;
 	e.ino = path_ino(n);
 	e.attr.st_ino = e.ino;
@@ -456,7 +457,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
 	(void)ino;
 	pthread_mutex_lock(&f->lock);
 	f->wrote = 1;
-	f->refused = 0;
+	__atomic_store_n(&f->refused, 0, __ATOMIC_RELAXED);
 	switch (f->kind) {
 	case FH_UPLOAD:
 		n = repo_upload_write(f->up, data, size, off);
@@ -495,7 +496,7 @@ void op_write(fuse_req_t req, fuse_ino_t ino, const char *data,
 			rc = buf_add(&f->data, data, size);
 		}
 		n = rc ? rc : (ssize_t)size;
-		f->dirty = 1;
+		__atomic_store_n(&f->dirty, 1, __ATOMIC_RELAXED);
 		break;
 	default:
 		break;
@@ -568,9 +569,9 @@ int commit(fuse_req_t req, struct fh *f, int at_flush)
 		rc = repo_table_write(c->repo, &w, n->env, n->obj,
 				      buf_str(&f->data), f->data.len, &err);
 		if (!rc)
-			f->dirty = 0;
+			__atomic_store_n(&f->dirty, 0, __ATOMIC_RELAXED);
 	}
-	f->refused = rc != 0;
+	__atomic_store_n(&f->refused, rc != 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&f->lock);
 	return rc;
 }

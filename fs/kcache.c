@@ -87,6 +87,13 @@ void cmfs_inval_quiesce(struct cmfs *c)
 {
 	repo_unwatch(c->repo);
 	thread_worker_quit(&c->q);
+	/* A ring's thread may still be answering a request, and its reply
+	 * settling (cmfs_settle()), when the unmount closes /dev/fuse: it
+	 * must not write a notification to that descriptor, which another
+	 * file may have taken by then. */
+	pthread_mutex_lock(&c->slock);
+	c->quiet = 1;
+	pthread_mutex_unlock(&c->slock);
 }
 
 void cmfs_inval_stop(struct cmfs *c)
@@ -353,7 +360,7 @@ void cmfs_settle(struct cmfs *c, int force)
 		return;
 	pthread_mutex_lock(&c->slock);
 	gen = repo_generation(c->repo);
-	if (force || repo_settled_gen(c->repo) < gen) {
+	if (!c->quiet && (force || repo_settled_gen(c->repo) < gen)) {
 		/* Told after this: resolved under `gen` or later. */
 		path_lock(c->paths);
 		inos = c->told;

@@ -296,15 +296,20 @@ static void set_time(struct stat *st, int64_t ns)
 	st->st_atim = st->st_mtim;
 }
 
-/* 1 if writer f holds bytes or labels not committed yet: what the file
- * shows until its close. */
+/*
+ * 1 if writer f holds bytes or labels not committed yet: what the file
+ * shows until its close.  Exact under f->lock; without it (live_writer())
+ * a hint that the caller checks again under the lock, so the flags are
+ * read atomically.
+ */
 int writes(const struct fh *f)
 {
 	/* A writer whose commit was refused shows nothing: the file is
 	 * what the catalog says, though the handle is not released yet. */
-	return !f->refused &&
+	return !__atomic_load_n(&f->refused, __ATOMIC_RELAXED) &&
 	       ((f->kind == FH_UPLOAD && repo_upload_dirty(f->up)) ||
-		(f->kind == FH_TEXT && f->dirty));
+		(f->kind == FH_TEXT &&
+		 __atomic_load_n(&f->dirty, __ATOMIC_RELAXED)));
 }
 
 /*
@@ -337,7 +342,8 @@ static struct fh *open_upload(struct cmfs *c, struct node *n)
 
 	path_lock(c->paths);
 	for (f = n->writer; f; f = f->wnext)
-		if (f->kind == FH_UPLOAD && !f->refused)
+		if (f->kind == FH_UPLOAD &&
+		    !__atomic_load_n(&f->refused, __ATOMIC_RELAXED))
 			break;
 	if (f)
 		f->users++;
@@ -426,7 +432,10 @@ int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 		set_time(st, v.mtime);
 		return 0;
 	case N_ART:
-		if (n->placeholder)
+		path_lock(c->paths);
+		rc = n->placeholder != NULL; /* made by mknod: empty */
+		path_unlock(c->paths);
+		if (rc)
 			return 0;
 		w = live_writer(c, n);
 		if (w) {
@@ -481,7 +490,10 @@ int attr_of(struct cmfs *c, struct node *n, struct stat *st,
 	case N_TABLE:
 		w = live_writer(c, n);
 		if (w) {
+			/* A write may be growing the text: its lock. */
+			pthread_mutex_lock(&w->lock);
 			st->st_size = (off_t)w->data.len;
+			pthread_mutex_unlock(&w->lock);
 			fh_put(c, w);
 			return 0;
 		}
@@ -768,7 +780,7 @@ void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 				       f->data.len < (size_t)attr->st_size)
 					rc = buf_addc(&f->data, '\0');
 			}
-			f->dirty = 1;
+			__atomic_store_n(&f->dirty, 1, __ATOMIC_RELAXED);
 			f->wrote = 1;
 			pthread_mutex_unlock(&f->lock);
 		} else if (n->kind == N_TABLE) {

@@ -31,6 +31,13 @@ enum fh_kind {
 	FH_BLOB, FH_UPLOAD, FH_SCRATCH, FH_TEXT, FH_SNAP, FH_DIR, FH_EVENTS
 };
 
+/*
+ * An open file or directory.  Its open sets every field before the reply
+ * hands it to the kernel; after that, the requests on it use the fields
+ * that change under `lock`, but for those marked (paths lock) or atomic.
+ * Requests on it may run at once (reads in parallel, a stat beside a
+ * write); its RELEASE comes after their replies (fh_destroy()).
+ */
 struct fh {
 	enum fh_kind kind;
 	struct node *node;
@@ -40,18 +47,25 @@ struct fh {
 	struct repo_upload *up;		/* FH_UPLOAD */
 	struct buf data;		/* FH_TEXT, FH_SNAP, FH_DIR */
 	uint64_t size;			/* FH_EVENTS: the log's size at open */
-	int dirty;			/* FH_TEXT: not yet committed */
+	int dirty;			/* FH_TEXT: not yet committed (f->lock;
+					 * stored atomically: writes() reads
+					 * it without the lock) */
 	int wrote;			/* bytes written since open */
-	int refused;			/* the last commit was refused */
-	int creator;			/* opened by the create of its node */
+	int refused;			/* the last commit was refused (as
+					 * `dirty`) */
+	int creator;			/* opened by the create of its node
+					 * (paths lock) */
 	int failed;			/* FH_TEXT: a write failed */
 	int paged;			/* FH_SNAP of N_RJARS: 1 read through
 					 * the page cache, -1 around it, as
-					 * counted in node.cache */
+					 * counted in node.cache (paths
+					 * lock) */
 	struct catalog_version ver;	/* FH_BLOB: the version it reads */
-	int opened;			/* FH_BLOB: counted in node.nopen */
+	int opened;			/* FH_BLOB: counted in node.nopen
+					 * (paths lock) */
 	struct repo_who who;		/* who opened it: the uploader */
-	struct fh *wnext;		/* node's list of writers */
+	struct fh *wnext;		/* node's list of writers (paths
+					 * lock) */
 	unsigned users;			/* (paths lock) live_writer()'s
 					 * callers holding it */
 	int gone;			/* (paths lock) released: its last

@@ -438,16 +438,17 @@ int path_rename(struct paths *t, struct node *node, struct node *parent,
 	if (old && old != node)
 		path_detach(t, old);
 	index_drop(t, node);
+	/* (Requests read the parent unlocked: written only if other.) */
 	if (node->parent != parent) {
 		node->parent->children--;
 		parent->children++;
+		node->parent = parent;
 	}
 	node->key = to.key;
 	node->name = to.name;
 	node->obj = to.obj;
 	node->env = to.env;
 	node->ver = to.ver;
-	node->parent = parent;
 	node->kind = k;
 	retire(t, was);
 	index_add(t, node);

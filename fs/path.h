@@ -14,7 +14,8 @@
  * which change only in path_rename() (called under the kernel's rename
  * locks for that name).  A request that reads them unlocked while a
  * rename goes on (a GETATTR through the inode takes no rename lock) sees
- * the old strings or the new: the old stay allocated for a minute.
+ * the old strings or the new: the old stay allocated for a minute.  So
+ * the four are atomic, and a new string is written before its pointer.
  */
 #ifndef CMFS_FS_PATH_H
 #define CMFS_FS_PATH_H
@@ -65,7 +66,7 @@ struct node_cache {
 struct node {
 	uint64_t nlookup;	/* the kernel's references */
 	unsigned children;	/* nodes whose parent this is */
-	enum node_kind kind;
+	_Atomic enum node_kind kind;	/* (atomic: see above) */
 	struct node *parent;
 	/*
 	 * One allocation, key then "name\0obj\0env\0": a mount holds a
@@ -73,10 +74,12 @@ struct node {
 	 * so a node keeps no fixed-size buffers.  The key of the inode
 	 * table's index is the parent's address followed by the name.
 	 */
-	char *key;
-	char *name;
-	const char *obj;	/* artifact, table or scratch name, or "" */
-	const char *env;	/* every node below an environment, or "" */
+	char *key;			/* table lock */
+	char *_Atomic name;		/* (atomic: see above) */
+	const char *_Atomic obj;	/* artifact, table or scratch name,
+					 * or "" (atomic) */
+	const char *_Atomic env;	/* every node below an environment,
+					 * or "" (atomic) */
 	int64_t ver;		/* N_VER: the version number */
 	struct fh *writer;	/* newest open upload (table lock) */
 	/*

@@ -53,6 +53,7 @@
 
 #include "cmfs.h"
 #include "kproto.h"
+#include "tsan.h"
 
 /* Requests a CPU's callers can have in the daemon at once, at most; a
  * CPU that is possible but not online gets one entry, as the kernel wants
@@ -264,6 +265,7 @@ static void serve(struct ent *e)
 	fb.mem = start;
 	fb.size = h.len;
 	current = e;
+	tsan_request(e->u->c);
 	fuse_session_process_buf(e->u->c->se, &fb);
 	current = NULL;
 	e->served++;

@@ -135,10 +135,10 @@ umount_cmfs() {
 	fusermount3 -u "$M" 2>/dev/null || fusermount3 -uz "$M" 2>/dev/null
 	if wait "$PID"; then pass; else fail "daemon exited non-zero"; fi
 	PID=
-	if grep -q -E 'AddressSanitizer|LeakSanitizer|runtime error:' "$LOG"; then
+	san='AddressSanitizer|LeakSanitizer|ThreadSanitizer|runtime error:'
+	if grep -q -E "$san" "$LOG"; then
 		fail "sanitizer report in the daemon log"
-		grep -E -A 20 'AddressSanitizer|LeakSanitizer|runtime error:' \
-			"$LOG" | head -n 40
+		grep -E -A 20 "$san" "$LOG" | head -n 40
 	fi
 }
 

@@ -1,11 +1,13 @@
 #!/bin/sh
-# run.sh - run every integration test (tests/integ/t_*.sh), each in its
-# own shell, and sum their closing lines.  Exit 77 from a test is a skip.
+# run.sh - run every integration test (tests/integ/t_*.sh), or those
+# named (run.sh t_stress.sh ...), each in its own shell, and sum their
+# closing lines.  Exit 77 from a test is a skip.
 cd "$(dirname "$0")" || exit 1
 p=0
 f=0
 s=0
-for t in t_*.sh; do
+[ $# -gt 0 ] || set -- t_*.sh
+for t in "$@"; do
 	out=$(sh "./$t" 2>&1)
 	rc=$?
 	printf '%s\n' "$out"
