@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -31,8 +32,9 @@
 struct turn {
 	int fd;
 	pthread_mutex_t lock;
-	pthread_cond_t parked; /* threads waiting for the turn */
-	pthread_cond_t tick;   /* the watcher's sleep (CLOCK_MONOTONIC) */
+	sem_t parked;	     /* threads waiting for the turn sleep here */
+	unsigned nparked;    /* ... and have not been posted yet */
+	pthread_cond_t tick; /* the watcher's sleep (CLOCK_MONOTONIC) */
 	pthread_t watcher;
 	uint64_t holder;
 	uint64_t seq;
@@ -54,14 +56,21 @@ static int pending(int fd)
 	return poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
 }
 
-static void unlock(void *lock)
+/* Wake one thread that waits for the turn, if one does (t->lock held). */
+static void wake_one(struct turn *t)
 {
-	pthread_mutex_unlock(lock);
+	if (t->nparked) {
+		t->nparked--;
+		sem_post(&t->parked);
+	}
 }
 
 /*
  * Wait until this thread may take the turn (t->lock held): it is free,
- * or its holder processes a request while another waits.
+ * or its holder processes a request while another waits.  The waits are
+ * cancellation points that hold no lock (libfuse cancels the threads
+ * that wait at the session's end): a semaphore, not a condition, whose
+ * cancellation would leave the lock taken or need a cleanup handler.
  */
 static void wait_turn(struct turn *t)
 {
@@ -69,16 +78,17 @@ static void wait_turn(struct turn *t)
 
 	while (t->holder) {
 		if (t->busy) {
-			/* poll() is a cancellation point: not under the lock. */
 			pthread_mutex_unlock(&t->lock);
 			p = pending(t->fd);
 			pthread_mutex_lock(&t->lock);
 			if (!t->holder || (p && t->busy))
 				break;
 		}
-		pthread_cleanup_push(unlock, &t->lock);
-		pthread_cond_wait(&t->parked, &t->lock);
-		pthread_cleanup_pop(0);
+		t->nparked++;
+		pthread_mutex_unlock(&t->lock);
+		while (sem_wait(&t->parked) && errno == EINTR)
+			;
+		pthread_mutex_lock(&t->lock);
 	}
 }
 
@@ -137,7 +147,7 @@ static void *watch(void *arg)
 		if (t->holder && t->busy && (t->seq == seen || pending(t->fd))) {
 			t->holder = 0;
 			t->busy = 0;
-			pthread_cond_signal(&t->parked);
+			wake_one(t);
 		}
 		if (t->seq != seen) {
 			seen = t->seq;
@@ -159,11 +169,11 @@ int turn_start(struct turn **out, int fd)
 		return -ENOMEM;
 	t->fd = fd;
 	pthread_mutex_init(&t->lock, NULL);
-	pthread_cond_init(&t->parked, NULL);
+	sem_init(&t->parked, 0, 0);
 	thread_cond_init(&t->tick);
 	if (thread_start(&t->watcher, watch, t)) {
 		pthread_cond_destroy(&t->tick);
-		pthread_cond_destroy(&t->parked);
+		sem_destroy(&t->parked);
 		pthread_mutex_destroy(&t->lock);
 		free(t);
 		return -EAGAIN;
@@ -182,7 +192,7 @@ void turn_stop(struct turn *t)
 	pthread_mutex_unlock(&t->lock);
 	pthread_join(t->watcher, NULL);
 	pthread_cond_destroy(&t->tick);
-	pthread_cond_destroy(&t->parked);
+	sem_destroy(&t->parked);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
 }
