@@ -84,8 +84,7 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 {
 	struct cmfs *c = userdata;
 	struct backing *b = &c->backing;
-	ssize_t n = c->turn ? turn_read(c->turn, fd, buf, len)
-			    : read(fd, buf, len);
+	ssize_t n = read(fd, buf, len);
 	const struct k_in_header *h = buf;
 	const struct k_init_in *in = (const void *)(h + 1);
 

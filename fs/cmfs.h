@@ -18,7 +18,6 @@
 #include "path.h"
 #include "repo.h"
 #include "thread.h"
-#include "turn.h"
 
 /* A pending kernel cache invalidation (see kcache.c). */
 struct inval {
@@ -50,8 +49,6 @@ struct cmfs {
 	unsigned max_threads;		/* the request loop's (-o
 					 * max_threads): the rings share them
 					 * out among the CPUs */
-	struct turn *turn;		/* which of the loop's threads reads
-					 * /dev/fuse (turn.h); NULL with -s */
 
 	struct thread_worker q;		/* q.lock guards the queue below */
 	struct inval *qhead, *qtail;

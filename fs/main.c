@@ -498,18 +498,10 @@ int main(int argc, char **argv)
 			: fo.max_threads && fo.max_threads <= MAX_THREADS_CAP
 				? fo.max_threads
 				: MAX_THREADS;
-	if (fo.singlethread) {
+	if (fo.singlethread)
 		rc = fuse_session_loop(c.se);
-	} else {
-		/* One thread reads while its requests are quick (turn.h). */
-		if (turn_start(&c.turn, fuse_session_fd(c.se)))
-			repo_log(c.repo, LOG_WARNING,
-				 "request loop: every thread reads /dev/fuse "
-				 "(no thread for the turn)");
+	else
 		rc = run_loop_mt(c.se, &fo, c.max_threads);
-		turn_stop(c.turn);
-		c.turn = NULL;
-	}
 	/* The loop returns the signal that stopped it (libfuse 3): SIGTERM
 	 * and SIGINT (systemctl stop, ^C) are a clean stop, as an unmount. */
 	rc = rc == 0 || rc == SIGTERM || rc == SIGINT ? 0 : 1;
