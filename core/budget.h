@@ -30,7 +30,7 @@ struct budget {
 	uint64_t cap;
 	uint64_t used;	/* guarded by lock */
 	uint64_t peak;	/* the most used at once since nothing was (lock) */
-	uint64_t trims;	/* heap trims so far (lock) */
+	uint64_t trims; /* heap trims so far (lock) */
 };
 
 void budget_init(struct budget *b, uint64_t cap);
