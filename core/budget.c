@@ -12,6 +12,8 @@ void budget_init(struct budget *b, uint64_t cap)
 	pthread_cond_init(&b->freed, NULL);
 	b->cap = cap;
 	b->used = 0;
+	b->peak = 0;
+	b->trims = 0;
 }
 
 void budget_release(struct budget *b)
@@ -26,12 +28,20 @@ static int fits(const struct budget *b, uint64_t n)
 	return !b->used || (n <= b->cap && b->used <= b->cap - n);
 }
 
+/* Hold `n` more bytes.  Under lock. */
+static void take(struct budget *b, uint64_t n)
+{
+	b->used += n;
+	if (b->used > b->peak)
+		b->peak = b->used;
+}
+
 void budget_take(struct budget *b, uint64_t n)
 {
 	pthread_mutex_lock(&b->lock);
 	while (!fits(b, n))
 		pthread_cond_wait(&b->freed, &b->lock);
-	b->used += n;
+	take(b, n);
 	pthread_mutex_unlock(&b->lock);
 }
 
@@ -42,21 +52,25 @@ int budget_try(struct budget *b, uint64_t n)
 	pthread_mutex_lock(&b->lock);
 	ok = fits(b, n);
 	if (ok)
-		b->used += n;
+		take(b, n);
 	pthread_mutex_unlock(&b->lock);
 	return ok;
 }
 
 void budget_give(struct budget *b, uint64_t n)
 {
-	int last;
+	int trim = 0;
 
 	pthread_mutex_lock(&b->lock);
 	b->used -= n < b->used ? n : b->used;
-	last = !b->used;
+	if (!b->used) {
+		trim = b->peak >= BUDGET_TRIM_FROM;
+		b->trims += (uint64_t)trim;
+		b->peak = 0;
+	}
 	pthread_cond_broadcast(&b->freed);
 	pthread_mutex_unlock(&b->lock);
 	/* Freed arenas stay with the process until trimmed. */
-	if (last)
+	if (trim)
 		malloc_trim(0);
 }

@@ -5,9 +5,12 @@
  * budget_take() waits until `n` more bytes fit under the cap, or until
  * nothing else holds any (a single piece of work bigger than the cap runs
  * alone rather than never); budget_try() does not wait.  budget_give()
- * hands bytes back and, when the last holder leaves, gives the freed heap
- * back to the system (malloc_trim), so that a burst of big inspections
- * does not leave the daemon at its peak.
+ * hands bytes back and, when the last holder leaves after the bytes held
+ * at once reached BUDGET_TRIM_FROM, gives the freed heap back to the
+ * system (malloc_trim), so that a burst of big inspections does not leave
+ * the daemon at its peak.  Below that, what the work freed stays in the
+ * heap for the next: trimming it would cost a walk of every arena and a
+ * page fault for each page used again.
  *
  * Thread safety: every function may be called from any thread.
  */
@@ -17,11 +20,17 @@
 #include <pthread.h>
 #include <stdint.h>
 
+/* The bytes held at once from which the heap is trimmed once all is
+ * given back: a few small inspections' worth (JAR_COST_MIN each). */
+#define BUDGET_TRIM_FROM (8u << 20)
+
 struct budget {
 	pthread_mutex_t lock;
 	pthread_cond_t freed;
 	uint64_t cap;
 	uint64_t used;	/* guarded by lock */
+	uint64_t peak;	/* the most used at once since nothing was (lock) */
+	uint64_t trims; /* heap trims so far (lock) */
 };
 
 /* An empty budget of `cap` bytes; budget_release() when no one waits. */

@@ -1207,30 +1207,33 @@ static int read_set(struct ctx *c, const char *cls, const char *name,
 static void scan_prefixes(struct ctx *c, const char *cls)
 {
 	const struct classfile *cf;
+	struct frame *f = frame_new(c, NULL, cls, M_SCAN);
 	char *s = NULL;
 	int hops;
 	unsigned i;
 
-	for (hops = 0; hops < 64 && cls && !c->rc; hops++) {
+	for (hops = 0; f && hops < 64 && cls && !c->rc; hops++) {
 		cf = class_of(c, cls);
 		if (!cf)
-			return;
+			break;
 		for (i = 0; i < cf->nmethods && !c->rc; i++) {
-			struct frame *f;
-
 			if (!cf->methods[i].code)
 				continue;
-			f = frame_new(c, cf, cls, M_SCAN);
-			if (!f)
-				return;
+			/* One frame for every method, cleared for each: a
+			 * frame is large, and a class has many methods. */
+			memset(f, 0, sizeof(*f));
+			f->c = c;
+			f->cf = cf;
+			f->self = cls;
+			f->mode = M_SCAN;
 			run(f, &cf->methods[i]);
-			free(f);
 		}
 		if (!cf->super_class ||
 		    classfile_class_name(&s, cf, cf->super_class, NULL))
-			return;
+			break;
 		cls = keep(c, s);
 	}
+	free(f);
 }
 
 /* ---- enum values ----------------------------------------------------- */

@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <openssl/evp.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,6 +27,40 @@ struct store_hash {
 	EVP_MD_CTX *ctx;
 };
 
+/*
+ * SHA-256 as OpenSSL 3 implements it, fetched once for the process:
+ * EVP_sha256() names it without an implementation, and each digest begun
+ * with it fetches one from the providers again (a lookup under a lock:
+ * most of what beginning and ending a small upload's hash cost).
+ */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void)
+{
+	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
+/* The digest to begin a hash with: the fetched one, else EVP_sha256(). */
+static const EVP_MD *sha256(void)
+{
+	pthread_once(&sha256_once, sha256_fetch);
+	return sha256_md ? sha256_md : EVP_sha256();
+}
+
+/* A digest's 32 bytes as 64 lower-case hex digits and a NUL. */
+static void to_hex(char hex[STORE_SHA_HEX], const unsigned char md[32])
+{
+	static const char digit[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < 32; i++) {
+		hex[2 * i] = digit[md[i] >> 4];
+		hex[2 * i + 1] = digit[md[i] & 15];
+	}
+	hex[64] = '\0';
+}
+
 int store_hash_new(struct store_hash **out)
 {
 	struct store_hash *h = calloc(1, sizeof(*h));
@@ -36,7 +69,7 @@ int store_hash_new(struct store_hash **out)
 	if (!h)
 		return -ENOMEM;
 	h->ctx = EVP_MD_CTX_new();
-	if (!h->ctx || !EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL)) {
+	if (!h->ctx || !EVP_DigestInit_ex(h->ctx, sha256(), NULL)) {
 		store_hash_free(h);
 		return -ENOMEM;
 	}
@@ -52,12 +85,11 @@ void store_hash_update(struct store_hash *h, const void *data, size_t len)
 void store_hash_final(struct store_hash *h, char hex[STORE_SHA_HEX])
 {
 	unsigned char md[32];
-	unsigned int n = 0, i;
+	unsigned int n = 0;
 
 	EVP_DigestFinal_ex(h->ctx, md, &n);
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
-	EVP_DigestInit_ex(h->ctx, EVP_sha256(), NULL);
+	to_hex(hex, md);
+	EVP_DigestInit_ex(h->ctx, sha256(), NULL);
 }
 
 void store_hash_free(struct store_hash *h)
@@ -195,11 +227,9 @@ void store_pipe_free(struct store_pipe *p)
 void store_hash_mem(char hex[STORE_SHA_HEX], const void *data, size_t len)
 {
 	unsigned char md[32];
-	unsigned int i;
 
-	EVP_Digest(data, len, md, NULL, EVP_sha256(), NULL);
-	for (i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	EVP_Digest(data, len, md, NULL, sha256(), NULL);
+	to_hex(hex, md);
 }
 
 int store_hash_fd(char hex[STORE_SHA_HEX], int fd, uint64_t size,

@@ -40,6 +40,40 @@ static void test_cap(void)
 	budget_release(&b);
 }
 
+/*
+ * The heap is trimmed once all is given back after BUDGET_TRIM_FROM was
+ * held at once, and not after small work alone: a small upload's
+ * inspection (JAR_COST_MIN) must not cost a trim each.
+ */
+static void test_trim(void)
+{
+	struct budget b;
+	int i;
+
+	budget_init(&b, 1ull << 30);
+	for (i = 0; i < 4; i++) {
+		T_CHECK(budget_try(&b, JAR_COST_MIN));
+		budget_give(&b, JAR_COST_MIN);
+	}
+	T_INTEQ(b.trims, 0);
+	/* Held together, then given back one at a time: one trim, at
+	 * the last. */
+	for (i = 0; i < 8; i++)
+		budget_take(&b, JAR_COST_MIN);
+	budget_give(&b, 7 * JAR_COST_MIN);
+	T_INTEQ(b.trims, 0);
+	budget_give(&b, JAR_COST_MIN);
+	T_INTEQ(b.trims, 1);
+	/* The peak counts from the last time nothing was held. */
+	budget_take(&b, JAR_COST_MIN);
+	budget_give(&b, JAR_COST_MIN);
+	T_INTEQ(b.trims, 1);
+	budget_take(&b, BUDGET_TRIM_FROM);
+	budget_give(&b, BUDGET_TRIM_FROM);
+	T_INTEQ(b.trims, 2);
+	budget_release(&b);
+}
+
 struct worker {
 	struct budget *b;
 	uint64_t n;
@@ -162,6 +196,7 @@ static void test_cost(void)
 int main(void)
 {
 	T_RUN(test_cap);
+	T_RUN(test_trim);
 	T_RUN(test_threads);
 	T_RUN(test_cost);
 	return T_DONE();
