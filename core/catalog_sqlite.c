@@ -129,9 +129,10 @@ const char *const sq_sql[S_COUNT] = {
 		       ") ON CONFLICT(sha256) DO UPDATE SET"
 		       " error = excluded.error, external = excluded.external,"
 		       " inspector = excluded.inspector RETURNING id",
+	/* A new row holds its options rows (put_options()) from the start. */
 	[S_INSP_ADD] = "INSERT INTO inspections(sha256, error, external,"
-		       " inspector) VALUES(?1, ?2, ?3, "
-		       CMFS_STR(JAR_INSPECTOR) ")",
+		       " inspector, options_read) VALUES(?1, ?2, ?3, "
+		       CMFS_STR(JAR_INSPECTOR) ", 1)",
 	[S_INSP_LINK] = "UPDATE versions SET insp = ?2 WHERE sha256 = ?1"
 			" AND insp IS NOT ?2",
 	/* A version whose inspection is not its blob's (a blob with none is
@@ -844,8 +845,8 @@ static int put_option(void *arg, size_t factory, const char *role,
 
 /*
  * The options of r's factories as rows of inspection `insp` (the rows of
- * an inspection put again replaced: `fresh` 0), and the mark that they
- * were read.
+ * an inspection put again replaced: `fresh` 0, and then marked as read; a
+ * new row is so from its INSERT, in the same transaction).
  */
 static int put_options(struct sq *q, int64_t insp, const struct jar_report *r,
 		       int fresh, struct cmfs_err *err)
@@ -857,7 +858,7 @@ static int put_options(struct sq *q, int64_t insp, const struct jar_report *r,
 		rc = sq_run(q, S_OPT_DEL, SQ_EXEC, NULL, NULL, err, "i", insp);
 	if (!rc)
 		rc = catalog_rows_options_each(r, put_option, &d);
-	if (!rc)
+	if (!rc && !fresh)
 		rc = sq_run(q, S_OPT_MARK, SQ_EXEC, NULL, NULL, err, "i", insp);
 	return rc;
 }
