@@ -1023,10 +1023,11 @@ static int read_children(struct sq *q, struct insp_row *i,
 
 /*
  * By the row a version names (id), when it still holds that blob's
- * inspection; else by the blob.
+ * inspection; else by the blob.  Without `options`, the factories only.
  */
 static int sq_insp_get(void *impl, const char *sha256, int64_t id,
-		       struct jar_report **out, struct cmfs_err *err)
+		       int options, struct jar_report **out,
+		       struct cmfs_err *err)
 {
 	struct sq *q = impl;
 	struct insp_row i = {0};
@@ -1041,6 +1042,9 @@ static int sq_insp_get(void *impl, const char *sha256, int64_t id,
 	if (rc == -ENOENT)
 		rc = sq_run(q, S_INSP_GET, SQ_ONE, rd_insp, &i, err, "t",
 			    sha256);
+	/* Without its options the report says it does not know them. */
+	if (!options)
+		i.options_read = 0;
 	if (!rc)
 		rc = read_children(q, &i, err);
 	sq_unlock(q);

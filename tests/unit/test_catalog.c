@@ -1702,6 +1702,32 @@ static void test_inspections(void)
 			!out->factories[1].options.unknown);
 		jar_report_free(out);
 		out = NULL;
+		/* What a label check reads: the factories, in order, with
+		 * their options unread and marked unknown. */
+		{
+			struct catalog_version v;
+
+			memset(&v, 0, sizeof(v));
+			snprintf(v.sha256, sizeof(v.sha256), "%s", SHA_D);
+			T_INTEQ(catalog_insp_offers(c, &v, &out, &err), 0);
+			T_INTEQ(out ? out->nfactories : 0, 3);
+			if (out && out->nfactories == 3) {
+				T_STREQ(out->factories[0].cls, f[0].cls);
+				T_STREQ(out->factories[2].cls, f[2].cls);
+				T_INTEQ(out->factories[0].options.n, 0);
+				T_INTEQ(out->factories[0].options.unknown,
+					OPTIONS_UNKNOWN_REQUIRED |
+						OPTIONS_UNKNOWN_OPTIONAL |
+						OPTIONS_UNKNOWN_PREFIXES);
+			}
+			jar_report_free(out);
+			out = NULL;
+			T_INTEQ(catalog_insp_of(c, &v, &out, &err), 0);
+			T_CHECK(out && out->nfactories == 3 &&
+				out->factories[0].options.n == 1);
+			jar_report_free(out);
+			out = NULL;
+		}
 		memset(&f[0].options, 0, sizeof(f[0].options));
 		memset(&f[1].options, 0, sizeof(f[1].options));
 	}
