@@ -644,13 +644,19 @@ int catalog_insp_stale(struct catalog *c,
 int catalog_insp_get(struct catalog *c, const char *sha256,
 		     struct jar_report **out, struct cmfs_err *err)
 {
-	return c->be->insp_get(c->impl, sha256, 0, out, err);
+	return c->be->insp_get(c->impl, sha256, 0, 1, out, err);
 }
 
 int catalog_insp_of(struct catalog *c, const struct catalog_version *v,
 		    struct jar_report **out, struct cmfs_err *err)
 {
-	return c->be->insp_get(c->impl, v->sha256, v->insp, out, err);
+	return c->be->insp_get(c->impl, v->sha256, v->insp, 1, out, err);
+}
+
+int catalog_insp_offers(struct catalog *c, const struct catalog_version *v,
+			struct jar_report **out, struct cmfs_err *err)
+{
+	return c->be->insp_get(c->impl, v->sha256, v->insp, 0, out, err);
 }
 
 int catalog_table_get(struct catalog *c, int64_t env_id, const char *name,

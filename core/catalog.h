@@ -325,6 +325,10 @@ int catalog_insp_get(struct catalog *c, const char *sha256,
  * look-up, one page where the catalog is not in memory). */
 int catalog_insp_of(struct catalog *c, const struct catalog_version *v,
 		    struct jar_report **out, struct cmfs_err *err);
+/* The same for what a label check reads, the factories: their option
+ * sets may be left unread, every one marked unknown. */
+int catalog_insp_offers(struct catalog *c, const struct catalog_version *v,
+			struct jar_report **out, struct cmfs_err *err);
 
 /* Tables. */
 int catalog_table_get(struct catalog *c, int64_t env_id, const char *name,
@@ -584,8 +588,10 @@ struct catalog_backend {
 			  void *arg, struct cmfs_err *err);
 	int (*insp_put)(void *impl, const char *sha256,
 			const struct jar_report *r, struct cmfs_err *err);
+	/* options 0: the factories' option sets may be left unknown */
 	int (*insp_get)(void *impl, const char *sha256, int64_t id,
-			struct jar_report **out, struct cmfs_err *err);
+			int options, struct jar_report **out,
+			struct cmfs_err *err);
 	int (*table_get)(void *impl, int64_t env_id, const char *name,
 			 struct catalog_table *out, struct cmfs_err *err);
 	int (*table_def)(void *impl, int64_t id, struct catalog_table_def *out,

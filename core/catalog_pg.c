@@ -1996,7 +1996,8 @@ static int read_insp(PGresult *const *res, struct jar_report *r,
 
 /* By the blob (the row a version names, `id`, is found by it too). */
 static int pg_insp_get(void *impl, const char *sha256, int64_t id,
-		       struct jar_report **out, struct cmfs_err *err)
+		       int options, struct jar_report **out,
+		       struct cmfs_err *err)
 {
 	/* The row, its factories and their options: one round trip. */
 	static const char *const sql[3] = {
@@ -2018,6 +2019,7 @@ static int pg_insp_get(void *impl, const char *sha256, int64_t id,
 	int rc, i;
 
 	(void)id; /* sha256 is the key: the row number adds nothing */
+	(void)options; /* the options come in the same round trip */
 	p_str(&p, sha256);
 	lock(g);
 	rc = run_n(g, 3, sql, ps, res, err);

@@ -35,6 +35,17 @@
 #define ART_LATEST                                                           \
 	" JOIN versions v ON v.artifact_id = a.id AND v.n ="                 \
 	" (SELECT max(n) FROM versions WHERE artifact_id = a.id)"
+/*
+ * The rows of environment name ?1's events (schema 14): row numbers from
+ * its number k << EV_SHIFT on, each line's number that plus its offset.
+ * No number (no line yet): NULL, and no row.
+ */
+#define EV_SHIFT SQ_EV_SHIFT_STR
+#define EV_MAX SQ_EV_MAX_STR
+#define EV_LO "(SELECT k << " EV_SHIFT " FROM event_envs WHERE name = ?1)"
+#define EV_RANGE                                                             \
+	" id BETWEEN " EV_LO " AND " EV_LO " + " EV_MAX
+
 /* The inspection row a version's blob has (NULL: none). */
 #define INSP_OF_VERSION                                                       \
 	"(SELECT id FROM inspections i WHERE i.sha256 = versions.sha256)"
@@ -129,9 +140,10 @@ const char *const sq_sql[S_COUNT] = {
 		       ") ON CONFLICT(sha256) DO UPDATE SET"
 		       " error = excluded.error, external = excluded.external,"
 		       " inspector = excluded.inspector RETURNING id",
+	/* A new row holds its options rows (put_options()) from the start. */
 	[S_INSP_ADD] = "INSERT INTO inspections(sha256, error, external,"
-		       " inspector) VALUES(?1, ?2, ?3, "
-		       CMFS_STR(JAR_INSPECTOR) ")",
+		       " inspector, options_read) VALUES(?1, ?2, ?3, "
+		       CMFS_STR(JAR_INSPECTOR) ", 1)",
 	[S_INSP_LINK] = "UPDATE versions SET insp = ?2 WHERE sha256 = ?1"
 			" AND insp IS NOT ?2",
 	/* A version whose inspection is not its blob's (a blob with none is
@@ -181,37 +193,49 @@ const char *const sq_sql[S_COUNT] = {
 			  " WHERE id = ?), 0)",
 	[S_TABLE_LIST] = "SELECT id, env_id, name, size, mtime, uid"
 			 " FROM tables WHERE env_id = ? ORDER BY name",
-	[S_EVENT_ADD] = "INSERT INTO events(env, off, len, line) VALUES(?1,"
-			" COALESCE((SELECT off + len FROM events WHERE env = ?1"
-			" ORDER BY off DESC LIMIT 1), 0), ?2, ?3)",
+	/* Where the next line of name ?1 goes: its rows' first number and
+	 * the offset after its last line.  No row: the name has no number
+	 * yet (S_EVENT_ENV_ADD). */
+	[S_EVENT_END] = "SELECT e.k << " EV_SHIFT ", COALESCE((SELECT off + len"
+			" FROM events WHERE id BETWEEN e.k << " EV_SHIFT
+			" AND (e.k << " EV_SHIFT ") + " EV_MAX
+			" ORDER BY id DESC LIMIT 1), 0)"
+			" FROM event_envs e WHERE e.name = ?1",
+	[S_EVENT_ADD] = "INSERT INTO events(id, env, off, len, line)"
+			" VALUES(?1 + ?2, ?3, ?2, ?4, ?5)",
+	/* The next number for a name never seen: numbers are never reused. */
+	[S_EVENT_ENV_ADD] = "INSERT OR IGNORE INTO event_envs(name, k)"
+			    " SELECT ?1, COALESCE(max(k), 0) + 1"
+			    " FROM event_envs",
 	/* An environment's log starts at its oldest line kept: offsets are
 	 * relative to it (the lines retention removed are gone). */
 	[S_EVENT_SIZE] = "SELECT COALESCE((SELECT off + len FROM events"
-			 " WHERE env = ?1 ORDER BY off DESC LIMIT 1) -"
-			 " (SELECT off FROM events WHERE env = ?1"
-			 " ORDER BY off LIMIT 1), 0)",
-	[S_EVENT_READ] = "SELECT off, line FROM events WHERE env = ?1 AND"
-			 " off >= COALESCE((SELECT max(off) FROM events"
-			 " WHERE env = ?1 AND off <= ?2), 0) ORDER BY off",
+			 " WHERE" EV_RANGE " ORDER BY id DESC LIMIT 1) -"
+			 " (SELECT off FROM events WHERE" EV_RANGE
+			 " ORDER BY id LIMIT 1), 0)",
+	[S_EVENT_READ] = "SELECT off, line FROM events WHERE" EV_RANGE
+			 " AND id >= COALESCE((SELECT max(id) FROM events"
+			 " WHERE" EV_RANGE " AND id <= " EV_LO " + ?2), 0)"
+			 " ORDER BY id",
 	[S_EVENT_BASE] = "SELECT COALESCE((SELECT off FROM events"
-			 " WHERE env = ? ORDER BY off LIMIT 1), 0)",
-	/* Each name once, a step of the key each (not a scan of lines). */
-	[S_EVENT_ENVS] = "WITH RECURSIVE e(n) AS (SELECT min(env) FROM events"
-			 " UNION ALL SELECT (SELECT min(env) FROM events"
-			 " WHERE env > n) FROM e WHERE n IS NOT NULL)"
-			 " SELECT n FROM e WHERE n IS NOT NULL",
+			 " WHERE" EV_RANGE " ORDER BY id LIMIT 1), 0)",
+	/* Each name with lines, in name order. */
+	[S_EVENT_ENVS] = "SELECT name FROM event_envs e WHERE EXISTS(SELECT 1"
+			 " FROM events WHERE id BETWEEN e.k << " EV_SHIFT
+			 " AND (e.k << " EV_SHIFT ") + " EV_MAX ")"
+			 " ORDER BY name",
 	/* Lines older than ?2 (a time value, compared as text: every line
 	 * starts "time=YYYY-MM-DDTHH:MM:SS.mmmZ"), from the oldest on. */
-	[S_EVENT_OLD] = "DELETE FROM events WHERE env = ?1 AND off <"
-			" COALESCE((SELECT off FROM events WHERE env = ?1 AND"
-			" CAST(substr(line, 6, 24) AS TEXT) >= ?2"
-			" ORDER BY off LIMIT 1),"
-			" (SELECT max(off) + 1 FROM events WHERE env = ?1))",
-	[S_EVENT_COUNT] = "SELECT count(*) FROM events WHERE env = ?",
+	[S_EVENT_OLD] = "DELETE FROM events WHERE" EV_RANGE " AND id <"
+			" COALESCE((SELECT id FROM events WHERE" EV_RANGE
+			" AND CAST(substr(line, 6, 24) AS TEXT) >= ?2"
+			" ORDER BY id LIMIT 1),"
+			" (SELECT max(id) + 1 FROM events WHERE" EV_RANGE "))",
+	[S_EVENT_COUNT] = "SELECT count(*) FROM events WHERE" EV_RANGE,
 	/* The oldest ?2 lines. */
-	[S_EVENT_CUT] = "DELETE FROM events WHERE env = ?1 AND off <"
-			" (SELECT off FROM events WHERE env = ?1"
-			" ORDER BY off LIMIT 1 OFFSET ?2)",
+	[S_EVENT_CUT] = "DELETE FROM events WHERE" EV_RANGE " AND id <"
+			" (SELECT id FROM events WHERE" EV_RANGE
+			" ORDER BY id LIMIT 1 OFFSET ?2)",
 	[S_UNSYNCED_ADD] = "INSERT INTO unsynced(sha256) VALUES(?)",
 	[S_UNSYNCED_MARK] = "SELECT COALESCE(max(seq), 0) FROM unsynced",
 	[S_UNSYNCED_CLEAR] = "DELETE FROM unsynced WHERE seq <= ?",
@@ -844,8 +868,8 @@ static int put_option(void *arg, size_t factory, const char *role,
 
 /*
  * The options of r's factories as rows of inspection `insp` (the rows of
- * an inspection put again replaced: `fresh` 0), and the mark that they
- * were read.
+ * an inspection put again replaced: `fresh` 0, and then marked as read; a
+ * new row is so from its INSERT, in the same transaction).
  */
 static int put_options(struct sq *q, int64_t insp, const struct jar_report *r,
 		       int fresh, struct cmfs_err *err)
@@ -857,7 +881,7 @@ static int put_options(struct sq *q, int64_t insp, const struct jar_report *r,
 		rc = sq_run(q, S_OPT_DEL, SQ_EXEC, NULL, NULL, err, "i", insp);
 	if (!rc)
 		rc = catalog_rows_options_each(r, put_option, &d);
-	if (!rc)
+	if (!rc && !fresh)
 		rc = sq_run(q, S_OPT_MARK, SQ_EXEC, NULL, NULL, err, "i", insp);
 	return rc;
 }
@@ -999,10 +1023,11 @@ static int read_children(struct sq *q, struct insp_row *i,
 
 /*
  * By the row a version names (id), when it still holds that blob's
- * inspection; else by the blob.
+ * inspection; else by the blob.  Without `options`, the factories only.
  */
 static int sq_insp_get(void *impl, const char *sha256, int64_t id,
-		       struct jar_report **out, struct cmfs_err *err)
+		       int options, struct jar_report **out,
+		       struct cmfs_err *err)
 {
 	struct sq *q = impl;
 	struct insp_row i = {0};
@@ -1017,6 +1042,9 @@ static int sq_insp_get(void *impl, const char *sha256, int64_t id,
 	if (rc == -ENOENT)
 		rc = sq_run(q, S_INSP_GET, SQ_ONE, rd_insp, &i, err, "t",
 			    sha256);
+	/* Without its options the report says it does not know them. */
+	if (!options)
+		i.options_read = 0;
 	if (!rc)
 		rc = read_children(q, &i, err);
 	sq_unlock(q);
@@ -1171,6 +1199,38 @@ static int sq_table_list(void *impl, int64_t env_id,
 
 /* ---- events ---- */
 
+/* S_EVENT_END's row: the first row number, and the next offset. */
+static int rd_event_end(void *o, sqlite3_stmt *s)
+{
+	int64_t *at = o;
+
+	at[0] = sqlite3_column_int64(s, 0);
+	at[1] = sqlite3_column_int64(s, 1);
+	return 0;
+}
+
+/* Line `line` at the end of the events of `env`, in the caller's
+ * transaction; the name's number is made at its first line. */
+static int event_add(struct sq *q, const char *env, const char *line,
+		     struct cmfs_err *err)
+{
+	int64_t at[2], len = (int64_t)strlen(line);
+	int rc = sq_run(q, S_EVENT_END, SQ_ONE, rd_event_end, at, err, "t",
+			env);
+
+	if (rc == -ENOENT) {
+		rc = sq_run(q, S_EVENT_ENV_ADD, SQ_EXEC, NULL, NULL, err, "t",
+			    env);
+		if (!rc)
+			rc = sq_run(q, S_EVENT_END, SQ_ONE, rd_event_end, at,
+				    err, "t", env);
+	}
+	if (!rc)
+		rc = sq_run(q, S_EVENT_ADD, SQ_EXEC, NULL, NULL, err, "iitib",
+			    at[0], at[1], env, len, line, (size_t)len);
+	return rc;
+}
+
 /*
  * Lines on their own record reads or refusals: nothing changed, so they
  * need not wait for a disk flush.  They become durable with the next
@@ -1188,13 +1248,11 @@ static int sq_event_add(void *impl, size_t n, const char *const *envs,
 	if (!q->depth) {
 		if (q->full)
 			sq_run(q, S_SYNC_NORMAL, SQ_EXEC, NULL, NULL, NULL, "");
-		own = n > 1 && !(rc = sq_run(q, S_BEGIN, SQ_EXEC, NULL, NULL,
-					     err, ""));
+		/* A line is statements that read, then write: together. */
+		own = !(rc = sq_run(q, S_BEGIN, SQ_EXEC, NULL, NULL, err, ""));
 	}
 	for (i = 0; !rc && i < n; i++)
-		rc = sq_run(q, S_EVENT_ADD, SQ_EXEC, NULL, NULL, err, "tib",
-			    envs[i], (int64_t)strlen(lines[i]), lines[i],
-			    strlen(lines[i]));
+		rc = event_add(q, envs[i], lines[i], err);
 	if (own) {
 		if (!rc)
 			rc = sq_run(q, S_COMMIT, SQ_EXEC, NULL, NULL, err, "");

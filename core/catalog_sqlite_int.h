@@ -93,7 +93,9 @@ enum {
 	S_TABLE_DEL,
 	S_TABLE_COUNT,
 	S_TABLE_LIST,
+	S_EVENT_END,
 	S_EVENT_ADD,
+	S_EVENT_ENV_ADD,
 	S_EVENT_SIZE,
 	S_EVENT_READ,
 	S_EVENT_BASE,
@@ -221,7 +223,13 @@ void sq_stmts_free(struct sq *q);
 /* ---- the schema (catalog_sqlite_schema.c) ---- */
 
 /* The version this cmfs writes (PRAGMA user_version). */
-#define SQ_SCHEMA_VERSION 13
+#define SQ_SCHEMA_VERSION 14
+
+/* Events' row numbers (schema 14): an environment name's number (below
+ * 2^23) shifted by this many bits, plus the line's offset, which the table
+ * keeps below 2^40 (a line past it is refused). */
+#define SQ_EV_SHIFT_STR "40"
+#define SQ_EV_MAX_STR "1099511627775"
 
 /* Each environment's counts of artifacts and tables, from the rows
  * (schema 2; fsck --repair). */

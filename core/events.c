@@ -28,17 +28,38 @@
 #define OTHERS_MAX 64 /* environments with their own "others" count */
 #define RUNS 4 /* runs a uid has open in an environment at once */
 
-/* Append " time=...Z" for `now_ns` (without the space at the start). */
+/*
+ * Append " time=...Z" for `now_ns` (without the space at the start).  The
+ * date and time of the second are made once a second per thread (lines
+ * come many a second; the calendar is most of a line's formatting).
+ */
 static int add_time(struct buf *b, int64_t now_ns)
 {
+	static _Thread_local time_t last = -1;
+	static _Thread_local char sec[40];
 	time_t secs = (time_t)(now_ns / 1000000000);
+	int ms = (int)(now_ns / 1000000 % 1000);
 	struct tm tm;
-	char t[40];
+	char t[48];
+	size_t n;
 
-	gmtime_r(&secs, &tm);
-	strftime(t, sizeof(t), "%Y-%m-%dT%H:%M:%S", &tm);
-	return buf_printf(b, "time=%s.%03dZ", t,
-			  (int)(now_ns / 1000000 % 1000));
+	if (now_ns < 0)
+		last = -1; /* before 1970: not kept, as rare as it is odd */
+	if (secs != last || now_ns < 0) {
+		gmtime_r(&secs, &tm);
+		strftime(sec, sizeof(sec), "time=%Y-%m-%dT%H:%M:%S", &tm);
+		last = now_ns < 0 ? -1 : secs;
+	}
+	if (ms < 0)
+		return buf_printf(b, "%s.%03dZ", sec, ms);
+	n = strlen(sec);
+	memcpy(t, sec, n);
+	t[n] = '.';
+	t[n + 1] = (char)('0' + ms / 100);
+	t[n + 2] = (char)('0' + ms / 10 % 10);
+	t[n + 3] = (char)('0' + ms % 10);
+	t[n + 4] = 'Z';
+	return buf_add(b, t, n + 5);
 }
 
 void event_init(struct event *e, int64_t now_ns, uint32_t uid,
@@ -103,7 +124,10 @@ void event_add(struct event *e, const char *key, const char *value)
 	size_t n;
 	int rc;
 
-	rc = buf_printf(b, " %s=", key);
+	/* " key=": appended as it is, not formatted (a line has ten). */
+	rc = buf_addc(b, ' ');
+	rc |= buf_adds(b, key);
+	rc |= buf_addc(b, '=');
 	if (!needs_quotes(value)) {
 		rc |= buf_adds(b, value);
 		e->failed |= rc != 0;

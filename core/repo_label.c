@@ -40,8 +40,9 @@ int repo_label_set(struct repo *r, const struct repo_who *who,
 	if (rc)
 		goto out;
 	rc = art_get(r, env, name, &e, &a, err);
+	/* What the JAR offers: its factories, not their options. */
 	if (!rc && name_is_jar(name) &&
-	    catalog_insp_of(r->cat, &a.latest, &rep, err))
+	    catalog_insp_offers(r->cat, &a.latest, &rep, err))
 		rc = cmfs_err_set(err, -EIO, "%s: no inspection recorded",
 				  name);
 	if (!rc)

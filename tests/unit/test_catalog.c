@@ -208,6 +208,17 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 
 /* A version-7 catalog made as version 6 had it: events in a rowid table
  * with an index on (env, off), lines and all. */
+/* A version-14 catalog made as version 13 had it: events keyed by (env,
+ * off) in one WITHOUT ROWID table, lines and all. */
+#define V14_TO_V13                                                             \
+	"CREATE TABLE events_v13(env TEXT NOT NULL, off INTEGER NOT NULL,"     \
+	" len INTEGER NOT NULL, line BLOB NOT NULL, PRIMARY KEY(env, off))"    \
+	" WITHOUT ROWID;"                                                      \
+	"INSERT INTO events_v13 SELECT env, off, len, line FROM events;"       \
+	"DROP TABLE events;"                                                   \
+	"ALTER TABLE events_v13 RENAME TO events;"                             \
+	"DROP TABLE event_envs;"                                               \
+	"PRAGMA user_version = 13;"
 /* A version-13 catalog made as version 12 had it: factories and table
  * options as JSON arrays in their rows' columns, rows and all. */
 #define V13_TO_V12                                                             \
@@ -284,6 +295,8 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 	"ALTER TABLE tables DROP COLUMN options;"                             \
 	"PRAGMA user_version = 3"
 
+static int env_name(void *arg, const char *env);
+
 static void test_open(void)
 {
 	struct catalog *c = setup();
@@ -291,7 +304,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 13);
+	T_INTEQ(pragma_int("user_version"), 14);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -306,7 +319,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 13);
+	T_INTEQ(pragma_int("user_version"), 14);
 	{
 		char mode[16];
 
@@ -342,7 +355,7 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
 					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
@@ -352,7 +365,7 @@ static void test_open(void)
 				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 13);
+		T_INTEQ(pragma_int("user_version"), 14);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -373,14 +386,14 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
 					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 13);
+		T_INTEQ(pragma_int("user_version"), 14);
 		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
 		T_INTEQ(mark, 0);
 		catalog_close(c);
@@ -417,13 +430,13 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
 					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 13);
+		T_INTEQ(pragma_int("user_version"), 14);
 		T_INTEQ(exec_sql("SELECT * FROM factories"), 1);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
@@ -473,13 +486,13 @@ static void test_open(void)
 		k = c ? art(c, e.id, "k.jar", SHA_B, 3) : 0;
 		u = c ? art(c, e.id, "u.txt", SHA_C, 3) : 0;
 		catalog_close(c);
-		T_INTEQ(exec_sql(V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
+		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
 				 V5_TO_V4),
 			0);
 		T_INTEQ(pragma_int("user_version"), 4);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 13);
+		T_INTEQ(pragma_int("user_version"), 14);
 		/* Every version of an inspected blob names its row. */
 		T_INTEQ(query_int("SELECT count(*) FROM versions v"
 				  " WHERE v.insp IS NOT (SELECT id FROM"
@@ -520,13 +533,13 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_add(c, "prod", "two\n", &err) : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
+		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE name = 'events_env_off'"),
 			1);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 13);
+		T_INTEQ(pragma_int("user_version"), 14);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE tbl_name = 'events'"),
 			1);
@@ -558,10 +571,10 @@ static void test_open(void)
 		T_INTEQ(catalog_art_add(c, e.id, "m.jar", &id, &err), 0);
 		T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7), 0);
+		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 13);
+		T_INTEQ(pragma_int("user_version"), 14);
 		T_INTEQ(c ? catalog_art_del(c, id, &err) : -1, 0);
 		T_INTEQ(c ? catalog_art_add(c, e.id, "m.jar", &id, &err) : -1,
 			0);
@@ -605,7 +618,7 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V13_TO_V12), 0);
+		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM inspections WHERE"
 				  " json_array_length(factories) = 2"),
 			2);
@@ -614,7 +627,7 @@ static void test_open(void)
 			0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 13);
+		T_INTEQ(pragma_int("user_version"), 14);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
 		if (out && out->nfactories == 2) {
@@ -652,8 +665,80 @@ static void test_open(void)
 		catalog_close(c);
 	}
 
+	/* Version 13 kept events keyed by (env, off): version 14 numbers
+	 * each name and keys each line by its name's number and offset,
+	 * every line kept, each log read back whole, and new lines go after
+	 * the old ones. */
+	{
+		struct buf b = BUF_INIT(1 << 16);
+		uint64_t n = 0, removed = 0;
+		char names[256] = "";
+
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(c ? catalog_event_add(c, "m1", "a1\n", &err) : -1, 0);
+		T_INTEQ(c ? catalog_event_add(c, "m0", "b1\n", &err) : -1, 0);
+		T_INTEQ(c ? catalog_event_add(c, "m1", "a22\n", &err) : -1, 0);
+		T_INTEQ(c ? catalog_event_add(c, "-", "c1\n", &err) : -1, 0);
+		catalog_close(c);
+		T_INTEQ(exec_sql(V14_TO_V13), 0);
+		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
+				  " WHERE name = 'event_envs'"),
+			0);
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(pragma_int("user_version"), 14);
+		T_INTEQ(query_int("SELECT count(DISTINCT k) FROM event_envs"
+				  " WHERE name IN ('m0', 'm1', '-')"),
+			3);
+		T_INTEQ(query_int("SELECT count(*) FROM events e JOIN"
+				  " event_envs k ON k.name = e.env WHERE"
+				  " e.id <> (k.k << 40) + e.off"),
+			0);
+		T_INTEQ(c ? catalog_event_read(c, "m1", 0, 100, &b, &err)
+			  : -1,
+			0);
+		T_STREQ(buf_str(&b), "a1\na22\n");
+		buf_reset(&b);
+		T_INTEQ(c ? catalog_event_add(c, "m1", "a333\n", &err) : -1,
+			0);
+		T_INTEQ(c ? catalog_event_add(c, "m9", "d1\n", &err) : -1, 0);
+		T_INTEQ(c ? catalog_event_read(c, "m1", 4, 100, &b, &err)
+			  : -1,
+			0);
+		T_STREQ(buf_str(&b), "22\na333\n");
+		buf_reset(&b);
+		T_INTEQ(c ? catalog_event_size(c, "m1", &n, &err) : -1, 0);
+		T_INTEQ(n, 12);
+		T_INTEQ(c ? catalog_event_read(c, "m0", 0, 100, &b, &err)
+			  : -1,
+			0);
+		T_STREQ(buf_str(&b), "b1\n");
+		buf_reset(&b);
+		T_INTEQ(c ? catalog_event_read(c, "m9", 0, 100, &b, &err)
+			  : -1,
+			0);
+		T_STREQ(buf_str(&b), "d1\n");
+		buf_reset(&b);
+		T_INTEQ(c ? catalog_event_envs(c, env_name, names, &err) : -1,
+			0);
+		T_STREQ(names, "- dev m0 m1 m9 prod ");
+		/* Retention keeps the newest lines, offsets and all. */
+		T_INTEQ(c ? catalog_event_trim(c, "m1", 2, NULL, &removed,
+					       &err)
+			  : -1,
+			0);
+		T_INTEQ(removed, 1);
+		T_INTEQ(c ? catalog_event_read(c, "m1", 0, 100, &b, &err)
+			  : -1,
+			0);
+		T_STREQ(buf_str(&b), "a22\na333\n");
+		catalog_close(c);
+		buf_release(&b);
+	}
+
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 14"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 15"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
@@ -1617,6 +1702,32 @@ static void test_inspections(void)
 			!out->factories[1].options.unknown);
 		jar_report_free(out);
 		out = NULL;
+		/* What a label check reads: the factories, in order, with
+		 * their options unread and marked unknown. */
+		{
+			struct catalog_version v;
+
+			memset(&v, 0, sizeof(v));
+			snprintf(v.sha256, sizeof(v.sha256), "%s", SHA_D);
+			T_INTEQ(catalog_insp_offers(c, &v, &out, &err), 0);
+			T_INTEQ(out ? out->nfactories : 0, 3);
+			if (out && out->nfactories == 3) {
+				T_STREQ(out->factories[0].cls, f[0].cls);
+				T_STREQ(out->factories[2].cls, f[2].cls);
+				T_INTEQ(out->factories[0].options.n, 0);
+				T_INTEQ(out->factories[0].options.unknown,
+					OPTIONS_UNKNOWN_REQUIRED |
+						OPTIONS_UNKNOWN_OPTIONAL |
+						OPTIONS_UNKNOWN_PREFIXES);
+			}
+			jar_report_free(out);
+			out = NULL;
+			T_INTEQ(catalog_insp_of(c, &v, &out, &err), 0);
+			T_CHECK(out && out->nfactories == 3 &&
+				out->factories[0].options.n == 1);
+			jar_report_free(out);
+			out = NULL;
+		}
 		memset(&f[0].options, 0, sizeof(f[0].options));
 		memset(&f[1].options, 0, sizeof(f[1].options));
 	}
