@@ -419,6 +419,91 @@ static int pg_env_recount(void *impl, struct cmfs_err *err)
 	return pg_run_locked(impl, PG_RECOUNT, NULL, NULL, err);
 }
 
+/* The latest versions' blobs of the artifacts of env $3 whose label $1
+ * has value $2. */
+#define LABELLED_SHAS                                                        \
+	"SELECT v.sha256 FROM labels l"                                       \
+	" JOIN artifacts a ON a.id = l.artifact_id" ART_LATEST               \
+	" WHERE l.key = $1 AND l.value = $2 AND a.env_id = $3"
+#define LABELLED_INSPS                                                       \
+	"SELECT id FROM inspections WHERE sha256 IN (" LABELLED_SHAS ")"
+
+/*
+ * One round trip (a pipeline of four statements, one snapshot): the
+ * artifacts carrying the label, each with its label key2, and the
+ * inspections of their latest versions with their factories and options
+ * (pg_insp_get's statements, for every such blob at once).  A resolution
+ * would otherwise ask for each apart.
+ */
+static int pg_art_by_label_with(
+	void *impl, int64_t env_id, const char *key, const char *value,
+	const char *key2,
+	int (*fn)(void *arg, const struct catalog_artifact *a,
+		  const char *value2, const struct jar_report *latest),
+	void *arg, struct cmfs_err *err)
+{
+	static const char *const sql[4] = {
+		"SELECT " ART_COLS ", t.value FROM labels l"
+		" JOIN artifacts a ON a.id = l.artifact_id" ART_LATEST
+		" LEFT JOIN labels t ON t.artifact_id = a.id AND t.key = $4"
+		" WHERE l.key = $1 AND l.value = $2 AND a.env_id = $3"
+		" ORDER BY a.name",
+		"SELECT error, external, id, options_read, sha256"
+		" FROM inspections WHERE sha256 IN (" LABELLED_SHAS ")"
+		" ORDER BY id",
+		"SELECT kind, identifier, class, insp FROM insp_factories"
+		" WHERE insp IN (" LABELLED_INSPS ") ORDER BY insp, seq",
+		"SELECT factory, role, key, type, list, vals, defval,"
+		" deprecated, fallback, forward, insp FROM factory_options"
+		" WHERE insp IN (" LABELLED_INSPS ")"
+		" ORDER BY insp, factory, role, key",
+	};
+	struct pg *g = impl;
+	struct par p = { 0 }, p4;
+	const struct par *const ps[4] = { &p4, &p, &p, &p };
+	struct catalog_artifact a;
+	struct jar_report **reps = NULL;
+	PGresult *res[4];
+	int rc, i, k, nrep;
+
+	p_str(&p, key);
+	p_bin(&p, value, strlen(value));
+	p_int(&p, env_id);
+	p4 = p;
+	p_str(&p4, key2);
+	/* p4's number was copied with it: point at its own copy. */
+	p4.v[2] = p4.num[2];
+	lock(g);
+	rc = pg_run_n(g, 4, sql, ps, res, err);
+	unlock(g);
+	if (rc)
+		return rc;
+	rc = pg_insp_many(res + 1, &reps, err);
+	nrep = PQntuples(res[1]);
+	for (i = 0; !rc && i < PQntuples(res[0]); i++) {
+		const struct jar_report *latest = NULL;
+		char *value2 = NULL;
+
+		row_artifact(&a, res[0], i);
+		for (k = 0; k < nrep && !latest; k++)
+			if (!strcmp(PQgetvalue(res[1], k, 4), a.latest.sha256))
+				latest = reps[k];
+		if (!PQgetisnull(res[0], i, 10) &&
+		    !(value2 = pg_col_bytes(res[0], i, 10, NULL))) {
+			rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+			break;
+		}
+		rc = fn(arg, &a, value2, latest);
+		free(value2);
+	}
+	for (k = 0; reps && k < nrep; k++)
+		jar_report_free(reps[k]);
+	free(reps);
+	for (k = 0; k < 4; k++)
+		PQclear(res[k]);
+	return rc;
+}
+
 static int pg_label_set(void *impl, int64_t art_id, const char *key,
 			const char *value, struct cmfs_err *err)
 {
@@ -508,6 +593,30 @@ static int pg_table_get(void *impl, int64_t env_id, const char *name,
 		      &p, rd_table, out, err);
 }
 
+/* A table's definition from its row (res[0]: ddl, like_ddl; none:
+ * -ENOENT) and options (res[1]: key, value) into *out, released on an
+ * error. */
+static int read_def(PGresult *const *res, struct catalog_table_def *out,
+		    struct cmfs_err *err)
+{
+	int rc = 0, i;
+
+	if (PQntuples(res[0]) == 0)
+		return -ENOENT;
+	if (catalog_rows_def(out, PQgetvalue(res[0], 0, 0),
+			     PQgetisnull(res[0], 0, 1)
+				     ? NULL
+				     : PQgetvalue(res[0], 0, 1)))
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	for (i = 0; !rc && i < PQntuples(res[1]); i++)
+		if ((rc = catalog_rows_option_add(out, PQgetvalue(res[1], i, 0),
+						  PQgetvalue(res[1], i, 1))))
+			cmfs_err_set(err, rc, "out of memory");
+	if (rc)
+		catalog_table_def_release(out);
+	return rc;
+}
+
 static int pg_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 			struct cmfs_err *err)
 {
@@ -520,29 +629,53 @@ static int pg_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 	struct par p = { 0 };
 	const struct par *const ps[2] = { &p, &p };
 	PGresult *res[2];
-	int rc, i;
+	int rc;
 
 	p_int(&p, id);
 	lock(g);
 	rc = pg_run_n(g, 2, sql, ps, res, err);
 	unlock(g);
+	if (!rc)
+		rc = read_def(res, out, err);
+	PQclear(res[0]);
+	PQclear(res[1]);
+	return rc;
+}
+
+/* The row and the definition: one round trip (one snapshot). */
+static int pg_table_get_def(void *impl, int64_t env_id, const char *name,
+			    struct catalog_table *out,
+			    struct catalog_table_def *def,
+			    struct cmfs_err *err)
+{
+	static const char *const sql[3] = {
+		"SELECT id, env_id, name, size, mtime, uid FROM tables"
+		" WHERE env_id = $1 AND name = $2",
+		"SELECT ddl, like_ddl FROM tables"
+		" WHERE env_id = $1 AND name = $2",
+		"SELECT key, value FROM tab_options WHERE table_id ="
+		" (SELECT id FROM tables WHERE env_id = $1 AND name = $2)"
+		" ORDER BY seq",
+	};
+	struct pg *g = impl;
+	struct par p = { 0 };
+	const struct par *const ps[3] = { &p, &p, &p };
+	PGresult *res[3];
+	int rc, i;
+
+	p_int(&p, env_id);
+	p_str(&p, name);
+	lock(g);
+	rc = pg_run_n(g, 3, sql, ps, res, err);
+	unlock(g);
 	if (!rc && PQntuples(res[0]) == 0)
 		rc = -ENOENT;
 	if (!rc)
-		rc = catalog_rows_def(out, PQgetvalue(res[0], 0, 0),
-				      PQgetisnull(res[0], 0, 1)
-					      ? NULL
-					      : PQgetvalue(res[0], 0, 1))
-			     ? cmfs_err_set(err, -ENOMEM, "out of memory")
-			     : 0;
-	for (i = 0; !rc && i < PQntuples(res[1]); i++)
-		if ((rc = catalog_rows_option_add(out, PQgetvalue(res[1], i, 0),
-						  PQgetvalue(res[1], i, 1))))
-			cmfs_err_set(err, rc, "out of memory");
-	PQclear(res[0]);
-	PQclear(res[1]);
-	if (rc && rc != -ENOENT)
-		catalog_table_def_release(out);
+		rc = read_def(res + 1, def, err);
+	if (!rc)
+		row_table(out, res[0], 0);
+	for (i = 0; i < 3; i++)
+		PQclear(res[i]);
 	return rc;
 }
 
@@ -894,4 +1027,6 @@ const struct catalog_backend catalog_pg_backend = {
 	.unwatch = pg_unwatch,
 	.retired_list = pg_retired_list,
 	.retired_put = pg_retired_put,
+	.art_by_label_with = pg_art_by_label_with,
+	.table_get_def = pg_table_get_def,
 };

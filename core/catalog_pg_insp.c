@@ -94,7 +94,7 @@ int pg_insp_put(void *impl, const char *sha256, const struct jar_report *r,
 {
 	struct pg *g = impl;
 	struct buf ext = BUF_INIT((size_t)1 << 30);
-	struct par p = { 0 }, q = { 0 };
+	struct par p = { 0 }, q = { 0 }, sp = { 0 };
 	struct opt_dst d = { g, 0, err };
 	int64_t id = 0;
 	size_t i;
@@ -147,12 +147,24 @@ int pg_insp_put(void *impl, const char *sha256, const struct jar_report *r,
 		rc = catalog_rows_options_each(r, put_option, &d);
 	/* Versions of this blob added before it was inspected. */
 	p_str(&q, sha256);
+	p_str(&sp, sha256);
 	p_int(&q, id);
 	if (!rc)
 		rc = pg_run(g,
 			    "UPDATE versions SET insp = $2 WHERE sha256 = $1"
 			    " AND insp IS DISTINCT FROM $2",
 			    &q, NULL, err);
+	/* An inspection put again (re-inspection, fsck) keeps its row and
+	 * changes no version: the artifacts of its blob are named to the
+	 * other hosts here, whose kept inspections and resolutions must go
+	 * (catalog_generation). */
+	if (!rc)
+		rc = pg_run(g,
+			    "SELECT pg_notify('cmfs', 'a' || e.name || '/' ||"
+			    " a.name) FROM versions v JOIN artifacts a"
+			    " ON a.id = v.artifact_id JOIN envs e"
+			    " ON e.id = a.env_id WHERE v.sha256 = $1",
+			    &sp, NULL, err);
 	rc = pg_end(g, rc, err);
 out:
 	buf_release(&ext);
@@ -161,34 +173,35 @@ out:
 
 /* An inspection into r: res[0] its row (error, external, id,
  * options_read), res[1] its factories, res[2] their options. */
-static int read_insp(PGresult *const *res, struct jar_report *r,
-		     struct cmfs_err *err)
+static int read_insp_at(PGresult *const *res, int row, const int *from,
+			const int *to, struct jar_report *r,
+			struct cmfs_err *err)
 {
 	PGresult *rows;
 	int rc = 0, i;
 
-	if (!PQgetisnull(res[0], 0, 0) &&
-	    !(r->error = strdup(PQgetvalue(res[0], 0, 0))))
+	if (!PQgetisnull(res[0], row, 0) &&
+	    !(r->error = strdup(PQgetvalue(res[0], row, 0))))
 		rc = -ENOMEM;
 	if (!rc)
-		rc = catalog_rows_external(r, PQgetvalue(res[0], 0, 1));
+		rc = catalog_rows_external(r, PQgetvalue(res[0], row, 1));
 	if (rc)
 		return cmfs_err_set(err, rc, "out of memory");
 	rows = res[1];
-	for (i = 0; !rc && i < PQntuples(rows); i++)
+	for (i = from[1]; !rc && i < to[1]; i++)
 		rc = catalog_rows_factory_add(
 			r, PQgetvalue(rows, i, 0),
 			PQgetisnull(rows, i, 1) ? NULL : PQgetvalue(rows, i, 1),
 			PQgetvalue(rows, i, 2));
 	if (rc)
 		return cmfs_err_set(err, rc, "out of memory");
-	if (!col_int(res[0], 0, 3)) {
+	if (!col_int(res[0], row, 3)) {
 		/* Inspected before options were kept: none is checked. */
 		catalog_rows_options_unknown(r);
 		return 0;
 	}
 	rows = res[2];
-	for (i = 0; !rc && i < PQntuples(rows); i++) {
+	for (i = from[2]; !rc && i < to[2]; i++) {
 		struct options_option v;
 		int c;
 
@@ -210,6 +223,56 @@ static int read_insp(PGresult *const *res, struct jar_report *r,
 	if (rc)
 		return cmfs_err_set(err, rc, "out of memory");
 	catalog_rows_options_sort(r);
+	return 0;
+}
+
+/* The one inspection of res (pg_insp_get's statements). */
+static int read_insp(PGresult *const *res, struct jar_report *r,
+		     struct cmfs_err *err)
+{
+	const int from[3] = { 0, 0, 0 };
+	const int to[3] = { 1, PQntuples(res[1]), PQntuples(res[2]) };
+
+	return read_insp_at(res, 0, from, to, r, err);
+}
+
+int pg_insp_many(PGresult *const *res, struct jar_report ***out,
+		 struct cmfs_err *err)
+{
+	int n = PQntuples(res[0]), i, k, from[3] = { 0, 0, 0 }, to[3];
+	struct jar_report **v = calloc((size_t)n + 1, sizeof(*v));
+	int rc = 0;
+
+	*out = NULL;
+	if (!v)
+		return cmfs_err_set(err, -ENOMEM, "out of memory");
+	for (i = 0; !rc && i < n; i++) {
+		const char *id = PQgetvalue(res[0], i, 2);
+
+		/* Each inspection's factories and options: the rows after
+		 * the last one's with its id (all are ordered by id). */
+		for (k = 1; k < 3; k++) {
+			int last = PQnfields(res[k]) - 1;
+
+			to[k] = from[k];
+			while (to[k] < PQntuples(res[k]) &&
+			       !strcmp(PQgetvalue(res[k], to[k], last), id))
+				to[k]++;
+		}
+		if (!(v[i] = calloc(1, sizeof(*v[i]))))
+			rc = cmfs_err_set(err, -ENOMEM, "out of memory");
+		else
+			rc = read_insp_at(res, i, from, to, v[i], err);
+		from[1] = to[1];
+		from[2] = to[2];
+	}
+	if (rc) {
+		for (i = 0; i < n; i++)
+			jar_report_free(v[i]);
+		free(v);
+		return rc;
+	}
+	*out = v;
 	return 0;
 }
 

@@ -295,6 +295,16 @@ int pg_insp_put(void *impl, const char *sha256, const struct jar_report *r,
 int pg_insp_get(void *impl, const char *sha256, int64_t id,
 		struct jar_report **out, struct cmfs_err *err);
 
+/*
+ * The inspections of res[0] (rows: error, external, id, options_read,
+ * ordered by id), their factories in res[1] and options in res[2] (the
+ * columns of pg_insp_get's, then the inspection's id; ordered by it
+ * first).  *out: a report for each row of res[0], in its order, the
+ * caller's to free with the array.  0 or -ENOMEM.
+ */
+int pg_insp_many(PGresult *const *res, struct jar_report ***out,
+		 struct cmfs_err *err);
+
 /* ---- events (catalog_pg_events.c): catalog_backend operations ---- */
 
 int pg_event_add(void *impl, size_t n, const char *const *envs,
