@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "jar.h"
 
 /* Answers kept while the generation stands (memo_get): how many, and
  * the longest key. */
@@ -18,6 +19,9 @@
 #define MEMO_KEY 400
 /* The most artifacts one kept catalog_art_by_label answer holds. */
 #define MEMO_ARTS 16
+/* Inspections kept while the generation stands (catalog_insp_of): few,
+ * as a report holds every external class its JAR names. */
+#define INSP_SLOTS 32
 
 struct memo {
 	uint64_t gen; /* the generation read before the answer */
@@ -41,6 +45,16 @@ struct catalog {
 	pthread_mutex_t memo_lock; /* guards memo and known */
 	struct memo memo[MEMO_SLOTS];
 	struct memo known[MEMO_SLOTS]; /* known() */
+	struct insp_memo {
+		uint64_t gen; /* the generation read before the answer */
+		char sha256[65];
+		struct jar_report *r; /* owned; NULL: empty */
+	} insp[INSP_SLOTS]; /* insp_keep(), guarded by memo_lock */
+	struct def_memo {
+		uint64_t gen; /* the generation read before the answer */
+		int64_t id;   /* the table's; 0: empty */
+		struct catalog_table_def d;
+	} defs[INSP_SLOTS]; /* def_keep(), guarded by memo_lock */
 };
 
 /*
@@ -215,6 +229,80 @@ static int known(struct catalog *c, char tag, int64_t id, const char *name,
 	return rc;
 }
 
+/* The slot of inspections of blob `sha256`. */
+static struct insp_memo *insp_slot(struct catalog *c, const char *sha256)
+{
+	return &c->insp[hash_bytes(sha256, strlen(sha256), 0) % INSP_SLOTS];
+}
+
+/* Keep a copy of r, the inspection of blob `sha256` read under `gen`. */
+static void insp_keep(struct catalog *c, uint64_t gen, const char *sha256,
+		      const struct jar_report *r)
+{
+	struct insp_memo *m;
+	struct jar_report *copy;
+
+	if (strlen(sha256) >= sizeof(m->sha256) || jar_report_copy(&copy, r))
+		return;
+	pthread_mutex_lock(&c->memo_lock);
+	m = insp_slot(c, sha256);
+	jar_report_free(m->r);
+	m->gen = gen;
+	snprintf(m->sha256, sizeof(m->sha256), "%s", sha256);
+	m->r = copy;
+	pthread_mutex_unlock(&c->memo_lock);
+}
+
+/* 1 and a copy of the inspection of `sha256` kept under `gen`, else 0. */
+static int insp_kept(struct catalog *c, uint64_t gen, const char *sha256,
+		     struct jar_report **out)
+{
+	struct insp_memo *m;
+	int hit;
+
+	pthread_mutex_lock(&c->memo_lock);
+	m = insp_slot(c, sha256);
+	hit = m->r && m->gen == gen && !strcmp(m->sha256, sha256) &&
+	      !jar_report_copy(out, m->r);
+	pthread_mutex_unlock(&c->memo_lock);
+	return hit;
+}
+
+/* Keep table `id`'s definition *d (taken: *d is zeroed), read under
+ * `gen`. */
+static void def_keep(struct catalog *c, uint64_t gen, int64_t id,
+		     struct catalog_table_def *d)
+{
+	struct def_memo *m = &c->defs[(uint64_t)id % INSP_SLOTS];
+
+	pthread_mutex_lock(&c->memo_lock);
+	catalog_table_def_release(&m->d);
+	m->gen = gen;
+	m->id = id;
+	m->d = *d;
+	pthread_mutex_unlock(&c->memo_lock);
+	memset(d, 0, sizeof(*d));
+}
+
+/* 1 and table `id`'s definition kept under `gen`, taken (a look-up's
+ * read ahead serves the one read that follows it), else 0. */
+static int def_kept(struct catalog *c, uint64_t gen, int64_t id,
+		    struct catalog_table_def *out)
+{
+	struct def_memo *m = &c->defs[(uint64_t)id % INSP_SLOTS];
+	int hit;
+
+	pthread_mutex_lock(&c->memo_lock);
+	hit = m->id == id && m->gen == gen && m->d.ddl;
+	if (hit) {
+		*out = m->d;
+		memset(&m->d, 0, sizeof(m->d));
+		m->id = 0;
+	}
+	pthread_mutex_unlock(&c->memo_lock);
+	return hit;
+}
+
 /* The backend of *uri: PostgreSQL for a libpq connection URI, else
  * SQLite (a "sqlite:" prefix taken off). */
 static const struct catalog_backend *backend_of(const char **uri)
@@ -261,6 +349,10 @@ void catalog_close(struct catalog *c)
 	for (i = 0; i < MEMO_SLOTS; i++) {
 		free(c->memo[i].val);
 		free(c->known[i].val);
+	}
+	for (i = 0; i < INSP_SLOTS; i++) {
+		jar_report_free(c->insp[i].r);
+		catalog_table_def_release(&c->defs[i].d);
 	}
 	free(c);
 }
@@ -433,6 +525,73 @@ int catalog_art_by_label(struct catalog *c, int64_t env_id, const char *key,
 	if (!rc && !r->stopped)
 		memo_put(c, &q, 0, r->a, r->n * sizeof(r->a[0]));
 	free(r);
+	return rc;
+}
+
+/* catalog_art_by_label_with()'s walk: the rows as art_row() keeps them,
+ * and each one's label key2 kept as catalog_label_get()'s answer under
+ * the generation read before the query, and its latest version's
+ * inspection, if the backend read it, as catalog_insp_of()'s. */
+struct art_with {
+	struct catalog *c;
+	const char *key2;
+	uint64_t gen;
+	struct art_rows *r;
+};
+
+static int art_with_row(void *arg, const struct catalog_artifact *a,
+			const char *value2, const struct jar_report *latest)
+{
+	struct art_with *w = arg;
+	struct ask q;
+
+	if (latest)
+		insp_keep(w->c, w->gen, a->latest.sha256, latest);
+
+	memo_ask(&q, w->c, 'l', a->id, w->key2, "");
+	q.gen = w->gen;
+	if (value2)
+		memo_put(w->c, &q, 0, value2, strlen(value2) + 1);
+	else
+		memo_put(w->c, &q, -ENODATA, NULL, 0);
+	return art_row(w->r, a);
+}
+
+int catalog_art_by_label_with(struct catalog *c, int64_t env_id,
+			      const char *key, const char *value,
+			      const char *key2,
+			      int (*fn)(void *arg,
+					const struct catalog_artifact *a),
+			      void *arg, struct cmfs_err *err)
+{
+	struct art_with w;
+	struct ask q;
+	size_t vlen;
+	void *v;
+	int rc;
+
+	memo_ask(&q, c, 'a', env_id, key, value);
+	if (!c->be->art_by_label_with || memo_get(c, &q, &rc, &v, &vlen)) {
+		if (c->be->art_by_label_with)
+			free(v);
+		return catalog_art_by_label(c, env_id, key, value, fn, arg,
+					    err);
+	}
+	if (!(w.r = malloc(sizeof(*w.r))))
+		return catalog_art_by_label(c, env_id, key, value, fn, arg,
+					    err);
+	w.c = c;
+	w.key2 = key2;
+	w.gen = q.gen;
+	w.r->fn = fn;
+	w.r->arg = arg;
+	w.r->n = 0;
+	w.r->stopped = 0;
+	rc = c->be->art_by_label_with(c->impl, env_id, key, value, key2,
+				      art_with_row, &w, err);
+	if (!rc && !w.r->stopped)
+		memo_put(c, &q, 0, w.r->a, w.r->n * sizeof(w.r->a[0]));
+	free(w.r);
 	return rc;
 }
 
@@ -650,12 +809,17 @@ int catalog_insp_get(struct catalog *c, const char *sha256,
 int catalog_insp_of(struct catalog *c, const struct catalog_version *v,
 		    struct jar_report **out, struct cmfs_err *err)
 {
+	if (insp_kept(c, catalog_generation(c), v->sha256, out))
+		return 0;
 	return c->be->insp_get(c->impl, v->sha256, v->insp, 1, out, err);
 }
 
+/* A kept inspection is a whole one: it answers a label check too. */
 int catalog_insp_offers(struct catalog *c, const struct catalog_version *v,
 			struct jar_report **out, struct cmfs_err *err)
 {
+	if (insp_kept(c, catalog_generation(c), v->sha256, out))
+		return 0;
 	return c->be->insp_get(c->impl, v->sha256, v->insp, 0, out, err);
 }
 
@@ -673,7 +837,19 @@ int catalog_table_get(struct catalog *c, int64_t env_id, const char *name,
 		free(v);
 		return 0;
 	}
-	rc = c->be->table_get(c->impl, env_id, name, out, err);
+	if (c->be->table_get_def) {
+		/* The definition too, in the same round trip: a table is
+		 * looked up to be read or resolved, which reads it. */
+		struct catalog_table_def d;
+
+		memset(&d, 0, sizeof(d));
+		rc = c->be->table_get_def(c->impl, env_id, name, out, &d,
+					  err);
+		if (!rc)
+			def_keep(c, q.gen, out->id, &d);
+	} else {
+		rc = c->be->table_get(c->impl, env_id, name, out, err);
+	}
 	if (!rc)
 		memo_put(c, &q, 0, out, sizeof(*out));
 	return rc;
@@ -682,6 +858,8 @@ int catalog_table_get(struct catalog *c, int64_t env_id, const char *name,
 int catalog_table_def(struct catalog *c, int64_t id,
 		      struct catalog_table_def *out, struct cmfs_err *err)
 {
+	if (def_kept(c, catalog_generation(c), id, out))
+		return 0;
 	return c->be->table_def(c->impl, id, out, err);
 }
 

@@ -101,8 +101,9 @@ int catalog_end(struct catalog *c, int rc, struct cmfs_err *err);
  * events), and with each change made elsewhere that a watch is told of
  * (catalog_watch).  What was computed from the catalog while it read g is
  * still true while it reads g: the key of the caches above the catalog,
- * and of the answers catalog_table_get, catalog_label_get and
- * catalog_art_by_label keep themselves (catalog.c).
+ * and of the answers catalog_table_get, catalog_table_def,
+ * catalog_label_get, catalog_art_by_label and catalog_insp_of keep
+ * themselves (catalog.c).
  */
 uint64_t catalog_generation(struct catalog *c);
 
@@ -144,6 +145,20 @@ int catalog_art_by_label(struct catalog *c, int64_t env_id, const char *key,
 			 const char *value,
 			 int (*fn)(void *arg, const struct catalog_artifact *a),
 			 void *arg, struct cmfs_err *err);
+/*
+ * catalog_art_by_label(), the value of each artifact's label `key2` read
+ * with it (one round trip where the backend can) and kept as
+ * catalog_label_get()'s answer while the generation stands, so that the
+ * caller's catalog_label_get(a->id, key2) asks nothing more; so is the
+ * inspection of each one's latest version where the backend reads it
+ * too (catalog_insp_of).
+ */
+int catalog_art_by_label_with(struct catalog *c, int64_t env_id,
+			      const char *key, const char *value,
+			      const char *key2,
+			      int (*fn)(void *arg,
+					const struct catalog_artifact *a),
+			      void *arg, struct cmfs_err *err);
 
 /*
  * Versions.  add: the artifact's next number (never one used before),
@@ -322,7 +337,8 @@ int catalog_insp_stale(struct catalog *c,
 int catalog_insp_get(struct catalog *c, const char *sha256,
 		     struct jar_report **out, struct cmfs_err *err);
 /* The same for version v's blob: by the row v names (a resolution's
- * look-up, one page where the catalog is not in memory). */
+ * look-up, one page where the catalog is not in memory); answered from
+ * what catalog_art_by_label_with() read while the generation stands. */
 int catalog_insp_of(struct catalog *c, const struct catalog_version *v,
 		    struct jar_report **out, struct cmfs_err *err);
 /* The same for what a label check reads, the factories: their option
@@ -330,7 +346,9 @@ int catalog_insp_of(struct catalog *c, const struct catalog_version *v,
 int catalog_insp_offers(struct catalog *c, const struct catalog_version *v,
 			struct jar_report **out, struct cmfs_err *err);
 
-/* Tables. */
+/* Tables.  catalog_table_get reads the definition with the row where
+ * the backend can (table_get_def), for the catalog_table_def that follows
+ * in the same generation. */
 int catalog_table_get(struct catalog *c, int64_t env_id, const char *name,
 		      struct catalog_table *out, struct cmfs_err *err);
 /* The stored definition of table `id`. */
@@ -650,6 +668,23 @@ struct catalog_backend {
 	int (*watch)(void *impl, catalog_watch_fn fn, void *arg,
 		     struct cmfs_err *err);
 	void (*unwatch)(void *impl);
+	/* art_by_label() with each artifact's label key2 (value2 NULL: the
+	 * artifact has none) and, where the backend reads it in the same
+	 * round trip, the inspection of its latest version (NULL: not read,
+	 * or none); both borrowed for the call. */
+	int (*art_by_label_with)(void *impl, int64_t env_id, const char *key,
+				 const char *value, const char *key2,
+				 int (*fn)(void *arg,
+					   const struct catalog_artifact *a,
+					   const char *value2,
+					   const struct jar_report *latest),
+				 void *arg, struct cmfs_err *err);
+	/* table_get() and table_def() of that table in one call (one round
+	 * trip where it counts); *def the caller's to release on success. */
+	int (*table_get_def)(void *impl, int64_t env_id, const char *name,
+			     struct catalog_table *out,
+			     struct catalog_table_def *def,
+			     struct cmfs_err *err);
 };
 
 extern const struct catalog_backend catalog_sqlite_backend;

@@ -1500,6 +1500,53 @@ static int sq_retired_put(void *impl, const char *env, const char *name,
 	return sq_end(q, rc, err);
 }
 
+/* sq_art_by_label_with()'s walk: each artifact's label key2 by its own
+ * statement, and no inspection (a file has no round trips to save). */
+struct art_with {
+	void *impl;
+	const char *key2;
+	int (*fn)(void *arg, const struct catalog_artifact *a,
+		  const char *value2, const struct jar_report *latest);
+	void *arg;
+};
+
+static int art_with_row(void *arg, const struct catalog_artifact *a)
+{
+	struct art_with *w = arg;
+	char *v = NULL;
+	int rc = sq_label_get(w->impl, a->id, w->key2, &v, NULL);
+
+	if (rc && rc != -ENODATA)
+		return rc;
+	rc = w->fn(w->arg, a, v, NULL);
+	free(v);
+	return rc;
+}
+
+static int sq_art_by_label_with(
+	void *impl, int64_t env_id, const char *key, const char *value,
+	const char *key2,
+	int (*fn)(void *arg, const struct catalog_artifact *a,
+		  const char *value2, const struct jar_report *latest),
+	void *arg, struct cmfs_err *err)
+{
+	struct art_with w = { impl, key2, fn, arg };
+
+	return sq_art_by_label(impl, env_id, key, value, art_with_row, &w,
+			       err);
+}
+
+/* Its two statements in turn (a file has no round trips to save). */
+static int sq_table_get_def(void *impl, int64_t env_id, const char *name,
+			    struct catalog_table *out,
+			    struct catalog_table_def *def,
+			    struct cmfs_err *err)
+{
+	int rc = sq_table_get(impl, env_id, name, out, err);
+
+	return rc ? rc : sq_table_def(impl, out->id, def, err);
+}
+
 const struct catalog_backend catalog_sqlite_backend = {
 	.name = "sqlite",
 	.open = sq_open,
@@ -1568,4 +1615,6 @@ const struct catalog_backend catalog_sqlite_backend = {
 	.art_next_set = sq_art_next_set,
 	.retired_list = sq_retired_list,
 	.retired_put = sq_retired_put,
+	.art_by_label_with = sq_art_by_label_with,
+	.table_get_def = sq_table_get_def,
 };

@@ -279,6 +279,66 @@ void jar_report_free(struct jar_report *r)
 	free(r);
 }
 
+/* n strings of src copied into a new array at *dst: 0 or -ENOMEM (what
+ * was copied stays in *dst for the caller to free; *n_out counts it). */
+static int copy_strings(char ***dst, size_t *n_out, char *const *src,
+			size_t n)
+{
+	size_t i;
+
+	*dst = NULL;
+	*n_out = 0;
+	if (!n)
+		return 0;
+	if (!(*dst = calloc(n, sizeof(**dst))))
+		return -ENOMEM;
+	for (i = 0; i < n; i++, (*n_out)++)
+		if (!((*dst)[i] = strdup(src[i])))
+			return -ENOMEM;
+	return 0;
+}
+
+int jar_report_copy(struct jar_report **out, const struct jar_report *r)
+{
+	struct jar_report *c = calloc(1, sizeof(*c));
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->code = r->code;
+	c->nentries = r->nentries;
+	if (r->error && !(c->error = strdup(r->error)))
+		rc = -ENOMEM;
+	if (!rc && r->nfactories &&
+	    !(c->factories = calloc(r->nfactories, sizeof(*c->factories))))
+		rc = -ENOMEM;
+	for (i = 0; !rc && i < r->nfactories; i++, c->nfactories++) {
+		const struct jar_factory *f = &r->factories[i];
+		struct jar_factory *g = &c->factories[i];
+
+		g->kind = f->kind;
+		if (!(g->cls = strdup(f->cls)) ||
+		    (f->identifier && !(g->identifier = strdup(f->identifier))))
+			rc = -ENOMEM;
+		else
+			rc = options_set_copy(&g->options, &f->options);
+	}
+	if (!rc)
+		rc = copy_strings(&c->external, &c->nexternal, r->external,
+				  r->nexternal);
+	if (!rc)
+		rc = copy_strings(&c->runtime, &c->nruntime, r->runtime,
+				  r->nruntime);
+	if (rc) {
+		jar_report_free(c);
+		return rc;
+	}
+	*out = c;
+	return 0;
+}
+
 /* The names are those of CMF's sql-artifact-type label (and "other"). */
 const char *jar_kind_name(enum jar_kind k)
 {

@@ -146,6 +146,10 @@ int jar_inspect_mem(struct jar_report **out, const void *data, size_t len,
 /* Free a report; NULL is ok. */
 void jar_report_free(struct jar_report *r);
 
+/* A deep copy of `r` in *out (the caller's to jar_report_free): 0 or
+ * -ENOMEM (*out NULL then). */
+int jar_report_copy(struct jar_report **out, const struct jar_report *r);
+
 /* "connector", "format", "other" (static strings). */
 const char *jar_kind_name(enum jar_kind k);
 

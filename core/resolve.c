@@ -54,7 +54,8 @@ static int collect(void *arg, const struct catalog_artifact *a)
 	return rc;
 }
 
-/* Find the artifacts of `env_id` labelled as `kind` `id`. */
+/* Find the artifacts of `env_id` labelled as `kind` `id`; their type
+ * labels come with them (collect() asks the catalog for nothing more). */
 static int find(struct matches *m, struct catalog *cat, int64_t env_id,
 		const char *kind, const char *id, struct cmfs_err *err)
 {
@@ -62,8 +63,8 @@ static int find(struct matches *m, struct catalog *cat, int64_t env_id,
 	m->cat = cat;
 	m->kind = kind;
 	m->names = (struct shortlist)SHORTLIST_INIT(LIST_BUDGET);
-	return catalog_art_by_label(cat, env_id, NAME_LABEL_IDENT, id, collect, m,
-				    err);
+	return catalog_art_by_label_with(cat, env_id, NAME_LABEL_IDENT, id,
+					 NAME_LABEL_TYPE, collect, m, err);
 }
 
 /* The identifiers of `kind` that artifacts of `env_id` do carry. */

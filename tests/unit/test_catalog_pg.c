@@ -16,6 +16,7 @@
 
 #include "buf.h"
 #include "catalog.h"
+#include "catalog_rows.h"
 #include "jar.h"
 #include "t.h"
 
@@ -688,6 +689,110 @@ static void test_watch(void)
 	catalog_close(c);
 }
 
+/* catalog_art_by_label_with() of one artifact's identifier label. */
+static int keep_art(void *arg, const struct catalog_artifact *a)
+{
+	*(struct catalog_artifact *)arg = *a;
+	return 0;
+}
+
+/*
+ * What a resolution reads in one round trip (the artifacts of an
+ * identifier with their type label and inspection, a table with its
+ * definition) is kept while the generation stands: a re-inspection or a
+ * label change on another host must still be seen here.
+ */
+static void test_kept_answers(void)
+{
+	struct catalog *c = setup(), *d = NULL;
+	struct cmfs_err err = CMFS_ERR_INIT;
+	struct told t = { PTHREAD_MUTEX_INITIALIZER, "" };
+	struct jar_factory f = { (char *)"com.example.Old", JAR_KIND_CONNECTOR,
+				 (char *)"kx", { NULL, 0, 0, NULL } };
+	struct jar_report in, *out = NULL;
+	struct catalog_artifact a;
+	struct catalog_env e;
+	struct catalog_version v;
+	struct catalog_table tab;
+	struct catalog_table_def def, got;
+	char *type = NULL;
+	int64_t art = 0;
+
+	memset(&in, 0, sizeof(in));
+	memset(&a, 0, sizeof(a));
+	memset(&def, 0, sizeof(def));
+	in.nfactories = 1;
+	in.factories = &f;
+	T_INTEQ(catalog_watch(c, on_change, &t, &err), 0);
+	T_INTEQ(catalog_open(&d, url, &err), 0);
+	T_INTEQ(catalog_env_add(d, "k", 0, 1, &e, &err), 0);
+	T_INTEQ(catalog_art_add(d, e.id, "k.jar", &art, &err), 0);
+	T_INTEQ(catalog_ver_add(d, art, SHA_A, 1, 1, 0, &v, &err), 0);
+	T_INTEQ(catalog_label_set(d, art, "ident", "kx", &err), 0);
+	T_INTEQ(catalog_label_set(d, art, "type", "connector", &err), 0);
+	T_INTEQ(catalog_insp_put(d, SHA_A, &in, &err), 0);
+	T_CHECK(told_within(&t, "a:k/k.jar;"));
+	usleep(100000);
+
+	/* Read here with the type label and the inspection: kept. */
+	T_INTEQ(catalog_art_by_label_with(c, e.id, "ident", "kx", "type",
+					  keep_art, &a, &err), 0);
+	T_INTEQ(a.id, art);
+	T_INTEQ(catalog_label_get(c, art, "type", &type, &err), 0);
+	T_STREQ(type, "connector");
+	free(type);
+	type = NULL;
+	T_INTEQ(catalog_insp_of(c, &a.latest, &out, &err), 0);
+	T_STREQ(out && out->nfactories ? out->factories[0].cls : NULL,
+		"com.example.Old");
+	jar_report_free(out);
+	out = NULL;
+
+	/* Inspected again on the other host: the same row, a new report. */
+	pthread_mutex_lock(&t.lock);
+	t.seen[0] = '\0';
+	pthread_mutex_unlock(&t.lock);
+	f.cls = (char *)"com.example.New";
+	T_INTEQ(catalog_insp_put(d, SHA_A, &in, &err), 0);
+	T_CHECK(told_within(&t, "a:k/k.jar;"));
+	T_INTEQ(catalog_insp_of(c, &a.latest, &out, &err), 0);
+	T_STREQ(out && out->nfactories ? out->factories[0].cls : NULL,
+		"com.example.New");
+	jar_report_free(out);
+
+	/* A label changed there: seen here. */
+	T_INTEQ(catalog_art_by_label_with(c, e.id, "ident", "kx", "type",
+					  keep_art, &a, &err), 0);
+	T_INTEQ(catalog_label_set(d, art, "type", "format", &err), 0);
+	T_CHECK(told_within(&t, "a:k/k.jar;"));
+	usleep(100000);
+	T_INTEQ(catalog_label_get(c, art, "type", &type, &err), 0);
+	T_STREQ(type, "format");
+	free(type);
+
+	/* A table's definition read with its row, then changed there. */
+	T_INTEQ(catalog_rows_def(&def, "CREATE TABLE t (a INT)", NULL), 0);
+	T_INTEQ(catalog_rows_option_add(&def, "connector", "kx"), 0);
+	T_INTEQ(catalog_table_put(d, e.id, "t", &def, 1, 1, &tab, &err), 0);
+	T_CHECK(told_within(&t, "t:k/t;"));
+	usleep(100000);
+	T_INTEQ(catalog_table_get(c, e.id, "t", &tab, &err), 0);
+	catalog_table_def_release(&def);
+	T_INTEQ(catalog_rows_def(&def, "CREATE TABLE t (b INT)", NULL), 0);
+	T_INTEQ(catalog_rows_option_add(&def, "connector", "other"), 0);
+	T_INTEQ(catalog_table_put(d, e.id, "t", &def, 2, 1, &tab, &err), 0);
+	T_CHECK(told_within(&t, "t:k/t;"));
+	usleep(100000);
+	T_INTEQ(catalog_table_def(c, tab.id, &got, &err), 0);
+	T_STREQ(got.ddl, "CREATE TABLE t (b INT)");
+	T_STREQ(got.nopts ? got.values[0] : NULL, "other");
+	catalog_table_def_release(&got);
+	catalog_table_def_release(&def);
+	catalog_close(d);
+	catalog_unwatch(c);
+	catalog_close(c);
+}
+
 int main(void)
 {
 	url = getenv("CMFS_TEST_PG_URL");
@@ -705,5 +810,6 @@ int main(void)
 	T_RUN(test_transactions);
 	T_RUN(test_concurrent_numbers);
 	T_RUN(test_inspections);
+	T_RUN(test_kept_answers);
 	return T_DONE();
 }

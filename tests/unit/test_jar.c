@@ -770,6 +770,26 @@ static void test_kinds(void)
 	jar_names_free(NULL);
 }
 
+/* A copy reads as the original does (json: options too), and owns all
+ * it holds (the original freed first). */
+static void test_report_copy(void)
+{
+	struct jar_report *r = inspect("fmt-jsonish.jar", NULL), *c = NULL;
+	struct buf a = BUF_INIT(1 << 20), b = BUF_INIT(1 << 20);
+
+	if (!r)
+		return;
+	T_INTEQ(jar_report_copy(&c, r), 0);
+	T_INTEQ(jar_report_format(&a, r, NULL, 1), 0);
+	jar_report_free(r);
+	T_INTEQ(c ? jar_report_format(&b, c, NULL, 1) : -1, 0);
+	T_CHECK(a.len > 0);
+	T_STREQ(buf_str(&b), buf_str(&a));
+	jar_report_free(c);
+	buf_release(&a);
+	buf_release(&b);
+}
+
 static void test_report_format(void)
 {
 	struct jar_report *r = inspect("fmt-jsonish.jar", NULL);
@@ -1672,6 +1692,7 @@ int main(void)
 {
 	T_RUN(test_mongodb);
 	T_RUN(test_format_and_stored);
+	T_RUN(test_report_copy);
 	T_RUN(test_bundle);
 	T_RUN(test_identifier_rules);
 	T_RUN(test_reach);
