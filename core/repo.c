@@ -368,7 +368,7 @@ int repo_open(struct repo **out, const struct config *cfg,
 		goto fail;
 	recover(r);
 	settle_renames(r);
-	retain(r, repo_now());
+	retain(r, clock_now_ns());
 	if ((rc = sweep(r, err)))
 		goto fail;
 	if (store_reserve_take(r->store))
@@ -409,7 +409,7 @@ void repo_close(struct repo *r)
 		return;
 	reinspect_stop(r->reinspect);
 	if (r->gate && r->cat) /* every count still open, written */
-		events_gate_tick(r->gate, repo_now(), 1, gate_emit, r);
+		events_gate_tick(r->gate, clock_now_ns(), 1, gate_emit, r);
 	later_stop(r);
 	sync_stop(r);
 	reaper_stop(r);
@@ -645,7 +645,7 @@ int repo_env_create(struct repo *r, const struct repo_who *who,
 	/* A bad name is no environment: the line says env=- and names it
 	 * as its object. */
 	rc = name_env_check(name, err);
-	event_init(&e, repo_now(), who->uid, rc ? NULL : name, "mkdir");
+	event_init(&e, clock_now_ns(), who->uid, rc ? NULL : name, "mkdir");
 	if (rc)
 		event_add(&e, "object", name);
 	if (!rc) {
@@ -654,7 +654,7 @@ int repo_env_create(struct repo *r, const struct repo_who *who,
 			struct cmfs_err e2 = CMFS_ERR_INIT;
 
 			rc = catalog_env_add(r->cat, name, who->uid,
-					     repo_now(), NULL, &e2);
+					     clock_now_ns(), NULL, &e2);
 			if (rc == -EEXIST)
 				cmfs_err_set(err, rc,
 					     "environment %s exists", name);
@@ -680,7 +680,7 @@ int repo_env_remove(struct repo *r, const struct repo_who *who,
 	int rc;
 
 	room_to_free(r);
-	event_init(&e, repo_now(), who->uid, name, "rmdir");
+	event_init(&e, clock_now_ns(), who->uid, name, "rmdir");
 	rc = begin(r, err);
 	if (!rc) {
 		rc = env_get(r, name, &env, err);
@@ -734,7 +734,7 @@ int repo_art_remove(struct repo *r, const struct repo_who *who,
 	int rc;
 
 	room_to_free(r);
-	event_init(&ev, repo_now(), who->uid, env, "delete");
+	event_init(&ev, clock_now_ns(), who->uid, env, "delete");
 	event_add(&ev, "artifact", name);
 	rc = begin(r, err);
 	if (!rc) {
@@ -773,7 +773,7 @@ int ver_remove(struct repo *r, const struct repo_who *who,
 	int rc;
 
 	room_to_free(r);
-	event_init(&ev, repo_now(), who->uid, env, action);
+	event_init(&ev, clock_now_ns(), who->uid, env, action);
 	event_add(&ev, "artifact", name);
 	event_addf(&ev, "version", "%lld", (long long)n);
 	if (reason)
@@ -856,7 +856,7 @@ int repo_art_rename(struct repo *r, const struct repo_who *who,
 	int rc, replaced = 0;
 
 	room_to_free(r);
-	event_init(&ev, repo_now(), who->uid, env, "rename");
+	event_init(&ev, clock_now_ns(), who->uid, env, "rename");
 	event_add(&ev, "artifact", from);
 	event_add(&ev, "to", to);
 	rc = name_artifact_check(to, err);
@@ -966,7 +966,7 @@ uint64_t repo_settled_gen(struct repo *r)
 static int64_t resolved_mtime(struct repo *r, int sql)
 {
 	if (sql || catalog_generation(r->cat) > repo_settled_gen(r))
-		return repo_now();
+		return clock_now_ns();
 	return __atomic_load_n(&r->changed, __ATOMIC_RELAXED);
 }
 

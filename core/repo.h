@@ -600,7 +600,4 @@ int repo_sync(struct repo *r);
 /* Write the queued lines of reads now (at unmount, before a fork...). */
 void repo_flush_events(struct repo *r);
 
-/* The current time in ns, as stamped on versions and events. */
-int64_t repo_now(void);
-
 #endif

@@ -25,11 +25,6 @@
 /* Lines of changes in them, for the daemon's log once they commit. */
 _Thread_local struct buf txn_log = BUF_INIT((size_t)1 << 20);
 
-int64_t repo_now(void)
-{
-	return clock_now_ns();
-}
-
 void repo_log(struct repo *r, int level, const char *fmt, ...)
 {
 	char line[CMFS_ERR_MSG + 1024]; /* a message and its context */
@@ -147,7 +142,7 @@ static void *later_thread(void *arg)
 	while (!q->w.stop) {
 		q->kick = 0;
 		pthread_mutex_unlock(&q->w.lock);
-		now = repo_now();
+		now = clock_now_ns();
 		due = r->gate ? events_gate_due(r->gate) : 0;
 		if (due && due <= now) {
 			events_gate_tick(r->gate, now, 0, gate_emit, r);
@@ -188,7 +183,7 @@ void later_init(struct repo *r)
 	thread_worker_init(&q->w);
 	pthread_mutex_init(&q->flush, NULL);
 	q->tail = &q->head;
-	q->trim_at = repo_now() + (int64_t)TRIM_MS * 1000000;
+	q->trim_at = clock_now_ns() + (int64_t)TRIM_MS * 1000000;
 	q->ready = 1;
 }
 
@@ -293,7 +288,7 @@ void record(struct repo *r, struct event *e, const char *env, int rc,
 		return;
 	}
 	if (rc && !in_txn && r->gate &&
-	    !events_gate_pass(r->gate, repo_now(), e->uid, env, e, rc,
+	    !events_gate_pass(r->gate, clock_now_ns(), e->uid, env, e, rc,
 			      reason, gate_emit, r, &armed)) {
 		if (armed)
 			later_arm(r);
@@ -342,7 +337,7 @@ void record_later(struct repo *r, struct event *e, const char *env,
 	*q->tail = l;
 	q->tail = &l->next;
 	if (q->n++ == 0) {
-		q->since = repo_now();
+		q->since = clock_now_ns();
 		thread_worker_wake(&q->w);
 	}
 	n = q->n;
@@ -477,7 +472,7 @@ void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
 		table_refusal(r, env, object, reason ? reason : "");
 
 	cmfs_err_set(&err, rc, "%s", reason ? reason : "");
-	event_init(&e, repo_now(), who->uid, env, action);
+	event_init(&e, clock_now_ns(), who->uid, env, action);
 	if (object)
 		event_add(&e, "object", object);
 	record(r, &e, env, rc, &err);
@@ -489,7 +484,7 @@ void repo_refused(struct repo *r, const struct repo_who *who, const char *env,
 /* Counts of the gate whose window closed: a reader sees them at once. */
 static void gate_tick(struct repo *r)
 {
-	int64_t now = repo_now(), due = events_gate_due(r->gate);
+	int64_t now = clock_now_ns(), due = events_gate_due(r->gate);
 
 	if (due && due <= now)
 		events_gate_tick(r->gate, now, 0, gate_emit, r);

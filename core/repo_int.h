@@ -273,7 +273,7 @@ void record_later(struct repo *r, struct event *e, const char *env,
 
 /*
  * Applies [events] max_rows and max_age to each environment's events, in
- * its own transaction; never inside a change's.  `now`: repo_now().
+ * its own transaction; never inside a change's.  `now`: clock_now_ns().
  */
 void retain(struct repo *r, int64_t now);
 

@@ -20,7 +20,7 @@ int repo_label_set(struct repo *r, const struct repo_who *who,
 	int rc;
 
 	store_reserve_take(r->store);
-	event_init(&ev, repo_now(), who->uid, env, "label");
+	event_init(&ev, clock_now_ns(), who->uid, env, "label");
 	event_add(&ev, "artifact", name);
 	event_add(&ev, "key", key);
 	event_add(&ev, "value", v ? v : "");
@@ -72,7 +72,7 @@ int repo_label_remove(struct repo *r, const struct repo_who *who,
 	int rc;
 
 	room_to_free(r);
-	event_init(&ev, repo_now(), who->uid, env, "unlabel");
+	event_init(&ev, clock_now_ns(), who->uid, env, "unlabel");
 	event_add(&ev, "artifact", name);
 	event_add(&ev, "key", key);
 	rc = begin(r, err);

@@ -93,11 +93,11 @@ int repo_resolve(struct repo *r, const struct repo_who *who, const char *env,
 					    ? cfg->sql.jar_path_prefix
 					    : (r->mountpoint ? r->mountpoint
 							     : ""),
-				    sql, repo_now(), err);
+				    sql, clock_now_ns(), err);
 	if (!record_it || rc == -ENOENT ||
 	    seen_before(r, env, name, sql, rc, err, out, from))
 		return rc;
-	event_init(&ev, repo_now(), who->uid, env, "resolve");
+	event_init(&ev, clock_now_ns(), who->uid, env, "resolve");
 	event_add(&ev, "table", name);
 	for (i = 0; !rc && i < res.njars; i++)
 		event_addf(&ev, "jar", "%s@%lld", res.jars[i].name,

@@ -85,7 +85,7 @@ static int table_put(struct repo *r, const struct repo_who *who,
 
 	memset(&d, 0, sizeof(d));
 	store_reserve_take(r->store);
-	event_init(&ev, repo_now(), who->uid, env,
+	event_init(&ev, clock_now_ns(), who->uid, env,
 		   from ? "rename" : "table-write");
 	event_add(&ev, "table", from ? from : name);
 	if (from)
@@ -135,7 +135,7 @@ static int table_put(struct repo *r, const struct repo_who *who,
 							 : -ENOMEM;
 	}
 	if (!rc)
-		rc = catalog_table_put(r->cat, e.id, name, &d, repo_now(),
+		rc = catalog_table_put(r->cat, e.id, name, &d, clock_now_ns(),
 				       who->uid, NULL, err);
 	if (!rc && from) {
 		struct catalog_table ft;
@@ -395,7 +395,7 @@ int repo_table_remove(struct repo *r, const struct repo_who *who,
 	int rc;
 
 	room_to_free(r);
-	event_init(&ev, repo_now(), who->uid, env, "table-drop");
+	event_init(&ev, clock_now_ns(), who->uid, env, "table-drop");
 	event_add(&ev, "table", name);
 	rc = begin(r, err);
 	if (rc)

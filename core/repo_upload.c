@@ -283,7 +283,7 @@ int commit_fd(struct repo *r, const struct repo_who *who,
 	void *held = NULL;
 	int rc, fresh = 0, same = 0, put_inline;
 
-	event_init(&ev, repo_now(), who->uid, env, action);
+	event_init(&ev, clock_now_ns(), who->uid, env, action);
 	event_add(&ev, "artifact", name);
 	/*
 	 * A blob lives in one place.  Bytes small enough to be inline are,
@@ -374,7 +374,7 @@ int commit_fd(struct repo *r, const struct repo_who *who,
 	if (!rc && same)
 		v = a.latest;
 	else if (!rc)
-		rc = catalog_ver_add(r->cat, art_id, sha, size, repo_now(),
+		rc = catalog_ver_add(r->cat, art_id, sha, size, clock_now_ns(),
 				     who->uid, &v, err);
 	if (!rc && !same && !mem && r->batch)
 		rc = catalog_unsynced_add(r->cat, sha, err);
@@ -842,7 +842,7 @@ static void upload_refused(struct repo_upload *u, const struct repo_who *who,
 {
 	struct event ev;
 
-	event_init(&ev, repo_now(), who->uid, u->env, "upload");
+	event_init(&ev, clock_now_ns(), who->uid, u->env, "upload");
 	event_add(&ev, "artifact", u->name);
 	record(u->r, &ev, u->env, rc, err);
 	event_release(&ev);

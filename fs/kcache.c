@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "ops_int.h"
+#include "clock.h"
 
 /* ---- Invalidation ---- */
 
@@ -372,7 +373,7 @@ void cmfs_settle(struct cmfs *c, int force)
 		for (i = 0; i < n; i++)
 			fuse_lowlevel_notify_inval_inode(c->se, inos[i], -1, 0);
 		free(inos);
-		repo_settled(c->repo, gen, repo_now());
+		repo_settled(c->repo, gen, clock_now_ns());
 	}
 	pthread_mutex_unlock(&c->slock);
 }
