@@ -166,6 +166,39 @@ int catalog_rows_option_read(struct jar_report *r, int64_t factory,
 	return options_set_add(set, &v);
 }
 
+const char *catalog_rows_unknown_list(unsigned unknown, char *out, size_t n)
+{
+	size_t j, len = 0;
+
+	if (!n)
+		return NULL;
+	out[0] = '\0';
+	for (j = 0; j < 4; j++)
+		if (unknown & (1u << j) && len < n)
+			len += (size_t)snprintf(out + len, n - len, "%s%s",
+						len ? "," : "",
+						unknown_sets[j]);
+	return out[0] ? out : NULL;
+}
+
+int catalog_rows_unknown_read(struct jar_report *r, int64_t factory,
+			      const char *list)
+{
+	char one[32];
+	const char *e;
+	size_t n;
+	int rc = 0;
+
+	while (!rc && list && *list) {
+		e = strchr(list, ',');
+		n = e ? (size_t)(e - list) : strlen(list);
+		snprintf(one, sizeof(one), "%.*s", (int)n, list);
+		rc = catalog_rows_option_read(r, factory, "unknown", one, NULL);
+		list = e ? e + 1 : NULL;
+	}
+	return rc;
+}
+
 void catalog_rows_options_sort(struct jar_report *r)
 {
 	size_t i;

@@ -64,6 +64,21 @@ int catalog_rows_option_read(struct jar_report *r, int64_t factory,
 			     const char *role, const char *key,
 			     const struct options_option *o);
 
+/*
+ * The sets of `unknown` (OPTIONS_UNKNOWN_*) as the names the rows use,
+ * comma-separated ("required,prefixes") into `out` (n bytes), or NULL
+ * when there are none: a backend that keeps them in the factory's row
+ * rather than as rows of their own.
+ */
+const char *catalog_rows_unknown_list(unsigned unknown, char *out, size_t n);
+
+/*
+ * Such a list read back into factory `factory` of r (as its "unknown"
+ * rows would be); NULL is none.  0 or -ENOMEM.
+ */
+int catalog_rows_unknown_read(struct jar_report *r, int64_t factory,
+			      const char *list);
+
 /* Sort each factory's options by key, as resolution searches them. */
 void catalog_rows_options_sort(struct jar_report *r);
 

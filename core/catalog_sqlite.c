@@ -156,9 +156,10 @@ const char *const sq_sql[S_COUNT] = {
 			  " WHERE insp IS NOT " INSP_OF_VERSION,
 	[S_FACT_DEL] = "DELETE FROM insp_factories WHERE insp = ?1",
 	[S_FACT_PUT] = "INSERT INTO insp_factories(insp, seq, kind,"
-		       " identifier, class) VALUES(?1, ?5, ?2, ?3, ?4)",
-	[S_FACT_GET] = "SELECT kind, identifier, class FROM insp_factories"
-		       " WHERE insp = ?1 ORDER BY seq",
+		       " identifier, class, unknown)"
+		       " VALUES(?1, ?5, ?2, ?3, ?4, ?6)",
+	[S_FACT_GET] = "SELECT kind, identifier, class, unknown"
+		       " FROM insp_factories WHERE insp = ?1 ORDER BY seq",
 	[S_INSP_GET] = "SELECT error, external, sha256, id,"
 		       " options_read FROM inspections WHERE sha256 = ?",
 	[S_INSP_GET_ID] = "SELECT error, external, sha256, id,"
@@ -851,13 +852,19 @@ struct opt_dst {
 	struct cmfs_err *err;
 };
 
-/* One row of factory_options; o NULL for a 'prefix' or 'unknown' row. */
+/*
+ * One row of factory_options; o NULL for a 'prefix' or 'unknown' row.
+ * The unknown sets are not rows here: the factory's row holds them
+ * (schema v15).
+ */
 static int put_option(void *arg, size_t factory, const char *role,
 		      const char *key, const struct options_option *o)
 {
 	static const struct options_option none;
 	struct opt_dst *d = arg;
 
+	if (!strcmp(role, "unknown"))
+		return 0;
 	if (!o)
 		o = &none;
 	return sq_run(d->q, S_OPT_PUT, SQ_EXEC, NULL, NULL, d->err,
@@ -916,6 +923,7 @@ static int sq_insp_put(void *impl, const char *sha256,
 	struct sq *q = impl;
 	struct buf ext = BUF_INIT((size_t)1 << 30);
 	const struct jar_factory *f;
+	char unknown[64];
 	int64_t id = 0;
 	size_t i;
 	int rc = 0, fresh = 0;
@@ -933,9 +941,11 @@ static int sq_insp_put(void *impl, const char *sha256,
 			    sha256, id);
 	for (i = 0; !rc && i < r->nfactories; i++) {
 		f = &r->factories[i];
-		rc = sq_run(q, S_FACT_PUT, SQ_EXEC, NULL, NULL, err, "ittti",
+		catalog_rows_unknown_list(f->options.unknown, unknown,
+					  sizeof(unknown));
+		rc = sq_run(q, S_FACT_PUT, SQ_EXEC, NULL, NULL, err, "itttit",
 			    id, jar_kind_name(f->kind), f->identifier, f->cls,
-			    (int64_t)i);
+			    (int64_t)i, unknown[0] ? unknown : NULL);
 	}
 	if (!rc)
 		rc = put_options(q, id, r, fresh, err);
@@ -962,11 +972,16 @@ static int rd_option(void *r, sqlite3_stmt *s)
 					sq_col(s, 1), sq_col(s, 2), &v);
 }
 
-/* A row of S_FACT_GET into the report. */
-static int rd_factory(void *r, sqlite3_stmt *s)
+/* A row of S_FACT_GET into the report, with its unknown sets. */
+static int rd_factory(void *o, sqlite3_stmt *s)
 {
-	return catalog_rows_factory_add(r, text_col(s, 0), text_col(s, 1),
-					text_col(s, 2));
+	struct jar_report *r = o;
+	int rc = catalog_rows_factory_add(r, text_col(s, 0), text_col(s, 1),
+					  text_col(s, 2));
+
+	return rc ? rc
+		  : catalog_rows_unknown_read(r, (int64_t)r->nfactories - 1,
+					      text_col(s, 3));
 }
 
 /* What rd_insp() reads of an inspection's row besides the report. */

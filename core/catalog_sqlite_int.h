@@ -223,7 +223,7 @@ void sq_stmts_free(struct sq *q);
 /* ---- the schema (catalog_sqlite_schema.c) ---- */
 
 /* The version this cmfs writes (PRAGMA user_version). */
-#define SQ_SCHEMA_VERSION 14
+#define SQ_SCHEMA_VERSION 15
 
 /* Events' row numbers (schema 14): an environment name's number (below
  * 2^23) shifted by this many bits, plus the line's offset, which the table

@@ -233,6 +233,7 @@ static const char *const schema_v10[] = {
  * place in the inspection's factories.  An inspection made before
  * (options_read 0, inspector < 3) knows no options: resolution checks
  * none for it until the mount inspects the JAR again (reinspect.h).
+ * Version 15 moves the 'unknown' rows into the factory's row.
  */
 static const char *const schema_v11[] = {
 	"CREATE TABLE factory_options(insp INTEGER NOT NULL"
@@ -315,11 +316,28 @@ static const char *const schema_v14[] = {
 	"ALTER TABLE events_v14 RENAME TO events",
 	NULL};
 
+/*
+ * Version 15: the sets of a factory's options the bytecode does not show
+ * whole ('required', 'optional', 'prefixes', 'validation') are a column
+ * of the factory's row, comma-separated (NULL: none), no longer rows of
+ * factory_options with role 'unknown': a new inspection whose factories
+ * declare no option it can read then writes no factory_options page.
+ */
+static const char *const schema_v15[] = {
+	"ALTER TABLE insp_factories ADD COLUMN unknown TEXT",
+	"UPDATE insp_factories SET unknown = (SELECT group_concat(key, ',')"
+	" FROM (SELECT key FROM factory_options o"
+	" WHERE o.insp = insp_factories.insp"
+	" AND o.factory = insp_factories.seq AND o.role = 'unknown'"
+	" ORDER BY key))",
+	"DELETE FROM factory_options WHERE role = 'unknown'",
+	NULL};
+
 /* The steps from each version to the next: migrations[v] makes v + 1. */
 static const char *const *const migrations[SQ_SCHEMA_VERSION] = {
 	schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
 	schema_v6, schema_v7, schema_v8, schema_v9, schema_v10,
-	schema_v11, schema_v12, schema_v13, schema_v14,
+	schema_v11, schema_v12, schema_v13, schema_v14, schema_v15,
 };
 
 int sq_schema_version(struct sq *q, int *out, struct cmfs_err *err)

@@ -206,6 +206,15 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 	"DROP TABLE retired;"                                                  \
 	"PRAGMA user_version = 7;"
 
+/* A version-15 catalog made as version 14 had it: the unknown sets as
+ * factory_options rows of role 'unknown', one a set. */
+#define V15_TO_V14                                                             \
+	"INSERT INTO factory_options(insp, factory, role, key)"                \
+	" SELECT f.insp, f.seq, 'unknown', u.value FROM insp_factories f,"     \
+	" json_each('[\"' || replace(f.unknown, ',', '\",\"') || '\"]') u"     \
+	" WHERE f.unknown IS NOT NULL;"                                        \
+	"ALTER TABLE insp_factories DROP COLUMN unknown;"                      \
+	"PRAGMA user_version = 14;"
 /* A version-7 catalog made as version 6 had it: events in a rowid table
  * with an index on (env, off), lines and all. */
 /* A version-14 catalog made as version 13 had it: events keyed by (env,
@@ -304,7 +313,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 14);
+	T_INTEQ(pragma_int("user_version"), 15);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -319,7 +328,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 14);
+	T_INTEQ(pragma_int("user_version"), 15);
 	{
 		char mode[16];
 
@@ -355,7 +364,7 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
 					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
@@ -365,7 +374,7 @@ static void test_open(void)
 				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 14);
+		T_INTEQ(pragma_int("user_version"), 15);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -386,14 +395,14 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
 					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 14);
+		T_INTEQ(pragma_int("user_version"), 15);
 		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
 		T_INTEQ(mark, 0);
 		catalog_close(c);
@@ -430,13 +439,13 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
 					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 14);
+		T_INTEQ(pragma_int("user_version"), 15);
 		T_INTEQ(exec_sql("SELECT * FROM factories"), 1);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
@@ -486,13 +495,13 @@ static void test_open(void)
 		k = c ? art(c, e.id, "k.jar", SHA_B, 3) : 0;
 		u = c ? art(c, e.id, "u.txt", SHA_C, 3) : 0;
 		catalog_close(c);
-		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
+		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
 				 V5_TO_V4),
 			0);
 		T_INTEQ(pragma_int("user_version"), 4);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 14);
+		T_INTEQ(pragma_int("user_version"), 15);
 		/* Every version of an inspected blob names its row. */
 		T_INTEQ(query_int("SELECT count(*) FROM versions v"
 				  " WHERE v.insp IS NOT (SELECT id FROM"
@@ -533,13 +542,13 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_add(c, "prod", "two\n", &err) : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
+		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE name = 'events_env_off'"),
 			1);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 14);
+		T_INTEQ(pragma_int("user_version"), 15);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE tbl_name = 'events'"),
 			1);
@@ -571,10 +580,10 @@ static void test_open(void)
 		T_INTEQ(catalog_art_add(c, e.id, "m.jar", &id, &err), 0);
 		T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7), 0);
+		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 14);
+		T_INTEQ(pragma_int("user_version"), 15);
 		T_INTEQ(c ? catalog_art_del(c, id, &err) : -1, 0);
 		T_INTEQ(c ? catalog_art_add(c, e.id, "m.jar", &id, &err) : -1,
 			0);
@@ -618,7 +627,7 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V14_TO_V13 V13_TO_V12), 0);
+		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM inspections WHERE"
 				  " json_array_length(factories) = 2"),
 			2);
@@ -627,7 +636,7 @@ static void test_open(void)
 			0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 14);
+		T_INTEQ(pragma_int("user_version"), 15);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
 		if (out && out->nfactories == 2) {
@@ -681,13 +690,13 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_add(c, "m1", "a22\n", &err) : -1, 0);
 		T_INTEQ(c ? catalog_event_add(c, "-", "c1\n", &err) : -1, 0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V14_TO_V13), 0);
+		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE name = 'event_envs'"),
 			0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 14);
+		T_INTEQ(pragma_int("user_version"), 15);
 		T_INTEQ(query_int("SELECT count(DISTINCT k) FROM event_envs"
 				  " WHERE name IN ('m0', 'm1', '-')"),
 			3);
@@ -737,8 +746,58 @@ static void test_open(void)
 		buf_release(&b);
 	}
 
+	/* Version 14 kept the sets the bytecode does not show whole as
+	 * factory_options rows of role 'unknown': version 15 keeps them in
+	 * the factory's row, read back as they were, and no such row is
+	 * left. */
+	{
+		struct jar_factory f[2] = {
+			{ (char *)"com.z.A", JAR_KIND_CONNECTOR, (char *)"za",
+			  NO_OPTIONS },
+			{ (char *)"com.z.B", JAR_KIND_FORMAT, NULL, NO_OPTIONS },
+		};
+		const unsigned u0 = OPTIONS_UNKNOWN_REQUIRED |
+				    OPTIONS_UNKNOWN_PREFIXES |
+				    OPTIONS_UNVALIDATED;
+		struct jar_report in, *out = NULL;
+
+		memset(&in, 0, sizeof(in));
+		f[0].options.unknown = u0;
+		in.nfactories = 2;
+		in.factories = f;
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(c ? catalog_insp_put(c, SHA_D, &in, &err) : -1, 0);
+		catalog_close(c);
+		T_INTEQ(query_int("SELECT unknown = 'required,prefixes,"
+				  "validation' FROM insp_factories"
+				  " WHERE class = 'com.z.A'"),
+			1);
+		T_INTEQ(exec_sql(V15_TO_V14), 0);
+		T_INTEQ(query_int("SELECT count(*) FROM factory_options"
+				  " WHERE role = 'unknown' AND factory = 0"),
+			3);
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(pragma_int("user_version"), 15);
+		T_INTEQ(query_int("SELECT count(*) FROM factory_options"
+				  " WHERE role = 'unknown'"),
+			0);
+		T_INTEQ(query_int("SELECT count(*) FROM insp_factories"
+				  " WHERE class = 'com.z.B' AND unknown IS NULL"),
+			1);
+		T_INTEQ(c ? catalog_insp_get(c, SHA_D, &out, &err) : -1, 0);
+		T_INTEQ(out ? out->nfactories : 0, 2);
+		if (out && out->nfactories == 2) {
+			T_INTEQ(out->factories[0].options.unknown, u0);
+			T_INTEQ(out->factories[1].options.unknown, 0);
+		}
+		jar_report_free(out);
+		catalog_close(c);
+	}
+
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 15"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 16"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
