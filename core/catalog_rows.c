@@ -168,17 +168,22 @@ int catalog_rows_option_read(struct jar_report *r, int64_t factory,
 
 const char *catalog_rows_unknown_list(unsigned unknown, char *out, size_t n)
 {
-	size_t j, len = 0;
+	size_t j, k, len = 0;
 
-	if (!n)
-		return NULL;
-	out[0] = '\0';
-	for (j = 0; j < 4; j++)
-		if (unknown & (1u << j) && len < n)
-			len += (size_t)snprintf(out + len, n - len, "%s%s",
-						len ? "," : "",
-						unknown_sets[j]);
-	return out[0] ? out : NULL;
+	for (j = 0; j < 4; j++) {
+		if (!(unknown & (1u << j)))
+			continue;
+		k = strlen(unknown_sets[j]);
+		if (len + k + 2 > n)
+			break;
+		if (len)
+			out[len++] = ',';
+		memcpy(out + len, unknown_sets[j], k);
+		len += k;
+	}
+	if (n)
+		out[len] = '\0';
+	return len ? out : NULL;
 }
 
 int catalog_rows_unknown_read(struct jar_report *r, int64_t factory,

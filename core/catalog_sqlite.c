@@ -972,12 +972,18 @@ static int rd_option(void *r, sqlite3_stmt *s)
 					sq_col(s, 1), sq_col(s, 2), &v);
 }
 
-/* A row of S_FACT_GET into the report, with its unknown sets. */
-static int rd_factory(void *o, sqlite3_stmt *s)
+/* A row of S_FACT_GET into the report. */
+static int rd_factory(void *r, sqlite3_stmt *s)
+{
+	return catalog_rows_factory_add(r, text_col(s, 0), text_col(s, 1),
+					text_col(s, 2));
+}
+
+/* The same with the factory's unknown sets, when its options are read. */
+static int rd_factory_sets(void *o, sqlite3_stmt *s)
 {
 	struct jar_report *r = o;
-	int rc = catalog_rows_factory_add(r, text_col(s, 0), text_col(s, 1),
-					  text_col(s, 2));
+	int rc = rd_factory(r, s);
 
 	return rc ? rc
 		  : catalog_rows_unknown_read(r, (int64_t)r->nfactories - 1,
@@ -1013,8 +1019,9 @@ static int rd_insp(void *o, sqlite3_stmt *s)
 static int read_children(struct sq *q, struct insp_row *i,
 			 struct cmfs_err *err)
 {
-	int rc = sq_each(q, S_FACT_GET, rd_factory, i->r, NULL, NULL, err,
-			 "i", i->id);
+	int rc = sq_each(q, S_FACT_GET,
+			 i->options_read ? rd_factory_sets : rd_factory, i->r,
+			 NULL, NULL, err, "i", i->id);
 
 	if (rc == -EINVAL)
 		return cmfs_err_set(err, -EIO,
