@@ -62,6 +62,13 @@ const char *const sq_sql[S_COUNT] = {
 	[S_ART_GET] = "SELECT " ART_COLS " FROM artifacts a" ART_LATEST
 		      " WHERE a.env_id = ? AND a.name = ?",
 	[S_ART_ADD] = "INSERT INTO artifacts(env_id, name) VALUES(?, ?)",
+	/* What the art_add and art_reuse triggers did before schema 16:
+	 * the environment's count, ... */
+	[S_ART_COUNTED] = "UPDATE envs SET nart = nart + 1 WHERE id = ?1",
+	/* ... and the next number a name's earlier artifact left behind
+	 * (S_ART_NEXT_MAX and S_ART_UNRETIRE take it back). */
+	[S_ART_RETIRED] = "SELECT next_n FROM retired WHERE name = ?2"
+			  " AND env = (SELECT name FROM envs WHERE id = ?1)",
 	[S_ART_NAMES] = "SELECT env_id, name FROM artifacts",
 	[S_ART_DEL] = "DELETE FROM artifacts WHERE id = ?",
 	[S_ART_RENAME] = "UPDATE artifacts SET name = ? WHERE id = ?"
@@ -565,19 +572,48 @@ static int sq_art_get(void *impl, int64_t env_id, const char *name,
 	return rc;
 }
 
+/*
+ * A new artifact row, the environment's count, and the name's next
+ * number when an artifact left the name before (schema v8).  Statements
+ * of their own rather than triggers (schema v16): an INSERT that fires a
+ * trigger makes SQLite keep a statement journal (a copy of each page the
+ * statement touches, to undo it alone), and these run at every new
+ * upload.  One transaction, the caller's when it holds one.
+ */
 static int sq_art_add(void *impl, int64_t env_id, const char *name,
 		      int64_t *out, struct cmfs_err *err)
 {
 	struct sq *q = impl;
+	int64_t id = 0, next = 0;
 	int rc;
 
-	sq_lock(q);
-	rc = sq_run(q, S_ART_ADD, SQ_INSERT, NULL, out, err, "it", env_id,
+	if ((rc = sq_begin(q, err)))
+		return rc;
+	rc = sq_run(q, S_ART_ADD, SQ_INSERT, NULL, &id, err, "it", env_id,
 		    name);
 	if (!rc)
+		rc = sq_run(q, S_ART_COUNTED, SQ_EXEC, NULL, NULL, err, "i",
+			    env_id);
+	if (!rc) {
+		rc = sq_run(q, S_ART_RETIRED, SQ_ONE, sq_rd_int64, &next, NULL,
+			    "it", env_id, name);
+		if (rc == -ENOENT) { /* a name no artifact left */
+			rc = 0;
+		} else if (!rc) {
+			rc = sq_run(q, S_ART_NEXT_MAX, SQ_EXEC, NULL, NULL, err,
+				    "ii", id, next);
+			if (!rc)
+				rc = sq_run(q, S_ART_UNRETIRE, SQ_EXEC, NULL,
+					    NULL, err, "it", env_id, name);
+		} else {
+			rc = sq_fail_last(q, err);
+		}
+	}
+	if (!rc)
 		names_add(q, env_id, name);
-	sq_unlock(q);
-	return rc;
+	if (!rc && out)
+		*out = id;
+	return sq_end(q, rc, err);
 }
 
 static int sq_art_del(void *impl, int64_t art_id, struct cmfs_err *err)
@@ -702,7 +738,8 @@ static int sq_ver_add(void *impl, int64_t art_id, const char *sha256,
 	int64_t n = 0;
 	int rc;
 
-	sq_lock(q);
+	if ((rc = sq_begin(q, err)))
+		return rc;
 	rc = sq_run(q, S_VER_NEXT, SQ_ONE, sq_rd_int64, &n, err, "i", art_id);
 	if (!rc)
 		rc = sq_run(q, S_VER_BUMP, SQ_EXEC, NULL, NULL, err, "i",
@@ -711,7 +748,12 @@ static int sq_ver_add(void *impl, int64_t art_id, const char *sha256,
 		rc = sq_run(q, S_VER_ADD, SQ_EXEC, NULL, NULL, err, "iitiii",
 			    art_id, n, sha256, (int64_t)size, mtime,
 			    (int64_t)uid);
-	sq_unlock(q);
+	/* The blob is referred to: no longer loose (the loose_taken
+	 * trigger's work before schema 16, sq_art_add() says why). */
+	if (!rc)
+		rc = sq_run(q, S_LOOSE_DEL, SQ_EXEC, NULL, NULL, err, "t",
+			    sha256);
+	rc = sq_end(q, rc, err);
 	if (!rc && out) {
 		out->artifact_id = art_id;
 		out->n = n;
@@ -737,6 +779,9 @@ static int sq_ver_put(void *impl, const struct catalog_version *v,
 	rc = sq_run(q, S_VER_ADD, SQ_EXEC, NULL, NULL, err, "iitiii",
 		    v->artifact_id, v->n, v->sha256, (int64_t)v->size,
 		    v->mtime, (int64_t)v->uid);
+	if (!rc)
+		rc = sq_run(q, S_LOOSE_DEL, SQ_EXEC, NULL, NULL, err, "t",
+			    v->sha256);
 	if (!rc)
 		rc = sq_run(q, S_VER_NEXT_ABOVE, SQ_CHANGE, NULL, NULL, err,
 			    "ii", v->artifact_id, v->n);

@@ -40,6 +40,8 @@ enum {
 	S_ENV_RECOUNT,
 	S_ART_GET,
 	S_ART_ADD,
+	S_ART_COUNTED,
+	S_ART_RETIRED,
 	S_ART_NAMES,
 	S_ART_DEL,
 	S_ART_RENAME,
@@ -223,7 +225,7 @@ void sq_stmts_free(struct sq *q);
 /* ---- the schema (catalog_sqlite_schema.c) ---- */
 
 /* The version this cmfs writes (PRAGMA user_version). */
-#define SQ_SCHEMA_VERSION 15
+#define SQ_SCHEMA_VERSION 16
 
 /* Events' row numbers (schema 14): an environment name's number (below
  * 2^23) shifted by this many bits, plus the line's offset, which the table

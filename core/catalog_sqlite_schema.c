@@ -333,11 +333,24 @@ static const char *const schema_v15[] = {
 	"DELETE FROM factory_options WHERE role = 'unknown'",
 	NULL};
 
+/*
+ * Version 16: the triggers that ran at every INSERT of an artifact or a
+ * version (art_add: the environment's count; art_reuse: a name's next
+ * number taken back from `retired`; loose_taken: the blob no longer
+ * loose) become statements of the catalog's own (catalog_sqlite.c's
+ * sq_art_add, sq_ver_add, sq_ver_put), in the same transactions: an
+ * INSERT that fires a trigger runs with a statement journal, and these
+ * ran at every upload.  The triggers on DELETE stay.
+ */
+static const char *const schema_v16[] = {"DROP TRIGGER art_add",
+					 "DROP TRIGGER art_reuse",
+					 "DROP TRIGGER loose_taken", NULL};
+
 /* The steps from each version to the next: migrations[v] makes v + 1. */
 static const char *const *const migrations[SQ_SCHEMA_VERSION] = {
-	schema_v1, schema_v2, schema_v3, schema_v4, schema_v5,
-	schema_v6, schema_v7, schema_v8, schema_v9, schema_v10,
-	schema_v11, schema_v12, schema_v13, schema_v14, schema_v15,
+	schema_v1,  schema_v2,	schema_v3,  schema_v4,	schema_v5,  schema_v6,
+	schema_v7,  schema_v8,	schema_v9,  schema_v10, schema_v11, schema_v12,
+	schema_v13, schema_v14, schema_v15, schema_v16,
 };
 
 int sq_schema_version(struct sq *q, int *out, struct cmfs_err *err)

@@ -206,6 +206,23 @@ static int stop_at_first(void *arg, const struct catalog_env *e)
 	"DROP TABLE retired;"                                                  \
 	"PRAGMA user_version = 7;"
 
+/* A version-16 catalog made as version 15 had it: the triggers on INSERT
+ * into artifacts and versions. */
+#define V16_TO_V15                                                             \
+	"CREATE TRIGGER art_add AFTER INSERT ON artifacts BEGIN"               \
+	" UPDATE envs SET nart = nart + 1 WHERE id = NEW.env_id; END;"         \
+	"CREATE TRIGGER art_reuse AFTER INSERT ON artifacts"                   \
+	" WHEN EXISTS(SELECT 1 FROM retired WHERE name = NEW.name AND env ="   \
+	" (SELECT name FROM envs WHERE id = NEW.env_id)) BEGIN"                \
+	" UPDATE artifacts SET next_n = max(next_n, (SELECT next_n"            \
+	" FROM retired WHERE name = NEW.name AND env ="                        \
+	" (SELECT name FROM envs WHERE id = NEW.env_id)))"                     \
+	" WHERE id = NEW.id;"                                                  \
+	" DELETE FROM retired WHERE name = NEW.name AND env ="                 \
+	" (SELECT name FROM envs WHERE id = NEW.env_id); END;"                 \
+	"CREATE TRIGGER loose_taken AFTER INSERT ON versions"                  \
+	" BEGIN DELETE FROM loose WHERE sha256 = NEW.sha256; END;"             \
+	"PRAGMA user_version = 15;"
 /* A version-15 catalog made as version 14 had it: the unknown sets as
  * factory_options rows of role 'unknown', one a set. */
 #define V15_TO_V14                                                             \
@@ -313,7 +330,7 @@ static void test_open(void)
 	struct catalog_env e;
 	char *check = NULL;
 
-	T_INTEQ(pragma_int("user_version"), 15);
+	T_INTEQ(pragma_int("user_version"), 16);
 	T_INTEQ(catalog_check(c, &check, &err), 0);
 	T_STREQ(check, "ok");
 	free(check);
@@ -328,7 +345,7 @@ static void test_open(void)
 	T_INTEQ(e.uid, 5);
 	T_INTEQ(e.ctime, 77);
 	catalog_close(c);
-	T_INTEQ(pragma_int("user_version"), 15);
+	T_INTEQ(pragma_int("user_version"), 16);
 	{
 		char mode[16];
 
@@ -364,7 +381,7 @@ static void test_open(void)
 		T_INTEQ(catalog_table_put(c, e.id, "t", &d, 1, 0, NULL, &err),
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+		T_INTEQ(exec_sql(V16_TO_V15 V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
 					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TRIGGER art_add; DROP TRIGGER art_del;"
@@ -374,7 +391,7 @@ static void test_open(void)
 				 "DROP TABLE unsynced;"
 				 "PRAGMA user_version = 1"), 0);
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 15);
+		T_INTEQ(pragma_int("user_version"), 16);
 		T_INTEQ(catalog_art_count(c, e.id, &n, &err), 0);
 		T_INTEQ(n, 2);
 		T_INTEQ(catalog_table_count(c, e.id, &n, &err), 0);
@@ -395,14 +412,14 @@ static void test_open(void)
 	{
 		int64_t mark = -1;
 
-		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+		T_INTEQ(exec_sql(V16_TO_V15 V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
 					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(exec_sql("DROP TABLE unsynced;"
 				 "PRAGMA user_version = 2"), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 15);
+		T_INTEQ(pragma_int("user_version"), 16);
 		T_INTEQ(c ? catalog_unsynced_mark(c, &mark, &err) : -1, 0);
 		T_INTEQ(mark, 0);
 		catalog_close(c);
@@ -439,13 +456,13 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
+		T_INTEQ(exec_sql(V16_TO_V15 V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6
 					 V6_TO_V5 V5_TO_V4 V4_TO_V3),
 			0);
 		T_INTEQ(pragma_int("user_version"), 3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 15);
+		T_INTEQ(pragma_int("user_version"), 16);
 		T_INTEQ(exec_sql("SELECT * FROM factories"), 1);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
@@ -495,13 +512,13 @@ static void test_open(void)
 		k = c ? art(c, e.id, "k.jar", SHA_B, 3) : 0;
 		u = c ? art(c, e.id, "u.txt", SHA_C, 3) : 0;
 		catalog_close(c);
-		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
+		T_INTEQ(exec_sql(V16_TO_V15 V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6 V6_TO_V5
 				 V5_TO_V4),
 			0);
 		T_INTEQ(pragma_int("user_version"), 4);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 15);
+		T_INTEQ(pragma_int("user_version"), 16);
 		/* Every version of an inspected blob names its row. */
 		T_INTEQ(query_int("SELECT count(*) FROM versions v"
 				  " WHERE v.insp IS NOT (SELECT id FROM"
@@ -542,13 +559,13 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_add(c, "prod", "two\n", &err) : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
+		T_INTEQ(exec_sql(V16_TO_V15 V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7 V7_TO_V6), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE name = 'events_env_off'"),
 			1);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 15);
+		T_INTEQ(pragma_int("user_version"), 16);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE tbl_name = 'events'"),
 			1);
@@ -580,10 +597,10 @@ static void test_open(void)
 		T_INTEQ(catalog_art_add(c, e.id, "m.jar", &id, &err), 0);
 		T_INTEQ(catalog_ver_add(c, id, SHA_A, 1, 1, 0, &v, &err), 0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7), 0);
+		T_INTEQ(exec_sql(V16_TO_V15 V15_TO_V14 V14_TO_V13 V13_TO_V12 V12_TO_V11 V11_TO_V10 V10_TO_V9 V9_TO_V8 V8_TO_V7), 0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 15);
+		T_INTEQ(pragma_int("user_version"), 16);
 		T_INTEQ(c ? catalog_art_del(c, id, &err) : -1, 0);
 		T_INTEQ(c ? catalog_art_add(c, e.id, "m.jar", &id, &err) : -1,
 			0);
@@ -627,7 +644,7 @@ static void test_open(void)
 			  : -1,
 			0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13 V13_TO_V12), 0);
+		T_INTEQ(exec_sql(V16_TO_V15 V15_TO_V14 V14_TO_V13 V13_TO_V12), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM inspections WHERE"
 				  " json_array_length(factories) = 2"),
 			2);
@@ -636,7 +653,7 @@ static void test_open(void)
 			0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 15);
+		T_INTEQ(pragma_int("user_version"), 16);
 		T_INTEQ(c ? catalog_insp_get(c, SHA_A, &out, &err) : -1, 0);
 		T_INTEQ(out ? out->nfactories : 0, 2);
 		if (out && out->nfactories == 2) {
@@ -690,13 +707,13 @@ static void test_open(void)
 		T_INTEQ(c ? catalog_event_add(c, "m1", "a22\n", &err) : -1, 0);
 		T_INTEQ(c ? catalog_event_add(c, "-", "c1\n", &err) : -1, 0);
 		catalog_close(c);
-		T_INTEQ(exec_sql(V15_TO_V14 V14_TO_V13), 0);
+		T_INTEQ(exec_sql(V16_TO_V15 V15_TO_V14 V14_TO_V13), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema"
 				  " WHERE name = 'event_envs'"),
 			0);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 15);
+		T_INTEQ(pragma_int("user_version"), 16);
 		T_INTEQ(query_int("SELECT count(DISTINCT k) FROM event_envs"
 				  " WHERE name IN ('m0', 'm1', '-')"),
 			3);
@@ -773,13 +790,13 @@ static void test_open(void)
 				  "validation' FROM insp_factories"
 				  " WHERE class = 'com.z.A'"),
 			1);
-		T_INTEQ(exec_sql(V15_TO_V14), 0);
+		T_INTEQ(exec_sql(V16_TO_V15 V15_TO_V14), 0);
 		T_INTEQ(query_int("SELECT count(*) FROM factory_options"
 				  " WHERE role = 'unknown' AND factory = 0"),
 			3);
 		c = NULL;
 		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
-		T_INTEQ(pragma_int("user_version"), 15);
+		T_INTEQ(pragma_int("user_version"), 16);
 		T_INTEQ(query_int("SELECT count(*) FROM factory_options"
 				  " WHERE role = 'unknown'"),
 			0);
@@ -796,8 +813,59 @@ static void test_open(void)
 		catalog_close(c);
 	}
 
+	/* Version 15 counted artifacts, took names' numbers back and
+	 * unmarked loose blobs by triggers on INSERT: version 16 drops
+	 * them, and the catalog's statements do the same. */
+	{
+		int64_t id = 0;
+		uint64_t before = 0, after = 0;
+		struct catalog_version v;
+
+		T_INTEQ(exec_sql(V16_TO_V15), 0);
+		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema WHERE"
+				  " type = 'trigger' AND name IN ('art_add',"
+				  " 'art_reuse', 'loose_taken')"),
+			3);
+		c = NULL;
+		T_INTEQ(catalog_open(&c, dbpath, &err), 0);
+		T_INTEQ(pragma_int("user_version"), 16);
+		T_INTEQ(query_int("SELECT count(*) FROM sqlite_schema WHERE"
+				  " type = 'trigger' AND name IN ('art_add',"
+				  " 'art_reuse', 'loose_taken')"),
+			0);
+		T_INTEQ(c ? catalog_env_get(c, "prod", &e, &err) : -1, 0);
+		T_INTEQ(c ? catalog_art_count(c, e.id, &before, &err) : -1, 0);
+		T_INTEQ(c ? catalog_art_add(c, e.id, "v16.jar", &id, &err) : -1,
+			0);
+		T_INTEQ(c ? catalog_art_count(c, e.id, &after, &err) : -1, 0);
+		T_INTEQ(after, before + 1);
+		T_INTEQ(exec_sql("INSERT INTO loose(sha256) VALUES('" SHA_B
+				 "')"),
+			0);
+		T_INTEQ(c ? catalog_ver_add(c, id, SHA_B, 1, 1, 0, &v, &err)
+			  : -1,
+			0);
+		T_INTEQ(query_int("SELECT count(*) FROM loose WHERE sha256 = '"
+				  SHA_B "'"),
+			0);
+		/* Gone and back: the name's numbers go on. */
+		T_INTEQ(c ? catalog_art_del(c, id, &err) : -1, 0);
+		T_INTEQ(c ? catalog_art_add(c, e.id, "v16.jar", &id, &err) : -1,
+			0);
+		T_INTEQ(c ? catalog_ver_add(c, id, SHA_B, 1, 1, 0, &v, &err)
+			  : -1,
+			0);
+		T_INTEQ(v.n, 2);
+		T_INTEQ(query_int("SELECT count(*) FROM retired WHERE"
+				  " name = 'v16.jar'"),
+			0);
+		T_INTEQ(c ? catalog_art_count(c, e.id, &after, &err) : -1, 0);
+		T_INTEQ(after, before + 1);
+		catalog_close(c);
+	}
+
 	/* A newer schema than this cmfs: refused, *out NULL. */
-	T_INTEQ(exec_sql("PRAGMA user_version = 16"), 0);
+	T_INTEQ(exec_sql("PRAGMA user_version = 17"), 0);
 	c = (struct catalog *)1;
 	T_ERRNO(catalog_open(&c, dbpath, &err), EPROTO);
 	T_CHECK(c == NULL);
