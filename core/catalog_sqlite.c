@@ -59,8 +59,12 @@ const char *const sq_sql[S_COUNT] = {
 		"SELECT EXISTS(SELECT 1 FROM artifacts WHERE env_id = ?1)"
 		" OR EXISTS(SELECT 1 FROM tables WHERE env_id = ?1)",
 	[S_ENV_RECOUNT] = SQ_RECOUNT,
-	[S_ART_GET] = "SELECT " ART_COLS " FROM artifacts a" ART_LATEST
-		      " WHERE a.env_id = ? AND a.name = ?",
+	/* One artifact: its versions walked from the highest number, the
+	 * first taken (ART_LATEST's max(n) would seek them once more). */
+	[S_ART_GET] = "SELECT " ART_COLS " FROM artifacts a"
+		      " JOIN versions v ON v.artifact_id = a.id"
+		      " WHERE a.env_id = ? AND a.name = ?"
+		      " ORDER BY v.n DESC LIMIT 1",
 	[S_ART_ADD] = "INSERT INTO artifacts(env_id, name) VALUES(?, ?)",
 	/* What the art_add and art_reuse triggers did before schema 16:
 	 * the environment's count, ... */
