@@ -593,20 +593,20 @@ static int pg_table_get(void *impl, int64_t env_id, const char *name,
 		      &p, rd_table, out, err);
 }
 
-/* A table's definition from its row (res[0]: ddl, like_ddl; none:
- * -ENOENT) and options (res[1]: key, value) into *out, released on an
- * error. */
-static int read_def(PGresult *const *res, struct catalog_table_def *out,
-		    struct cmfs_err *err)
+/* A table's definition from its row (res[0]: ddl, like_ddl from column
+ * `col`; none: -ENOENT) and options (res[1]: key, value) into *out,
+ * released on an error. */
+static int read_def(PGresult *const *res, int col,
+		    struct catalog_table_def *out, struct cmfs_err *err)
 {
 	int rc = 0, i;
 
 	if (PQntuples(res[0]) == 0)
 		return -ENOENT;
-	if (catalog_rows_def(out, PQgetvalue(res[0], 0, 0),
-			     PQgetisnull(res[0], 0, 1)
+	if (catalog_rows_def(out, PQgetvalue(res[0], 0, col),
+			     PQgetisnull(res[0], 0, col + 1)
 				     ? NULL
-				     : PQgetvalue(res[0], 0, 1)))
+				     : PQgetvalue(res[0], 0, col + 1)))
 		return cmfs_err_set(err, -ENOMEM, "out of memory");
 	for (i = 0; !rc && i < PQntuples(res[1]); i++)
 		if ((rc = catalog_rows_option_add(out, PQgetvalue(res[1], i, 0),
@@ -636,46 +636,44 @@ static int pg_table_def(void *impl, int64_t id, struct catalog_table_def *out,
 	rc = pg_run_n(g, 2, sql, ps, res, err);
 	unlock(g);
 	if (!rc)
-		rc = read_def(res, out, err);
+		rc = read_def(res, 0, out, err);
 	PQclear(res[0]);
 	PQclear(res[1]);
 	return rc;
 }
 
-/* The row and the definition: one round trip (one snapshot). */
+/* The row with its definition, and the options: one round trip (one
+ * snapshot), two statements (each one costs the server an executor's
+ * start and a result). */
 static int pg_table_get_def(void *impl, int64_t env_id, const char *name,
 			    struct catalog_table *out,
 			    struct catalog_table_def *def,
 			    struct cmfs_err *err)
 {
-	static const char *const sql[3] = {
-		"SELECT id, env_id, name, size, mtime, uid FROM tables"
-		" WHERE env_id = $1 AND name = $2",
-		"SELECT ddl, like_ddl FROM tables"
-		" WHERE env_id = $1 AND name = $2",
+	static const char *const sql[2] = {
+		"SELECT id, env_id, name, size, mtime, uid, ddl, like_ddl"
+		" FROM tables WHERE env_id = $1 AND name = $2",
 		"SELECT key, value FROM tab_options WHERE table_id ="
 		" (SELECT id FROM tables WHERE env_id = $1 AND name = $2)"
 		" ORDER BY seq",
 	};
 	struct pg *g = impl;
 	struct par p = { 0 };
-	const struct par *const ps[3] = { &p, &p, &p };
-	PGresult *res[3];
-	int rc, i;
+	const struct par *const ps[2] = { &p, &p };
+	PGresult *res[2];
+	int rc;
 
 	p_int(&p, env_id);
 	p_str(&p, name);
 	lock(g);
-	rc = pg_run_n(g, 3, sql, ps, res, err);
+	rc = pg_run_n(g, 2, sql, ps, res, err);
 	unlock(g);
-	if (!rc && PQntuples(res[0]) == 0)
-		rc = -ENOENT;
 	if (!rc)
-		rc = read_def(res + 1, def, err);
+		rc = read_def(res, 6, def, err);
 	if (!rc)
 		row_table(out, res[0], 0);
-	for (i = 0; i < 3; i++)
-		PQclear(res[i]);
+	PQclear(res[0]);
+	PQclear(res[1]);
 	return rc;
 }
 
