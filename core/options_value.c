@@ -20,30 +20,34 @@
 
 #define HEX "0123456789abcdefABCDEF"
 
-/* A decimal number with an optional fraction and exponent; *end after. */
-static int number(const char *s, const char **end, int integer)
+/* An optional sign and one digit or more at p: the end, or NULL. */
+static const char *signed_digits(const char *p)
 {
-	const char *p = s;
-
 	if (*p == '-' || *p == '+')
 		p++;
 	if (!(*p >= '0' && *p <= '9'))
-		return 0;
+		return NULL;
 	while (*p >= '0' && *p <= '9')
 		p++;
+	return p;
+}
+
+/* A decimal number with an optional fraction and exponent; *end after. */
+static int number(const char *s, const char **end, int integer)
+{
+	const char *p = signed_digits(s);
+
+	if (!p)
+		return 0;
 	if (!integer && *p == '.') {
 		p++;
 		while (*p >= '0' && *p <= '9')
 			p++;
 	}
 	if (!integer && (*p == 'e' || *p == 'E')) {
-		p++;
-		if (*p == '-' || *p == '+')
-			p++;
-		if (!(*p >= '0' && *p <= '9'))
+		p = signed_digits(p + 1);
+		if (!p)
 			return 0;
-		while (*p >= '0' && *p <= '9')
-			p++;
 	}
 	*end = p;
 	return 1;
