@@ -1828,6 +1828,66 @@ static void test_memo_oversize(void)
 	catalog_memo_release(&m);
 }
 
+/* memo_hammer()'s: the memo, the failures seen. */
+struct hammer {
+	struct catalog_memo *m;
+	int bad;
+};
+
+/* Put and get 64 keys, each answered by its own name, under generations
+ * that move on now and then: a hit must be the key's own answer. */
+static void *memo_hammer(void *arg)
+{
+	struct hammer *h = arg;
+	char key[16];
+	unsigned i;
+
+	for (i = 0; i < 20000; i++) {
+		uint64_t gen = i / 5000;
+
+		snprintf(key, sizeof(key), "k%u", (i * 7919) % 64);
+		if (i % 3) {
+			memo_keep(h->m, gen, key, key);
+		} else {
+			void *v = NULL;
+			size_t n = 0;
+			int rc = -1;
+
+			/* A miss is fine; a hit with another answer is not. */
+			if (catalog_memo_get(h->m, gen, key, strlen(key), &rc,
+					     &v, &n) &&
+			    (rc || n != strlen(key) || memcmp(v, key, n)))
+				h->bad++;
+			free(v);
+		}
+	}
+	return NULL;
+}
+
+/* Threads share a memo (its lock): answers stay their keys', and the
+ * total stays within the budget. */
+static void test_memo_threads(void)
+{
+	struct catalog_memo m;
+	struct hammer h[4];
+	pthread_t t[4];
+	int i, bad = 0;
+
+	catalog_memo_init(&m, 2000);
+	for (i = 0; i < 4; i++) {
+		h[i].m = &m;
+		h[i].bad = 0;
+		T_INTEQ(pthread_create(&t[i], NULL, memo_hammer, &h[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		bad += h[i].bad;
+	}
+	T_INTEQ(bad, 0);
+	T_CHECK(catalog_memo_bytes(&m) > 0 && catalog_memo_bytes(&m) <= 2000);
+	catalog_memo_release(&m);
+}
+
 /* Through the catalog: a label's value is read once while nothing
  * changes (a write behind the catalog's back is not seen), and again
  * after any change through it. */
@@ -2615,6 +2675,7 @@ int main(void)
 	T_RUN(test_memo_lru);
 	T_RUN(test_memo_generation);
 	T_RUN(test_memo_oversize);
+	T_RUN(test_memo_threads);
 	T_RUN(test_memo_catalog);
 	T_RUN(test_inspections);
 	T_RUN(test_stale_inspections);
