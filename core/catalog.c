@@ -10,24 +10,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "catalog_memo.h"
 #include "hash.h"
 #include "jar.h"
 
-/* Answers kept while the generation stands (memo_get): how many, and
- * the longest key. */
-#define MEMO_SLOTS 256
+/* The longest key of a question (struct ask). */
 #define MEMO_KEY 400
 /* The most artifacts one kept catalog_art_by_label answer holds. */
 #define MEMO_ARTS 16
-/* Inspections kept while the generation stands (catalog_insp_of): few,
- * as a report holds every external class its JAR names. */
-#define INSP_SLOTS 32
+/* Rows kept as last read (known()): how many. */
+#define KNOWN_SLOTS 256
+/* Table definitions read ahead (def_keep()): how many at once. */
+#define DEF_SLOTS 32
 
-struct memo {
-	uint64_t gen; /* the generation read before the answer */
-	size_t klen;  /* 0: empty */
+/* A row kept as last read (known()). */
+struct known {
+	size_t klen; /* 0: empty */
 	char key[MEMO_KEY];
-	int rc;
 	size_t vlen;
 	void *val; /* owned */
 };
@@ -42,19 +41,14 @@ struct catalog {
 				 * held from the outermost begin, guards it) */
 	catalog_watch_fn watch_fn; /* catalog_watch's */
 	void *watch_arg;
-	pthread_mutex_t memo_lock; /* guards memo and known */
-	struct memo memo[MEMO_SLOTS];
-	struct memo known[MEMO_SLOTS]; /* known() */
-	struct insp_memo {
-		uint64_t gen; /* the generation read before the answer */
-		char sha256[65];
-		struct jar_report *r; /* owned; NULL: empty */
-	} insp[INSP_SLOTS]; /* insp_keep(), guarded by memo_lock */
+	struct catalog_memo memo;	 /* memo_get(), insp_kept() */
+	pthread_mutex_t memo_lock;	 /* guards known and defs */
+	struct known known[KNOWN_SLOTS]; /* known() */
 	struct def_memo {
 		uint64_t gen; /* the generation read before the answer */
 		int64_t id;   /* the table's; 0: empty */
 		struct catalog_table_def d;
-	} defs[INSP_SLOTS]; /* def_keep(), guarded by memo_lock */
+	} defs[DEF_SLOTS]; /* def_keep() */
 };
 
 /*
@@ -111,9 +105,11 @@ void catalog_table_def_release(struct catalog_table_def *d)
  * resolution; an artifact's labels and the artifacts carrying a label by
  * every table that names them.  Their answers are kept while the
  * generation (read before the answer) stands: nothing changed here, nor
- * elsewhere as far as notifications tell, since.  A question's key: a
- * tag, a number and two strings; its length 0 when it is too long to
- * keep.
+ * elsewhere as far as notifications tell, since; as many as the memo's
+ * budget in bytes holds (catalog_memo.h), so that a table naming a
+ * connector asked for since the last change costs only its own row.  A
+ * question's key: a tag, a number and two strings; its length 0 when it
+ * is too long to keep.
  */
 struct ask {
 	uint64_t gen; /* read before the answer */
@@ -131,59 +127,22 @@ static void memo_ask(struct ask *q, struct catalog *c, char tag,
 	q->gen = catalog_generation(c);
 }
 
-static struct memo *memo_slot(struct catalog *c, const char *key,
-			      size_t klen)
-{
-	return &c->memo[hash_bytes(key, klen, 0) % MEMO_SLOTS];
-}
-
 /* 1 and the answer kept for q (*val a copy, the caller's to free; NULL
  * when vlen is 0), else 0. */
 static int memo_get(struct catalog *c, const struct ask *q, int *rc,
 		    void **val, size_t *vlen)
 {
-	struct memo *m;
-	int hit;
-
-	if (!q->klen)
-		return 0;
-	pthread_mutex_lock(&c->memo_lock);
-	m = memo_slot(c, q->key, q->klen);
-	hit = m->gen == q->gen && m->klen == q->klen &&
-	      !memcmp(m->key, q->key, q->klen);
 	*val = NULL;
-	if (hit && m->vlen && !(*val = malloc(m->vlen)))
-		hit = 0;
-	if (hit) {
-		if (m->vlen)
-			memcpy(*val, m->val, m->vlen);
-		*vlen = m->vlen;
-		*rc = m->rc;
-	}
-	pthread_mutex_unlock(&c->memo_lock);
-	return hit;
+	return q->klen && catalog_memo_get(&c->memo, q->gen, q->key, q->klen,
+					   rc, val, vlen);
 }
 
 static void memo_put(struct catalog *c, const struct ask *q, int rc,
 		     const void *val, size_t vlen)
 {
-	struct memo *m;
-	void *copy = NULL;
-
-	if (!q->klen || (vlen && !(copy = malloc(vlen))))
-		return;
-	if (vlen)
-		memcpy(copy, val, vlen);
-	pthread_mutex_lock(&c->memo_lock);
-	m = memo_slot(c, q->key, q->klen);
-	free(m->val);
-	m->gen = q->gen;
-	m->klen = q->klen;
-	memcpy(m->key, q->key, q->klen);
-	m->rc = rc;
-	m->val = copy;
-	m->vlen = vlen;
-	pthread_mutex_unlock(&c->memo_lock);
+	if (q->klen)
+		catalog_memo_put(&c->memo, q->gen, q->key, q->klen, rc, val,
+				 vlen);
 }
 
 /*
@@ -200,7 +159,7 @@ static void memo_put(struct catalog *c, const struct ask *q, int rc,
 static int known(struct catalog *c, char tag, int64_t id, const char *name,
 		 int rc, void *out, size_t size)
 {
-	struct memo *m;
+	struct known *m;
 	struct ask q;
 	void *v;
 
@@ -210,7 +169,7 @@ static int known(struct catalog *c, char tag, int64_t id, const char *name,
 	if (!q.klen)
 		return rc;
 	pthread_mutex_lock(&c->memo_lock);
-	m = &c->known[hash_bytes(q.key, q.klen, 0) % MEMO_SLOTS];
+	m = &c->known[hash_bytes(q.key, q.klen, 0) % KNOWN_SLOTS];
 	if (!rc) {
 		v = m->vlen == size ? m->val : realloc(m->val, size);
 		if (v) {
@@ -229,43 +188,28 @@ static int known(struct catalog *c, char tag, int64_t id, const char *name,
 	return rc;
 }
 
-/* The slot of inspections of blob `sha256`. */
-static struct insp_memo *insp_slot(struct catalog *c, const char *sha256)
-{
-	return &c->insp[hash_bytes(sha256, strlen(sha256), 0) % INSP_SLOTS];
-}
-
-/* Keep a copy of r, the inspection of blob `sha256` read under `gen`. */
+/* Keep a copy of r, the inspection of blob `sha256` read under `gen`,
+ * in the memo under the question ('i', 0, sha256). */
 static void insp_keep(struct catalog *c, uint64_t gen, const char *sha256,
 		      const struct jar_report *r)
 {
-	struct insp_memo *m;
-	struct jar_report *copy;
+	struct ask q;
 
-	if (strlen(sha256) >= sizeof(m->sha256) || jar_report_copy(&copy, r))
-		return;
-	pthread_mutex_lock(&c->memo_lock);
-	m = insp_slot(c, sha256);
-	jar_report_free(m->r);
-	m->gen = gen;
-	snprintf(m->sha256, sizeof(m->sha256), "%s", sha256);
-	m->r = copy;
-	pthread_mutex_unlock(&c->memo_lock);
+	memo_ask(&q, c, 'i', 0, sha256, "");
+	if (q.klen)
+		catalog_memo_put_report(&c->memo, gen, q.key, q.klen, r);
 }
 
-/* 1 and a copy of the inspection of `sha256` kept under `gen`, else 0. */
-static int insp_kept(struct catalog *c, uint64_t gen, const char *sha256,
+/* 1 and a copy of the inspection of `sha256` kept under the generation
+ * that stands, else 0. */
+static int insp_kept(struct catalog *c, const char *sha256,
 		     struct jar_report **out)
 {
-	struct insp_memo *m;
-	int hit;
+	struct ask q;
 
-	pthread_mutex_lock(&c->memo_lock);
-	m = insp_slot(c, sha256);
-	hit = m->r && m->gen == gen && !strcmp(m->sha256, sha256) &&
-	      !jar_report_copy(out, m->r);
-	pthread_mutex_unlock(&c->memo_lock);
-	return hit;
+	memo_ask(&q, c, 'i', 0, sha256, "");
+	return q.klen && catalog_memo_get_report(&c->memo, q.gen, q.key,
+						 q.klen, out);
 }
 
 /* Keep table `id`'s definition *d (taken: *d is zeroed), read under
@@ -273,7 +217,7 @@ static int insp_kept(struct catalog *c, uint64_t gen, const char *sha256,
 static void def_keep(struct catalog *c, uint64_t gen, int64_t id,
 		     struct catalog_table_def *d)
 {
-	struct def_memo *m = &c->defs[(uint64_t)id % INSP_SLOTS];
+	struct def_memo *m = &c->defs[(uint64_t)id % DEF_SLOTS];
 
 	pthread_mutex_lock(&c->memo_lock);
 	catalog_table_def_release(&m->d);
@@ -289,7 +233,7 @@ static void def_keep(struct catalog *c, uint64_t gen, int64_t id,
 static int def_kept(struct catalog *c, uint64_t gen, int64_t id,
 		    struct catalog_table_def *out)
 {
-	struct def_memo *m = &c->defs[(uint64_t)id % INSP_SLOTS];
+	struct def_memo *m = &c->defs[(uint64_t)id % DEF_SLOTS];
 	int hit;
 
 	pthread_mutex_lock(&c->memo_lock);
@@ -332,6 +276,7 @@ int catalog_open(struct catalog **out, const char *uri, struct cmfs_err *err)
 		free(c);
 		return rc;
 	}
+	catalog_memo_init(&c->memo, CATALOG_MEMO_BYTES);
 	pthread_mutex_init(&c->memo_lock, NULL);
 	*out = c;
 	return 0;
@@ -345,15 +290,12 @@ void catalog_close(struct catalog *c)
 		return;
 	catalog_unwatch(c);
 	c->be->close(c->impl);
+	catalog_memo_release(&c->memo);
 	pthread_mutex_destroy(&c->memo_lock);
-	for (i = 0; i < MEMO_SLOTS; i++) {
-		free(c->memo[i].val);
+	for (i = 0; i < KNOWN_SLOTS; i++)
 		free(c->known[i].val);
-	}
-	for (i = 0; i < INSP_SLOTS; i++) {
-		jar_report_free(c->insp[i].r);
+	for (i = 0; i < DEF_SLOTS; i++)
 		catalog_table_def_release(&c->defs[i].d);
-	}
 	free(c);
 }
 
@@ -809,7 +751,7 @@ int catalog_insp_get(struct catalog *c, const char *sha256,
 int catalog_insp_of(struct catalog *c, const struct catalog_version *v,
 		    struct jar_report **out, struct cmfs_err *err)
 {
-	if (insp_kept(c, catalog_generation(c), v->sha256, out))
+	if (insp_kept(c, v->sha256, out))
 		return 0;
 	return c->be->insp_get(c->impl, v->sha256, v->insp, 1, out, err);
 }
@@ -818,7 +760,7 @@ int catalog_insp_of(struct catalog *c, const struct catalog_version *v,
 int catalog_insp_offers(struct catalog *c, const struct catalog_version *v,
 			struct jar_report **out, struct cmfs_err *err)
 {
-	if (insp_kept(c, catalog_generation(c), v->sha256, out))
+	if (insp_kept(c, v->sha256, out))
 		return 0;
 	return c->be->insp_get(c->impl, v->sha256, v->insp, 0, out, err);
 }
@@ -960,6 +902,7 @@ int catalog_open_existing(struct catalog **out, const char *uri, int rdonly,
 		free(c);
 		return rc;
 	}
+	catalog_memo_init(&c->memo, CATALOG_MEMO_BYTES);
 	pthread_mutex_init(&c->memo_lock, NULL);
 	*out = c;
 	return 0;

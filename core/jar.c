@@ -339,6 +339,51 @@ int jar_report_copy(struct jar_report **out, const struct jar_report *r)
 	return 0;
 }
 
+/*
+ * The heap bytes of one malloc'd block of n bytes (0: none): glibc's
+ * allocator adds a word of header and rounds up to 16 bytes, 32 at least.
+ * A report holds thousands of short class names, and their blocks are
+ * about half of what it takes.
+ */
+static size_t block(size_t n)
+{
+	return n ? (n + 8 <= 32 ? 32 : (n + 8 + 15) & ~(size_t)15) : 0;
+}
+
+/* A string's block; NULL: none. */
+static size_t str_block(const char *s)
+{
+	return s ? block(strlen(s) + 1) : 0;
+}
+
+size_t jar_report_size(const struct jar_report *r)
+{
+	size_t n = block(sizeof(*r)) + str_block(r->error), i, j;
+
+	n += block(r->nfactories * sizeof(*r->factories));
+	for (i = 0; i < r->nfactories; i++) {
+		const struct jar_factory *f = &r->factories[i];
+
+		n += str_block(f->cls) + str_block(f->identifier) +
+		     str_block(f->options.prefixes) +
+		     block(f->options.n * sizeof(*f->options.v));
+		for (j = 0; j < f->options.n; j++) {
+			const struct options_option *o = &f->options.v[j];
+
+			n += str_block(o->key) + str_block(o->type) +
+			     str_block(o->values) + str_block(o->defval) +
+			     str_block(o->deprecated) + str_block(o->fallback);
+		}
+	}
+	n += block(r->nexternal * sizeof(*r->external));
+	for (i = 0; i < r->nexternal; i++)
+		n += str_block(r->external[i]);
+	n += block(r->nruntime * sizeof(*r->runtime));
+	for (i = 0; i < r->nruntime; i++)
+		n += str_block(r->runtime[i]);
+	return n;
+}
+
 /* The names are those of CMF's sql-artifact-type label (and "other"). */
 const char *jar_kind_name(enum jar_kind k)
 {

@@ -150,6 +150,11 @@ void jar_report_free(struct jar_report *r);
  * -ENOMEM (*out NULL then). */
 int jar_report_copy(struct jar_report **out, const struct jar_report *r);
 
+/* The heap bytes `r` takes (the struct, its arrays and strings, with
+ * the allocator's per-block overhead): what a cache of reports charges
+ * for one. */
+size_t jar_report_size(const struct jar_report *r);
+
 /* "connector", "format", "other" (static strings). */
 const char *jar_kind_name(enum jar_kind k);
 

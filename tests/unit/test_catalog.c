@@ -26,6 +26,7 @@
 
 #include "buf.h"
 #include "catalog.h"
+#include "catalog_memo.h"
 #include "err.h"
 #include "jar.h"
 
@@ -1663,6 +1664,260 @@ static void test_labels(void)
 	teardown(c);
 }
 
+/* ---- the memo -------------------------------------------------------------- */
+
+/* 1 when m answers `key` under `gen` with rc 0 and the string `want`. */
+static int memo_has(struct catalog_memo *m, uint64_t gen, const char *key,
+		    const char *want)
+{
+	void *v = NULL;
+	size_t n = 0;
+	int rc = -1, hit;
+
+	hit = catalog_memo_get(m, gen, key, strlen(key), &rc, &v, &n);
+	hit = hit && !rc && n == strlen(want) && (!n || !memcmp(v, want, n));
+	free(v);
+	return hit;
+}
+
+/* Keep `val` as the answer to `key` under `gen`. */
+static void memo_keep(struct catalog_memo *m, uint64_t gen, const char *key,
+		      const char *val)
+{
+	catalog_memo_put(m, gen, key, strlen(key), 0, val, strlen(val));
+}
+
+/* Answers of the same size, a budget that holds three: a fourth drops
+ * the least recently used (a hit counts as a use), and answering a key
+ * again replaces its answer without charging it twice. */
+static void test_memo_lru(void)
+{
+	struct catalog_memo m;
+	char val[1000];
+	size_t one;
+
+	memset(val, 'x', sizeof(val) - 1);
+	val[sizeof(val) - 1] = '\0';
+	catalog_memo_init(&m, CATALOG_MEMO_BYTES);
+	memo_keep(&m, 1, "a", val);
+	one = catalog_memo_bytes(&m);
+	T_CHECK(one > sizeof(val));
+	catalog_memo_release(&m);
+
+	catalog_memo_init(&m, 3 * one + one / 2);
+	memo_keep(&m, 1, "a", val);
+	memo_keep(&m, 1, "b", val);
+	memo_keep(&m, 1, "c", val);
+	T_INTEQ(catalog_memo_bytes(&m), 3 * one);
+	T_CHECK(memo_has(&m, 1, "a", val)); /* a: used after b */
+	memo_keep(&m, 1, "d", val);
+	T_INTEQ(catalog_memo_bytes(&m), 3 * one);
+	T_CHECK(!memo_has(&m, 1, "b", val));
+	T_CHECK(memo_has(&m, 1, "c", val));
+	T_CHECK(memo_has(&m, 1, "a", val));
+	T_CHECK(memo_has(&m, 1, "d", val));
+	/* Order now d, a, c (most recent first): c goes next. */
+	memo_keep(&m, 1, "a", val);
+	T_INTEQ(catalog_memo_bytes(&m), 3 * one);
+	memo_keep(&m, 1, "e", val);
+	T_CHECK(!memo_has(&m, 1, "c", val));
+	T_CHECK(memo_has(&m, 1, "d", val));
+	T_CHECK(memo_has(&m, 1, "a", val));
+	T_CHECK(memo_has(&m, 1, "e", val));
+	/* A smaller answer in place of one: its own size charged. */
+	memo_keep(&m, 1, "a", "short");
+	T_CHECK(memo_has(&m, 1, "a", "short"));
+	T_CHECK(catalog_memo_bytes(&m) < 3 * one);
+	catalog_memo_release(&m);
+}
+
+/* Kept answers, bytes and reports, serve only the generation they were
+ * read under: a newer one drops them all, an older one is not kept. */
+static void test_memo_generation(void)
+{
+	struct catalog_memo m;
+	char obj[] = "java.lang.Object", str[] = "java.lang.String";
+	char *ext[] = {obj, str};
+	struct jar_report r, *out = NULL;
+	int rc = 0;
+	void *v = NULL;
+	size_t n;
+
+	memset(&r, 0, sizeof(r));
+	r.nexternal = 2;
+	r.external = ext;
+	catalog_memo_init(&m, CATALOG_MEMO_BYTES);
+	memo_keep(&m, 5, "t1", "row");
+	catalog_memo_put(&m, 5, "l1", 2, -ENODATA, NULL, 0);
+	catalog_memo_put_report(&m, 5, "i1", 2, &r);
+	T_CHECK(memo_has(&m, 5, "t1", "row"));
+	T_INTEQ(catalog_memo_get(&m, 5, "l1", 2, &rc, &v, &n), 1);
+	T_ERRNO(rc, ENODATA);
+	T_CHECK(v == NULL);
+	T_INTEQ(catalog_memo_get_report(&m, 5, "i1", 2, &out), 1);
+	T_INTEQ(out ? (long long)out->nexternal : -1, 2);
+	T_STREQ(out && out->nexternal == 2 ? out->external[1] : NULL,
+		"java.lang.String");
+	jar_report_free(out);
+	out = NULL;
+	/* A report is not a byte answer, nor the other way round. */
+	T_INTEQ(catalog_memo_get(&m, 5, "i1", 2, &rc, &v, &n), 0);
+	T_INTEQ(catalog_memo_get_report(&m, 5, "t1", 2, &out), 0);
+
+	/* The generation moved on: nothing kept answers. */
+	T_CHECK(!memo_has(&m, 6, "t1", "row"));
+	T_INTEQ(catalog_memo_get(&m, 6, "l1", 2, &rc, &v, &n), 0);
+	T_INTEQ(catalog_memo_get_report(&m, 6, "i1", 2, &out), 0);
+	/* An answer of the newer one drops all the older ones. */
+	memo_keep(&m, 6, "t2", "row2");
+	T_CHECK(memo_has(&m, 6, "t2", "row2"));
+	T_CHECK(!memo_has(&m, 5, "t1", "row"));
+	T_INTEQ(catalog_memo_get_report(&m, 5, "i1", 2, &out), 0);
+	memo_keep(&m, 1, "x", "y");
+	T_CHECK(catalog_memo_bytes(&m) > 0);
+	memo_keep(&m, 7, "x", "y");
+	T_CHECK(memo_has(&m, 7, "x", "y"));
+	memo_keep(&m, 6, "t2", "row2");
+	T_CHECK(!memo_has(&m, 6, "t2", "row2"));
+	T_CHECK(!memo_has(&m, 7, "t2", "row2"));
+	catalog_memo_release(&m);
+}
+
+/* An answer larger than the whole budget is not kept, and drops none of
+ * what is. */
+static void test_memo_oversize(void)
+{
+	struct catalog_memo m;
+	char big[3000], name[40];
+	char *ext[100];
+	struct jar_report r, *out = NULL;
+	size_t i, kept;
+
+	memset(big, 'b', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	catalog_memo_init(&m, 2000);
+	memo_keep(&m, 1, "small", "v");
+	kept = catalog_memo_bytes(&m);
+	T_CHECK(kept > 0 && kept < 2000);
+	memo_keep(&m, 1, "big", big);
+	T_CHECK(!memo_has(&m, 1, "big", big));
+	T_CHECK(memo_has(&m, 1, "small", "v"));
+	T_INTEQ(catalog_memo_bytes(&m), kept);
+
+	/* A report: charged its strings, 100 of them over the budget. */
+	memset(&r, 0, sizeof(r));
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "com.example.Class%zu", i);
+		ext[i] = strdup(name);
+	}
+	r.external = ext;
+	r.nexternal = 100;
+	T_CHECK(jar_report_size(&r) > 2000);
+	catalog_memo_put_report(&m, 1, "i", 1, &r);
+	T_INTEQ(catalog_memo_get_report(&m, 1, "i", 1, &out), 0);
+	T_CHECK(out == NULL);
+	T_INTEQ(catalog_memo_bytes(&m), kept);
+	/* Two of them fit. */
+	r.nexternal = 2;
+	catalog_memo_put_report(&m, 1, "i", 1, &r);
+	T_INTEQ(catalog_memo_get_report(&m, 1, "i", 1, &out), 1);
+	T_CHECK(catalog_memo_bytes(&m) > kept);
+	jar_report_free(out);
+	for (i = 0; i < 100; i++)
+		free(ext[i]);
+	catalog_memo_release(&m);
+}
+
+/* memo_hammer()'s: the memo, the failures seen. */
+struct hammer {
+	struct catalog_memo *m;
+	int bad;
+};
+
+/* Put and get 64 keys, each answered by its own name, under generations
+ * that move on now and then: a hit must be the key's own answer. */
+static void *memo_hammer(void *arg)
+{
+	struct hammer *h = arg;
+	char key[16];
+	unsigned i;
+
+	for (i = 0; i < 20000; i++) {
+		uint64_t gen = i / 5000;
+
+		snprintf(key, sizeof(key), "k%u", (i * 7919) % 64);
+		if (i % 3) {
+			memo_keep(h->m, gen, key, key);
+		} else {
+			void *v = NULL;
+			size_t n = 0;
+			int rc = -1;
+
+			/* A miss is fine; a hit with another answer is not. */
+			if (catalog_memo_get(h->m, gen, key, strlen(key), &rc,
+					     &v, &n) &&
+			    (rc || n != strlen(key) || memcmp(v, key, n)))
+				h->bad++;
+			free(v);
+		}
+	}
+	return NULL;
+}
+
+/* Threads share a memo (its lock): answers stay their keys', and the
+ * total stays within the budget. */
+static void test_memo_threads(void)
+{
+	struct catalog_memo m;
+	struct hammer h[4];
+	pthread_t t[4];
+	int i, bad = 0;
+
+	catalog_memo_init(&m, 2000);
+	for (i = 0; i < 4; i++) {
+		h[i].m = &m;
+		h[i].bad = 0;
+		T_INTEQ(pthread_create(&t[i], NULL, memo_hammer, &h[i]), 0);
+	}
+	for (i = 0; i < 4; i++) {
+		pthread_join(t[i], NULL);
+		bad += h[i].bad;
+	}
+	T_INTEQ(bad, 0);
+	T_CHECK(catalog_memo_bytes(&m) > 0 && catalog_memo_bytes(&m) <= 2000);
+	catalog_memo_release(&m);
+}
+
+/* Through the catalog: a label's value is read once while nothing
+ * changes (a write behind the catalog's back is not seen), and again
+ * after any change through it. */
+static void test_memo_catalog(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	int64_t e = env(c, "prod"), x, y;
+	char *v = NULL;
+
+	x = art(c, e, "x.jar", SHA_A, 1);
+	y = art(c, e, "y.jar", SHA_B, 1);
+	T_INTEQ(catalog_label_set(c, x, "k", "one", &err), 0);
+	T_INTEQ(catalog_label_get(c, x, "k", &v, &err), 0);
+	T_STREQ(v, "one");
+	free(v);
+	v = NULL;
+	T_INTEQ(exec_sql("UPDATE labels SET value = 'two' WHERE key = 'k'"),
+		0);
+	T_INTEQ(catalog_label_get(c, x, "k", &v, &err), 0);
+	T_STREQ(v, "one");
+	free(v);
+	v = NULL;
+	T_INTEQ(catalog_label_set(c, y, "other", "z", &err), 0);
+	T_INTEQ(catalog_label_get(c, x, "k", &v, &err), 0);
+	T_STREQ(v, "two");
+	free(v);
+	teardown(c);
+}
+
 /* ---- inspections ----------------------------------------------------------- */
 
 /* Collector of catalog_insp_stale(): "sha:size," each. */
@@ -2417,6 +2672,11 @@ int main(void)
 	T_RUN(test_checkpoint_stream);
 	T_RUN(test_label_plan);
 	T_RUN(test_labels);
+	T_RUN(test_memo_lru);
+	T_RUN(test_memo_generation);
+	T_RUN(test_memo_oversize);
+	T_RUN(test_memo_threads);
+	T_RUN(test_memo_catalog);
 	T_RUN(test_inspections);
 	T_RUN(test_stale_inspections);
 	T_RUN(test_tables);

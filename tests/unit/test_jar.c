@@ -770,8 +770,8 @@ static void test_kinds(void)
 	jar_names_free(NULL);
 }
 
-/* A copy reads as the original does (json: options too), and owns all
- * it holds (the original freed first). */
+/* A copy reads as the original does (json: options too), owns all it
+ * holds (the original freed first), and is of the same size. */
 static void test_report_copy(void)
 {
 	struct jar_report *r = inspect("fmt-jsonish.jar", NULL), *c = NULL;
@@ -781,6 +781,11 @@ static void test_report_copy(void)
 		return;
 	T_INTEQ(jar_report_copy(&c, r), 0);
 	T_INTEQ(jar_report_format(&a, r, NULL, 1), 0);
+	/* Its size counts the same blocks; each external class name is a
+	 * pointer and a block of 32 bytes at least. */
+	T_INTEQ(c ? jar_report_size(c) : 0, jar_report_size(r));
+	T_CHECK(jar_report_size(r) >=
+		sizeof(*r) + r->nexternal * (sizeof(char *) + 32));
 	jar_report_free(r);
 	T_INTEQ(c ? jar_report_format(&b, c, NULL, 1) : -1, 0);
 	T_CHECK(a.len > 0);
