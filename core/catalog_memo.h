@@ -28,8 +28,7 @@ struct jar_report;
  * loads to compile a statement); and per table its row (176 bytes); each
  * with its key and ~100 bytes of bookkeeping.  4 MiB holds a thousand
  * connectors and as many tables, and is a small part of a daemon's 64 MiB
- * RSS target (bench/run.sh: peak ~50 MiB with the resolution
- * environment).  Nothing is kept past a change, so it fills only while
+ * RSS target.  Nothing is kept past a change, so it fills only while
  * nothing changes.
  */
 #define CATALOG_MEMO_BYTES ((size_t)4 << 20)
