@@ -1,8 +1,8 @@
 /*
  * catalog_memo.c - see catalog_memo.h.  The tree's hash table maps each
- * key to its entry; a doubly linked list orders the entries from the most
- * to the least recently used, and the tail goes first when the total
- * passes the budget.  A key and its byte answer share one block; a
+ * key to its entry; a tail queue (<sys/queue.h>) orders the entries
+ * from the most to the least recently used, and the last goes first when
+ * the total passes the budget.  A key and its byte answer share one block; a
  * report is a deep copy of its own.
  *
  * A memo of direct-mapped slots forgot what a host asked for whenever
@@ -19,7 +19,7 @@
 #include "jar.h"
 
 struct memo_entry {
-	struct memo_entry *prev, *next; /* toward the head, the tail */
+	TAILQ_ENTRY(memo_entry) lru;
 	size_t size;			/* charged to the budget */
 	int rc;
 	struct jar_report *r; /* owned; NULL: the answer is the bytes */
@@ -31,34 +31,9 @@ struct memo_entry {
 void catalog_memo_init(struct catalog_memo *m, size_t budget)
 {
 	memset(m, 0, sizeof(*m));
+	TAILQ_INIT(&m->lru);
 	pthread_mutex_init(&m->lock, NULL);
 	m->budget = budget;
-}
-
-/* Take e out of the recency list. */
-static void unlink_entry(struct catalog_memo *m, struct memo_entry *e)
-{
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		m->head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		m->tail = e->prev;
-	e->prev = e->next = NULL;
-}
-
-/* Put e at the head of the recency list: the most recently used. */
-static void push_head(struct catalog_memo *m, struct memo_entry *e)
-{
-	e->prev = NULL;
-	e->next = m->head;
-	if (m->head)
-		m->head->prev = e;
-	else
-		m->tail = e;
-	m->head = e;
 }
 
 static void entry_free(struct memo_entry *e)
@@ -71,7 +46,7 @@ static void entry_free(struct memo_entry *e)
 static void drop(struct catalog_memo *m, struct memo_entry *e)
 {
 	hash_del(&m->keys, e->key, e->klen);
-	unlink_entry(m, e);
+	TAILQ_REMOVE(&m->lru, e, lru);
 	m->bytes -= e->size;
 	entry_free(e);
 }
@@ -80,13 +55,12 @@ static void drop(struct catalog_memo *m, struct memo_entry *e)
  * entries, and a new generation may keep fewer). */
 static void clear(struct catalog_memo *m)
 {
-	struct memo_entry *e, *next;
+	struct memo_entry *e;
 
-	for (e = m->head; e; e = next) {
-		next = e->next;
+	while ((e = TAILQ_FIRST(&m->lru))) {
+		TAILQ_REMOVE(&m->lru, e, lru);
 		entry_free(e);
 	}
-	m->head = m->tail = NULL;
 	m->bytes = 0;
 	hash_release(&m->keys);
 }
@@ -152,7 +126,7 @@ static void keep(struct catalog_memo *m, uint64_t gen, struct memo_entry *e)
 	if (s->key) {
 		struct memo_entry *old = (struct memo_entry *)s->val;
 
-		unlink_entry(m, old);
+		TAILQ_REMOVE(&m->lru, old, lru);
 		m->bytes -= old->size;
 		entry_free(old);
 	} else {
@@ -160,10 +134,10 @@ static void keep(struct catalog_memo *m, uint64_t gen, struct memo_entry *e)
 	}
 	s->key = (const char *)e->key;
 	s->val = (uintptr_t)e;
-	push_head(m, e);
+	TAILQ_INSERT_HEAD(&m->lru, e, lru);
 	m->bytes += e->size;
-	while (m->bytes > m->budget)
-		drop(m, m->tail); /* never e: it fits alone */
+	while (m->bytes > m->budget) /* never e: it fits alone */
+		drop(m, TAILQ_LAST(&m->lru, memo_lru));
 	pthread_mutex_unlock(&m->lock);
 }
 
@@ -178,9 +152,9 @@ static struct memo_entry *find(struct catalog_memo *m, uint64_t gen,
 	if (gen != m->gen || !hash_get(&m->keys, key, klen, &v))
 		return NULL;
 	e = (struct memo_entry *)v;
-	if (e != m->head) {
-		unlink_entry(m, e);
-		push_head(m, e);
+	if (e != TAILQ_FIRST(&m->lru)) {
+		TAILQ_REMOVE(&m->lru, e, lru);
+		TAILQ_INSERT_HEAD(&m->lru, e, lru);
 	}
 	return e;
 }

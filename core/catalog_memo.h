@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "hash.h"
 
@@ -42,7 +43,7 @@ struct catalog_memo {
 	size_t bytes;			/* charged to the entries kept */
 	uint64_t gen;			/* every entry's generation */
 	struct hash keys;		/* key -> struct memo_entry * */
-	struct memo_entry *head, *tail; /* most, least recently used */
+	TAILQ_HEAD(memo_lru, memo_entry) lru; /* most recently used first */
 };
 
 /* An empty memo that keeps at most `budget` bytes. */

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <time.h>
 
 #define LINE_CAP (16 * 1024)
@@ -251,7 +252,7 @@ struct run {
 struct who {
 	char key[WHO_KEY];	/* its key in the gate's table */
 	size_t klen;
-	struct who *older, *newer; /* by last use */
+	TAILQ_ENTRY(who) lru; /* the gate's, least recently used first */
 	uint32_t uid;
 	int has_env;
 	char env[ENV_LEN];
@@ -280,7 +281,7 @@ struct events_gate {
 	pthread_mutex_t lock;	/* guards everything below */
 	struct events_gate_conf c;
 	struct hash tab;	/* who->key -> who, room for max_whos */
-	struct who *oldest, *newest;
+	TAILQ_HEAD(whos, who) lru; /* least recently used first */
 	size_t n;
 	double tokens;		/* the bucket of all uids */
 	int64_t filled;
@@ -295,6 +296,7 @@ struct events_gate *events_gate_new(const struct events_gate_conf *conf)
 	if (!g)
 		return NULL;
 	g->c = *conf;
+	TAILQ_INIT(&g->lru);
 	if (!g->c.max_whos)
 		g->c.max_whos = 1;
 	if (hash_reserve(&g->tab, g->c.max_whos)) {
@@ -325,12 +327,12 @@ static void who_free(struct who *w)
 
 void events_gate_free(struct events_gate *g)
 {
-	struct who *w, *next;
+	struct who *w;
 
 	if (!g)
 		return;
-	for (w = g->oldest; w; w = next) {
-		next = w->newer;
+	while ((w = TAILQ_FIRST(&g->lru))) {
+		TAILQ_REMOVE(&g->lru, w, lru);
 		who_free(w);
 	}
 	hash_release(&g->tab);
@@ -553,30 +555,6 @@ static size_t who_key(char k[WHO_KEY], uint32_t uid, const char *env)
 	return sizeof(uid) + 1 + n;
 }
 
-static void lru_unlink(struct events_gate *g, struct who *w)
-{
-	if (w->older)
-		w->older->newer = w->newer;
-	else
-		g->oldest = w->newer;
-	if (w->newer)
-		w->newer->older = w->older;
-	else
-		g->newest = w->older;
-	w->older = w->newer = NULL;
-}
-
-static void lru_push(struct events_gate *g, struct who *w)
-{
-	w->older = g->newest;
-	w->newer = NULL;
-	if (g->newest)
-		g->newest->newer = w;
-	else
-		g->oldest = w;
-	g->newest = w;
-}
-
 /* Forget `w`, its counts moved to others (unless `quiet`: none left). */
 static void drop(struct events_gate *g, struct who *w)
 {
@@ -587,7 +565,7 @@ static void drop(struct events_gate *g, struct who *w)
 
 	fold(g, w, w->held + n, since, last, rc);
 	hash_del(&g->tab, w->key, w->klen);
-	lru_unlink(g, w);
+	TAILQ_REMOVE(&g->lru, w, lru);
 	g->n--;
 	who_free(w);
 }
@@ -603,12 +581,12 @@ static struct who *who_get(struct events_gate *g, uint32_t uid,
 
 	if (hash_get(&g->tab, k, klen, &v)) {
 		w = (struct who *)v;
-		lru_unlink(g, w);
-		lru_push(g, w);
+		TAILQ_REMOVE(&g->lru, w, lru);
+		TAILQ_INSERT_TAIL(&g->lru, w, lru);
 		return w;
 	}
-	if (g->n >= g->c.max_whos && g->oldest)
-		drop(g, g->oldest);
+	if (g->n >= g->c.max_whos && !TAILQ_EMPTY(&g->lru))
+		drop(g, TAILQ_FIRST(&g->lru));
 	w = calloc(1, sizeof(*w));
 	if (!w)
 		return NULL;
@@ -621,7 +599,7 @@ static struct who *who_get(struct events_gate *g, uint32_t uid,
 	w->klen = klen;
 	/* Room for max_whos was made at the start: this cannot fail. */
 	hash_put(&g->tab, w->key, w->klen, (uintptr_t)w);
-	lru_push(g, w);
+	TAILQ_INSERT_TAIL(&g->lru, w, lru);
 	g->n++;
 	return w;
 }
@@ -700,8 +678,8 @@ void events_gate_tick(struct events_gate *g, int64_t now, int all,
 	size_t i;
 
 	pthread_mutex_lock(&g->lock);
-	for (w = g->oldest; w; w = next) {
-		next = w->newer;
+	for (w = TAILQ_FIRST(&g->lru); w; w = next) {
+		next = TAILQ_NEXT(w, lru);
 		for (i = 0; i < RUNS; i++)
 			if (w->runs[i].key &&
 			    (all || now - w->runs[i].first >= win))
@@ -735,7 +713,7 @@ int64_t events_gate_due(struct events_gate *g)
 
 #define EARLIER(x) (t = (x), due = !due || t < due ? t : due)
 	pthread_mutex_lock(&g->lock);
-	for (w = g->oldest; w; w = w->newer) {
+	TAILQ_FOREACH(w, &g->lru, lru) {
 		for (i = 0; i < RUNS; i++)
 			if (w->runs[i].key && w->runs[i].count)
 				EARLIER(w->runs[i].first + g->c.window_ns);
