@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -272,6 +273,27 @@ static void open_ckpt(struct sq *q)
 }
 
 /*
+ * The log's pages back in the page cache, read ahead in the background.
+ * Commits overwrite the log from its start once a checkpoint has copied
+ * it all, frame by frame, and a frame (24 bytes of header, then a page)
+ * never lines up with the kernel's pages: a write into a page the cache
+ * has dropped (memory pressure, drop_caches) first waits for the disk to
+ * read that page back.  The kernel reads ahead at most its read-ahead
+ * window per call, hence the steps.
+ */
+static void warm_log(int fd)
+{
+	const off_t step = 128 * 1024;
+	struct stat st;
+	off_t off;
+
+	if (fd < 0 || fstat(fd, &st))
+		return;
+	for (off = 0; off < st.st_size; off += step)
+		posix_fadvise(fd, off, step, POSIX_FADV_WILLNEED);
+}
+
+/*
  * A checkpoint: the log's pages copied into the file, in two passes.
  * The first, from a connection of its own and without the lock, does the
  * bulk beside commits, so that statements do not wait for its syncs and
@@ -280,8 +302,8 @@ static void open_ckpt(struct sq *q)
  * never catches up with a stream of uploads and the log grows without
  * end).  The second pass holds the connection's lock, so no commit
  * appends meanwhile, and copies what came during the first: the next
- * commit starts the log over.  Only the sync thread calls this (sq_sync()
- * counts on it).
+ * commit starts the log over, into pages warm_log() has read back.  Only
+ * the sync thread calls this (sq_sync() counts on it).
  */
 int sq_checkpoint(void *impl, struct cmfs_err *err)
 {
@@ -300,6 +322,7 @@ int sq_checkpoint(void *impl, struct cmfs_err *err)
 				       NULL, NULL);
 	rc = rc ? sq_fail(q, rc, err) : 0;
 	sq_unlock(q);
+	warm_log(q->sync_fd[0]);
 	return rc;
 }
 

@@ -13,6 +13,7 @@
 #define NO_OPTIONS { NULL, 0, 0, NULL }
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1589,6 +1591,83 @@ static void test_checkpoint_stream(void)
 	teardown(c);
 }
 
+/* How many of the catalog log's pages are in the page cache (*total:
+ * its pages); after drop, none (those of them that are clean). */
+static long log_resident(long *total, int drop)
+{
+	char wal[160];
+	unsigned char *vec;
+	struct stat st;
+	long n = 0, i;
+	void *map;
+	int fd;
+
+	snprintf(wal, sizeof(wal), "%s-wal", dbpath);
+	fd = open(wal, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || st.st_size == 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	if (drop)
+		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	*total = (long)((st.st_size + 4095) / 4096);
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	vec = malloc((size_t)*total);
+	if (map != MAP_FAILED && vec &&
+	    !mincore(map, (size_t)st.st_size, vec))
+		for (i = 0; i < *total; i++)
+			n += vec[i] & 1;
+	else
+		n = -1;
+	free(vec);
+	if (map != MAP_FAILED)
+		munmap(map, (size_t)st.st_size);
+	close(fd);
+	return n;
+}
+
+/*
+ * A checkpoint reads the log back into the page cache: the commits after
+ * it overwrite the log from its start, and each frame's write into a
+ * page the cache had dropped would wait for the disk to read it first.
+ */
+static void test_checkpoint_warms_log(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	long total = 0, in = -1;
+	char sha[65];
+	int i;
+
+	T_INTEQ(catalog_set_sync(c, 0, &err), 0);
+	for (i = 0; i < 1500; i++) {
+		snprintf(sha, sizeof(sha), "%064x", 200000 + i);
+		T_INTEQ(catalog_unsynced_add(c, sha, &err), 0);
+	}
+	T_INTEQ(catalog_sync(c, &err), 0);
+	T_INTEQ(catalog_checkpoint(c, &err), 0);
+	/* The log is all in the file and on disk: its pages can go (not on
+	 * tmpfs, where they are the file). */
+	in = log_resident(&total, 1);
+	T_CHECK(total > 1000);
+	if (in >= total / 10) {
+		fprintf(stderr, "  the log's file system keeps its pages: "
+				"not measured\n");
+		teardown(c);
+		return;
+	}
+	/* A commit starts the log over; the checkpoint after it warms it. */
+	T_INTEQ(catalog_unsynced_add(c, SHA_A, &err), 0);
+	T_INTEQ(catalog_sync(c, &err), 0);
+	T_INTEQ(catalog_checkpoint(c, &err), 0);
+	/* Read ahead in the background: give the disk a few seconds. */
+	for (i = 0; i < 500 && (in = log_resident(&total, 0)) < total; i++)
+		usleep(10000);
+	T_INTEQ(in, total);
+	teardown(c);
+}
+
 /* ---- labels ---------------------------------------------------------------- */
 
 static void test_labels(void)
@@ -2670,6 +2749,7 @@ int main(void)
 	T_RUN(test_unsynced);
 	T_RUN(test_checkpoint);
 	T_RUN(test_checkpoint_stream);
+	T_RUN(test_checkpoint_warms_log);
 	T_RUN(test_label_plan);
 	T_RUN(test_labels);
 	T_RUN(test_memo_lru);
