@@ -392,4 +392,19 @@ void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
 void op_release(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi);
 
+/* FUSE handler: sets a label (user.*) of an artifact, upload or scratch
+ * file; the computed attributes (user.cmfs.*) are read-only. */
+void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		 const char *value, size_t size, int flags);
+
+/* FUSE handler: a label or a computed attribute, by the size protocol. */
+void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		 size_t size);
+
+/* FUSE handler: the names of a node's labels and computed attributes. */
+void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+
+/* FUSE handler: removes a label. */
+void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+
 #endif

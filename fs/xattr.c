@@ -1,6 +1,7 @@
 /*
  * xattr.c - extended attributes: labels (user.*) of artifacts, versions
- * and scratch files, and the computed attributes (user.cmfs.*).
+ * and scratch files, and the computed attributes (user.cmfs.*).  The
+ * handlers map them onto repo's labels; the rules are repo's.
  */
 #define _GNU_SOURCE
 #include "ops_int.h"
@@ -118,8 +119,8 @@ static int label_read(struct cmfs *c, struct node *n, const char *key,
 	return rc <= 0 ? rc : repo_label_get(c->repo, n->env, n->obj, key, b);
 }
 
-static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
-			const char *value, size_t size, int flags)
+void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		 const char *value, size_t size, int flags)
 {
 	struct cmfs *c = cm(req);
 	struct node *n = nd(req, ino);
@@ -198,8 +199,8 @@ out:
 	buf_release(&cur);
 }
 
-static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
-			size_t size)
+void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+		 size_t size)
 {
 	struct cmfs *c = cm(req);
 	struct node *n = nd(req, ino);
@@ -239,7 +240,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	buf_release(&b);
 }
 
-static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct cmfs *c = cm(req);
 	struct node *n = nd(req, ino);
@@ -268,7 +269,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	buf_release(&b);
 }
 
-static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct cmfs *c = cm(req);
 	struct node *n = nd(req, ino);
@@ -305,99 +306,3 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	}
 	fuse_reply_err(req, -rc);
 }
-
-/*
- * access(2) (and chdir): what the rules allow this caller.  Without it
- * the kernel would answer yes to anyone, through a name it keeps from
- * another caller's look-up, saying more than a look-up would: read
- * (any mask) needs `read` in the environment, as a look-up does; W_OK
- * the right to change the node, and a file that never changes
- * (versions, resolved files, events) is EROFS.
- */
-static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
-{
-	struct node *n = nd(req, ino);
-	int rc = 0;
-
-	if (n->kind > N_ENV && n->kind != N_INVALID &&
-	    readers_limited(cm(req), n))
-		rc = gate(req, n->env, right_of(n->kind, REPO_OP_READ),
-			  "access", n->name);
-	if (!rc && (mask & W_OK)) {
-		gid_t groups[64];
-		struct repo_who w = caller(req, groups);
-
-		rc = repo_may_change(cm(req)->repo, &w,
-				     n->kind == N_ENVS ? NULL : n->env,
-				     area_of(n->kind), path_is_dir(n->kind));
-	}
-	fuse_reply_err(req, -rc);
-}
-
-static void op_statfs(fuse_req_t req, fuse_ino_t ino)
-{
-	struct statvfs sv;
-
-	(void)ino;
-	/* The space is the store's. */
-	if (repo_statfs(cm(req)->repo, &sv))
-		memset(&sv, 0, sizeof(sv));
-	sv.f_namemax = 255;
-	fuse_reply_statfs(req, &sv);
-}
-
-static void op_init(void *userdata, struct fuse_conn_info *conn)
-{
-	/* Big writes for uploads; splice where the kernel offers it, but
-	 * not into a ring's buffers: a reply through a ring is written to
-	 * memory, where a splice would only add a pipe to copy out of. */
-	if ((conn->capable & FUSE_CAP_SPLICE_WRITE) &&
-	    !backing_uring_wanted(userdata))
-		conn->want |= FUSE_CAP_SPLICE_WRITE;
-	if (conn->capable & FUSE_CAP_SPLICE_MOVE)
-		conn->want |= FUSE_CAP_SPLICE_MOVE;
-	conn->max_write = 1 << 20;
-	/* ls -l gets attributes with the listing. */
-	if (conn->capable & FUSE_CAP_READDIRPLUS)
-		conn->want |= FUSE_CAP_READDIRPLUS;
-	if (conn->capable & FUSE_CAP_READDIRPLUS_AUTO)
-		conn->want |= FUSE_CAP_READDIRPLUS_AUTO;
-	/* O_TRUNC comes with open, not as a separate truncate: an upload
-	 * that truncates never copies the old bytes. */
-	if (conn->capable & FUSE_CAP_ATOMIC_O_TRUNC)
-		conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
-}
-
-const struct fuse_lowlevel_ops cmfs_ops = {
-	.init = op_init,
-	.lookup = op_lookup,
-	.forget = op_forget,
-	.forget_multi = op_forget_multi,
-	.getattr = op_getattr,
-	.setattr = op_setattr,
-	.mkdir = op_mkdir,
-	.rmdir = op_rmdir,
-	.mknod = op_mknod,
-	.symlink = op_symlink,
-	.link = op_link,
-	.unlink = op_unlink,
-	.rename = op_rename,
-	.create = op_create,
-	.open = op_open,
-	.read = op_read,
-	.write = op_write,
-	.flush = op_flush,
-	.fsync = op_fsync,
-	.release = op_release,
-	.opendir = op_opendir,
-	.readdir = op_readdir,
-	.readdirplus = op_readdirplus,
-	.releasedir = op_releasedir,
-	.fsyncdir = op_fsyncdir,
-	.setxattr = op_setxattr,
-	.getxattr = op_getxattr,
-	.listxattr = op_listxattr,
-	.removexattr = op_removexattr,
-	.statfs = op_statfs,
-	.access = op_access,
-};
