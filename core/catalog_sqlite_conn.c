@@ -79,6 +79,13 @@ static int connect(struct sq **out, const char *uri, int flags, int existing,
 	return 0;
 }
 
+/* The most of its log a mount keeps, and reads back (warm_log()), once
+ * it starts over: a log grown past it in a burst (a long export holding
+ * off checkpoints) goes back to this size. */
+#define LOG_KEPT 67108864 /* 64 MiB */
+#define STR(x) STR_(x)
+#define STR_(x) #x
+
 /*
  * A mount's connection keeps up to 16 MiB of catalog pages (SQLite's
  * default is 2 MiB): a cold resolution over a large catalog reads its
@@ -90,6 +97,7 @@ int sq_open(void **impl, const char *uri, struct cmfs_err *err)
 		"PRAGMA journal_mode = WAL;"
 		"PRAGMA synchronous = FULL;"
 		"PRAGMA cache_size = -16384;"
+		"PRAGMA journal_size_limit = " STR(LOG_KEPT) ";"
 		"PRAGMA foreign_keys = ON;";
 	struct sq *q;
 	int rc;
@@ -289,7 +297,7 @@ static void warm_log(int fd)
 
 	if (fd < 0 || fstat(fd, &st))
 		return;
-	for (off = 0; off < st.st_size; off += step)
+	for (off = 0; off < st.st_size && off < LOG_KEPT; off += step)
 		posix_fadvise(fd, off, step, POSIX_FADV_WILLNEED);
 }
 

@@ -1668,6 +1668,47 @@ static void test_checkpoint_warms_log(void)
 	teardown(c);
 }
 
+/*
+ * A log grown past 64 MiB while a reader held checkpoints off (an export
+ * of a mounted store) goes back to 64 MiB once it starts over: a burst
+ * does not keep its disk space, nor its pages read back, for good.
+ */
+static void test_log_kept(void)
+{
+	struct catalog *c = setup();
+	struct cmfs_err err = CMFS_ERR_INIT;
+	static char blob[64 << 10];
+	char wal[160], sha[65];
+	sqlite3 *reader = NULL;
+	struct stat st;
+	int i;
+
+	snprintf(wal, sizeof(wal), "%s-wal", dbpath);
+	T_INTEQ(catalog_set_sync(c, 0, &err), 0);
+	T_INTEQ(sqlite3_open_v2(dbpath, &reader, SQLITE_OPEN_READONLY, NULL),
+		0);
+	T_INTEQ(sqlite3_exec(reader, "BEGIN; SELECT count(*) FROM envs;",
+			     NULL, NULL, NULL),
+		0);
+	for (i = 0; i < 1100; i++) {
+		memset(blob, i, sizeof(blob));
+		snprintf(sha, sizeof(sha), "%064x", 300000 + i);
+		T_INTEQ(catalog_inline_put(c, sha, blob, sizeof(blob), &err),
+			0);
+		if (i % 100 == 99)
+			T_INTEQ(catalog_checkpoint(c, &err), 0);
+	}
+	T_INTEQ(stat(wal, &st), 0);
+	T_CHECK(st.st_size > 64 << 20);
+	sqlite3_exec(reader, "COMMIT", NULL, NULL, NULL);
+	sqlite3_close(reader);
+	T_INTEQ(catalog_checkpoint(c, &err), 0);
+	T_INTEQ(catalog_unsynced_add(c, SHA_A, &err), 0);
+	T_INTEQ(stat(wal, &st), 0);
+	T_CHECK(st.st_size <= 64 << 20);
+	teardown(c);
+}
+
 /* ---- labels ---------------------------------------------------------------- */
 
 static void test_labels(void)
@@ -2750,6 +2791,7 @@ int main(void)
 	T_RUN(test_checkpoint);
 	T_RUN(test_checkpoint_stream);
 	T_RUN(test_checkpoint_warms_log);
+	T_RUN(test_log_kept);
 	T_RUN(test_label_plan);
 	T_RUN(test_labels);
 	T_RUN(test_memo_lru);
