@@ -87,16 +87,17 @@ static int connect(struct sq **out, const char *uri, int flags, int existing,
 #define STR_(x) #x
 
 /*
- * A mount's connection keeps up to 16 MiB of catalog pages (SQLite's
+ * A mount's connection keeps up to 8 MiB of catalog pages (SQLite's
  * default is 2 MiB): a cold resolution over a large catalog reads its
- * index pages from the cache rather than the disk.
+ * index pages from the cache rather than the disk.  More is RSS the
+ * daemon's budget needs for the nodes of the names the kernel holds.
  */
 int sq_open(void **impl, const char *uri, struct cmfs_err *err)
 {
 	static const char *const pragmas =
 		"PRAGMA journal_mode = WAL;"
 		"PRAGMA synchronous = FULL;"
-		"PRAGMA cache_size = -16384;"
+		"PRAGMA cache_size = -8192;"
 		"PRAGMA journal_size_limit = " STR(LOG_KEPT) ";"
 		"PRAGMA foreign_keys = ON;";
 	struct sq *q;
