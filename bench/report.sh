@@ -40,6 +40,7 @@ read-latest-cold~Read $BIG_MIB MiB, cold (cmfs: artifacts/, the latest)~s~-~~
 read-latest-warm~Read $BIG_MIB MiB, warm (cmfs: artifacts/, the latest)~s~-~~
 many-cp~$N small JARs: cp -R~s~-~~
 many-label~$N small JARs: 2 labels each, setfattr --restore~s~-~~
+many-label-sql~  the labels' SQL alone: SQLite without cmfs (bench/txn.c)~s~-~~
 many~$N small JARs with labels (cp + labels)~s~pt~1.3~<= 1.3x passthrough
 ls-cold~ls -l of $N artifacts, cold~s~pt~1.3~<= 1.3x passthrough
 ls-warm~ls -l of $N artifacts, warm~s~pt~1.3~<= 1.3x passthrough

@@ -263,6 +263,9 @@ fi
 cc -O2 -I"$EXAMPLES" -o "$W/passthrough_ll" "$W/passthrough_ll.c" \
 	$(pkg-config --cflags --libs fuse3) || die "cannot build passthrough_ll"
 cc -O2 -o "$W/lat" "$BENCH/lat.c" || die "cannot build bench/lat.c"
+# shellcheck disable=SC2046 # pkg-config's words are meant to split
+cc -O2 -o "$W/txn" "$BENCH/txn.c" $(pkg-config --cflags --libs sqlite3) ||
+	die "cannot build bench/txn.c"
 
 {
 	printf '[store]\npath = %s\n' "$W/store"
@@ -345,6 +348,38 @@ if has read; then
 	done
 fi
 
+# label_sql: what the many-label row's SQL costs SQLite alone, on a copy
+# of the catalog after the rounds (bench/txn.c): per label the artifact's
+# look-up, its JAR's factories, the upsert and an events line, in one
+# transaction, as cmfs runs them.  The rest of cmfs's labels row is the
+# request's way through the kernel (what passthrough_ll pays too) and
+# cmfs's own work around the statements.
+label_sql() {
+	_a="(SELECT id FROM artifacts WHERE env_id = (SELECT id FROM envs"
+	_a="$_a WHERE name = 'm1') AND name = printf('bench%07d.jar',"
+	_a="$_a (?1 - 1) / 2 % $N + 1))"
+	if "$W/txn" "$W/store/catalog.db" "$W/txn.db" $((2 * N)) \
+		"SELECT a.id FROM artifacts a JOIN versions v ON \
+v.artifact_id = a.id WHERE a.id = $_a ORDER BY v.n DESC LIMIT 1" \
+		"SELECT kind, identifier, class, unknown FROM insp_factories \
+WHERE insp = (SELECT i.id FROM inspections i JOIN versions v ON \
+v.sha256 = i.sha256 WHERE v.artifact_id = $_a ORDER BY v.n DESC LIMIT 1) \
+ORDER BY seq" \
+		"INSERT INTO labels(artifact_id, key, value) VALUES($_a, \
+CASE ?1 % 2 WHEN 1 THEN 'cmf.confluent.io/sql-artifact-type' \
+ELSE 'cmf.confluent.io/sql-artifact-identifier' END, 'v' || ?1) \
+ON CONFLICT(artifact_id, key) DO UPDATE SET value = excluded.value" \
+		"INSERT INTO events(id, env, off, len, line) VALUES((1000 << 40) \
++ ?1 * 160, 'm1', ?1 * 160, 160, randomblob(160))" >"$W/txn.out"; then
+		_us=$(sed -n 's/.* us=\([0-9.]*\) .*/\1/p' "$W/txn.out")
+		record many-label-sql cmfs "$(awk -v u="$_us" -v n="$N" \
+			'BEGIN { printf "%d", u * 2 * n }')"
+	else
+		say "warning: bench/txn.c on the catalog failed"
+	fi
+	rm -f "$W/txn.db" "$W/txn.db-wal" "$W/txn.db-shm"
+}
+
 # ---- 3. many uploads, 4. listing, 6. table writes ----
 
 if has many || has tables; then
@@ -387,6 +422,9 @@ if has many || has tables; then
 	done
 	record rss-after-many cmfs "$(rss VmRSS)"
 	record hwm-after-many cmfs "$(rss VmHWM)"
+fi
+if has many; then
+	label_sql
 fi
 
 # ---- 7. inspection ----
