@@ -82,20 +82,13 @@ static size_t home(const struct hash *m, const struct hash_slot *s)
 	return (size_t)mix(s->key, s->len, 0) & (m->cap - 1);
 }
 
-/*
- * Re-placing every key on growth costs a hash each: an archive's entry
- * count is known before its names go in, and doubling 64 slots up to
- * 20,000 entries would re-place every key ten times.
- */
-int hash_reserve(struct hash *m, size_t n)
+/* Move every key to a new table of `cap` slots (a power of two, over
+ * twice the keys): a hash each. */
+static int rehash(struct hash *m, size_t cap)
 {
 	struct hash_slot *old = m->v;
-	size_t ocap = m->cap, cap = 64, i;
+	size_t ocap = m->cap, i;
 
-	while (cap < n * 2 && cap < SIZE_MAX / 4 / sizeof(*m->v))
-		cap *= 2;
-	if (cap <= ocap)
-		return 0;
 	pthread_once(&seed_once, seed_init);
 	m->v = calloc(cap, sizeof(*m->v));
 	if (!m->v) {
@@ -109,6 +102,31 @@ int hash_reserve(struct hash *m, size_t n)
 			      mix(old[i].key, old[i].len, 0)) = old[i];
 	free(old);
 	return 0;
+}
+
+/*
+ * Re-placing every key on growth costs a hash each: an archive's entry
+ * count is known before its names go in, and doubling 64 slots up to
+ * 20,000 entries would re-place every key ten times.
+ */
+int hash_reserve(struct hash *m, size_t n)
+{
+	size_t cap = 64;
+
+	while (cap < n * 2 && cap < SIZE_MAX / 4 / sizeof(*m->v))
+		cap *= 2;
+	return cap <= m->cap ? 0 : rehash(m, cap);
+}
+
+int hash_shrink(struct hash *m)
+{
+	size_t cap = 64;
+
+	if (m->cap <= 64 || m->n * 8 >= m->cap)
+		return 0;
+	while (cap < m->n * 4)
+		cap *= 2;
+	return rehash(m, cap);
 }
 
 struct hash_slot *hash_place(struct hash *m, const void *k, size_t n)

@@ -38,6 +38,16 @@ uint64_t hash_bytes(const void *k, size_t n, uint64_t salt);
 int hash_reserve(struct hash *m, size_t n);
 
 /*
+ * Give room back once the table is under an eighth full: it becomes the
+ * smallest that holds its keys at most a quarter full (64 slots at least),
+ * so that a table emptied after a peak (the inode table after the kernel
+ * forgot names) does not keep the peak's slots.  Never called by the
+ * table itself: an owner that reserved room to make later puts safe
+ * keeps it.  0 or -ENOMEM (the table is kept as it is).
+ */
+int hash_shrink(struct hash *m);
+
+/*
  * The slot holding k, or the empty one where it goes, with its tag and
  * length set: one hash for a look-up that may become an insertion (the
  * caller that fills it sets key and val and counts it in m->n).  NULL: no

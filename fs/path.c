@@ -398,6 +398,9 @@ void path_forget(struct paths *t, struct node *node, uint64_t n)
 	path_lock(t);
 	node->nlookup = node->nlookup > n ? node->nlookup - n : 0;
 	release(t, node);
+	/* Names the kernel forgot give their slots back (when it cannot,
+	 * the index stays as large as it was: nothing is lost). */
+	hash_shrink(&t->nodes);
 	path_unlock(t);
 }
 

@@ -139,6 +139,41 @@ static void test_del(void)
 	hash_release(&m);
 }
 
+/* shrink gives slots back under an eighth full, and every key stays. */
+static void test_shrink(void)
+{
+	struct hash m = HASH_INIT;
+	uintptr_t v;
+	size_t peak;
+	int i, bad = 0;
+
+	for (i = 0; i < N; i++)
+		hash_put(&m, keys[i], strlen(keys[i]), (uintptr_t)i);
+	peak = m.cap;
+	T_INTEQ(hash_shrink(&m), 0);
+	T_INTEQ(m.cap, peak); /* over an eighth full: kept */
+	for (i = 0; i < N - N / 16; i++)
+		hash_del(&m, keys[i], strlen(keys[i]));
+	T_INTEQ(hash_shrink(&m), 0);
+	T_CHECK(m.cap < peak / 4);
+	T_CHECK(m.cap >= 4 * m.n && m.cap >= 64);
+	T_CHECK((m.cap & (m.cap - 1)) == 0);
+	for (i = 0; i < N; i++) {
+		int got = hash_get(&m, keys[i], strlen(keys[i]), &v);
+
+		if (got != (i >= N - N / 16) || (got && v != (uintptr_t)i))
+			bad++;
+	}
+	T_INTEQ(bad, 0);
+	for (i = N - N / 16; i < N; i++)
+		hash_del(&m, keys[i], strlen(keys[i]));
+	T_INTEQ(hash_shrink(&m), 0);
+	T_INTEQ(m.cap, 64);
+	T_INTEQ(hash_put(&m, "again", 5, 1), 0);
+	T_INTEQ(hash_get(&m, "again", 5, &v), 1);
+	hash_release(&m);
+}
+
 /* The hash is stable in a process, and the salt changes it. */
 static void test_bytes(void)
 {
@@ -156,6 +191,7 @@ int main(void)
 	T_RUN(test_put_get);
 	T_RUN(test_reserve_place);
 	T_RUN(test_del);
+	T_RUN(test_shrink);
 	T_RUN(test_bytes);
 	return T_DONE();
 }
