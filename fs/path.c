@@ -128,12 +128,16 @@ static void node_free(struct node *n)
 	free(n);
 }
 
+/* What the comment at the end of struct node says. */
+_Static_assert(sizeof(struct node) <= 120, "a node fits malloc's 128-byte block");
+
 /* A key of the table: the parent's address, then the name (no NUL). */
 #define PARENT_LEN sizeof(struct node *)
 
 /*
  * Name `n` (whose parent and kind are set) `name`: its key, name, object,
- * environment and version, in one new block.  NULL: out of memory, and
+ * environment and version, in one new block (the name follows the key,
+ * its NUL outside the key).  Returns the name; NULL: out of memory, and
  * `n` is unchanged.
  */
 static char *describe(struct node *n, const char *name)
@@ -142,6 +146,7 @@ static char *describe(struct node *n, const char *name)
 	size_t len = strlen(name), olen = 0, elen;
 	const char *obj = "", *env = p->env;
 	char *b;
+	int whole;
 
 	switch (n->kind) {
 	case N_ENV:
@@ -170,22 +175,31 @@ static char *describe(struct node *n, const char *name)
 	default:
 		break;
 	}
+	/* An object named by the whole name (an artifact, a scratch file)
+	 * is the name's bytes: no copy. */
+	whole = obj == name && olen == len;
 	elen = strlen(env);
-	b = malloc(PARENT_LEN + len + olen + elen + 3);
+	b = malloc(PARENT_LEN + len + 1 + (whole ? 0 : olen + 1) + elen + 1);
 	if (!b)
 		return NULL;
 	memcpy(b, &n->parent, PARENT_LEN);
 	n->key = b;
 	b += PARENT_LEN;
 	memcpy(b, name, len + 1);
-	memcpy(b + len + 1, obj, olen);
-	b[len + 1 + olen] = '\0';
-	memcpy(b + len + olen + 2, env, elen + 1);
 	n->name = b;
-	n->obj = b + len + 1;
-	n->env = b + len + olen + 2;
+	b += len + 1;
+	if (whole) {
+		n->obj = n->name;
+	} else {
+		memcpy(b, obj, olen);
+		b[olen] = '\0';
+		n->obj = b;
+		b += olen + 1;
+	}
+	memcpy(b, env, elen + 1);
+	n->env = b;
 	n->ver = n->kind == N_VER ? strtoll(name, NULL, 10) : 0;
-	return b;
+	return n->name;
 }
 
 /* The length of n's key. */

@@ -92,13 +92,6 @@ struct node {
 	 * it itself, and the open readers.  Table lock. */
 	int32_t backing;
 	uint32_t nreaders;
-	/*
-	 * N_ART: new to the kernel when a create made it (nothing it holds
-	 * for this name is older), and opened by nothing else since, so the
-	 * kernel's cache of it is what that upload wrote: its commit leaves
-	 * nothing to invalidate (file.c, commit).  Table lock.
-	 */
-	uint8_t solo;
 	struct node_cache *cache;	/* N_RJARS, once told; table lock */
 	/*
 	 * N_VER: the version this inode stands for, from its first look-up
@@ -121,6 +114,16 @@ struct node {
 	 * as long as the kernel holds it (ops.c, "Identity").  Table lock.
 	 */
 	uint8_t replaced;
+	/*
+	 * N_ART: new to the kernel when a create made it (nothing it holds
+	 * for this name is older), and opened by nothing else since, so the
+	 * kernel's cache of it is what that upload wrote: its commit leaves
+	 * nothing to invalidate (file.c, commit).  Table lock.
+	 */
+	uint8_t solo;
+	/* (The one-byte fields last: a node is 120 bytes, one 128-byte
+	 * block of malloc's, and a mount holds one for each name the
+	 * kernel knows.) */
 };
 
 /* What a name in directory kind `parent` is: N_INVALID when it cannot be
