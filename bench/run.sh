@@ -45,8 +45,8 @@
 # URING (1, the default: set the fuse module's enable_uring to Y for the
 # run, as an operator would, so that cmfs takes requests over io_uring;
 # 0: leave it as it is; passthrough_ll, libfuse 3.14, cannot use it)
-# QUIET (1, the default: on ext4 without a journal, wait until a minute
-# has passed since the last run removed its files; 0: do not wait).
+# QUIET (1, the default: on ext4 without a journal, wait until 370 s
+# have passed since the last run removed its files; 0: do not wait).
 set -eu
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -148,20 +148,21 @@ CPID=
 PPID_PT=
 
 # quiet_disk: ext4 without a journal passes over every inode freed in the
-# last 60 s (300 s more while its inode table is not written back) when it
-# allocates one (ialloc.c, recently_deleted()), which made passthrough_ll's
-# and the native side's file creation 2-3x slower for minutes after a
-# mass delete, such as the last run's cleanup (findings.md).  Wait out
-# the minute after that cleanup (synced, so the 60 s hold) unless QUIET=0.
+# last 60 s when it allocates one, 360 s while the freed inode's block of
+# the inode table is dirty, which every new file in that block makes it
+# (ialloc.c, recently_deleted()).  After a mass delete, such as the last
+# run's cleanup, the native side's and passthrough_ll's file creation ran
+# 3-10x slower for five to six minutes (findings.md).  Wait that out
+# unless QUIET=0.
 quiet_disk() {
 	_dev=$(findmnt -no SOURCE -T "$W" | head -n 1)
 	_t=$(cat "$BENCH_CACHE/removed" 2>/dev/null || echo 0)
-	_left=$((_t + 65 - $(date +%s)))
+	_left=$((_t + 370 - $(date +%s)))
 	[ "${QUIET:-1}" = 1 ] && [ "$_left" -gt 0 ] || return 0
 	for _j in /proc/fs/jbd2/"$(basename "$_dev")"-*; do
 		[ ! -e "$_j" ] || return 0
 	done
-	say "bench: waiting ${_left} s: ext4 without a journal skips inodes freed in the last minute (the last run's cleanup)"
+	say "bench: waiting ${_left} s: ext4 without a journal passes over inodes freed in the last 6 minutes (the last run's cleanup)"
 	sleep "$_left"
 }
 
@@ -174,7 +175,6 @@ cleanup() {
 	uring_restore
 	rm -rf "$W"
 	# The next run waits for these inodes (quiet_disk).
-	sync
 	date +%s >"$BENCH_CACHE/removed"
 }
 trap cleanup EXIT
