@@ -62,6 +62,16 @@ eq "stat right after the rename back" $((${#long} + 1)) \
 mv "$A/mongodb-connector.jar" "$A/m.jar"
 eq "short bytes in the pages" "$short" "$(cat "$R/orders.jars")"
 mv "$A/m.jar" "$A/mongodb-connector.jar"
+# Until the daemon has the RELEASE of cat's handle (the kernel sends it
+# after close(2) returned), a stat tells the size of the bytes that
+# handle reads, and the kernel keeps none of it: ask again for up to 2 s
+# (a size kept wrongly would stay for attr_timeout, 30 s).
+i=0
+while [ "$(stat -c %s "$R/orders.jars")" != $((${#long} + 1)) ] &&
+	[ $i -lt 40 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
 eq "the longer size told" $((${#long} + 1)) "$(stat -c %s "$R/orders.jars")"
 mv "$A/mongodb-connector.jar" "$A/m.jar"
 eq "a byte at a time: the short bytes, nothing after them" \
