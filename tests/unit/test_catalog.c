@@ -1580,13 +1580,15 @@ static void test_checkpoint_stream(void)
 	/*
 	 * 4,000 commits write some 16 MiB of log, all of which a log that
 	 * never starts over keeps (17 MB, the old way).  The log is as long
-	 * as the most commits between two checkpoints.
+	 * as the most commits between two checkpoints: under half of them
+	 * even when this thread is kept off the CPU for a while (a loaded
+	 * machine saw 4.6 MB once).
 	 */
 	T_INTEQ(stat(wal, &st), 0);
 	if (st.st_size >= 4 << 20)
 		fprintf(stderr, "  log of %lld bytes after %d checkpoints\n",
 			(long long)st.st_size, n);
-	T_CHECK(st.st_size < 4 << 20);
+	T_CHECK(st.st_size < 8 << 20);
 	T_INTEQ(UNSYNCED_ROWS, 4000);
 	teardown(c);
 }
