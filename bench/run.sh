@@ -147,6 +147,18 @@ RAW=$SAVE/raw		# "key target value" lines
 CPID=
 PPID_PT=
 
+# journal_of DIR: yes when the file system under DIR has a jbd2 journal.
+journal_of() {
+	_jdev=$(findmnt -no SOURCE -T "$1" | head -n 1)
+	for _j in /proc/fs/jbd2/"$(basename "$_jdev")"-*; do
+		if [ -e "$_j" ]; then
+			echo yes
+			return
+		fi
+	done
+	echo no
+}
+
 # quiet_disk: ext4 without a journal passes over every inode freed in the
 # last 60 s when it allocates one, 360 s while the freed inode's block of
 # the inode table is dirty, which every new file in that block makes it
@@ -155,13 +167,10 @@ PPID_PT=
 # 3-10x slower for five to six minutes (findings.md).  Wait that out
 # unless QUIET=0.
 quiet_disk() {
-	_dev=$(findmnt -no SOURCE -T "$W" | head -n 1)
 	_t=$(cat "$BENCH_CACHE/removed" 2>/dev/null || echo 0)
 	_left=$((_t + 370 - $(date +%s)))
 	[ "${QUIET:-1}" = 1 ] && [ "$_left" -gt 0 ] || return 0
-	for _j in /proc/fs/jbd2/"$(basename "$_dev")"-*; do
-		[ ! -e "$_j" ] || return 0
-	done
+	[ "$(journal_of "$W")" = no ] || return 0
 	say "bench: waiting ${_left} s: ext4 without a journal passes over inodes freed in the last 6 minutes (the last run's cleanup)"
 	sleep "$_left"
 }
@@ -174,8 +183,11 @@ cleanup() {
 	[ -n "$PPID_PT" ] && wait_gone "$PPID_PT"
 	uring_restore
 	rm -rf "$W"
-	# The next run waits for these inodes (quiet_disk).
-	date +%s >"$BENCH_CACHE/removed"
+	# The next run waits for these inodes (quiet_disk): thousands of
+	# files with these workloads, a handful without.
+	if has many || has tables || has resolve; then
+		date +%s >"$BENCH_CACHE/removed"
+	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -375,7 +387,8 @@ fi
 # label_sql: what the many-label row's SQL costs SQLite alone, on a copy
 # of the catalog after the rounds (bench/txn.c): per label the artifact's
 # look-up, its JAR's factories, the upsert and an events line, in one
-# transaction, as cmfs runs them.  The rest of cmfs's labels row is the
+# transaction: the statements cmfs runs, written out here, less its
+# look-up of where the events line goes (a floor).  The rest of cmfs's labels row is the
 # request's way through the kernel (what passthrough_ll pays too) and
 # cmfs's own work around the statements.
 label_sql() {
@@ -658,11 +671,7 @@ dev=$(findmnt -no SOURCE,FSTYPE -T "$W" | head -n 1)
 	[ "$CMFS" = "$TOP/cmfs" ] || printf "CMFS='%s'\n" "$CMFS"
 	printf "DEV='%s'\n" "$dev"
 	# A journal matters to what an fsync makes durable (findings.md).
-	jdev=$(basename "${dev%% *}")
-	journal=no
-	for j in /proc/fs/jbd2/"$jdev"-*; do
-		[ ! -e "$j" ] || journal=yes
-	done
+	journal=$(journal_of "$W")
 	printf "DISK='%s, ext4 journal: %s'\n" "$(lsblk -dno MODEL,ROTA,SIZE "${dev%% *}" 2>/dev/null |
 		awk '{ printf "model=%s rotational=%s size=%s", (NF > 2 ? $1 : "?"), $(NF - 1), $NF }')" "$journal"
 	printf "REV='%s'\n" "$REV"

@@ -129,7 +129,8 @@ static void node_free(struct node *n)
 }
 
 /* What the comment at the end of struct node says. */
-_Static_assert(sizeof(struct node) <= 120, "a node fits malloc's 128-byte block");
+_Static_assert(sizeof(struct node) <= 120,
+	       "a node fits malloc's 128-byte block");
 
 /* A key of the table: the parent's address, then the name (no NUL). */
 #define PARENT_LEN sizeof(struct node *)
