@@ -78,7 +78,8 @@ int main(int argc, char **argv)
 	if (!st ||
 	    sqlite3_exec(db,
 			 "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
-			 "PRAGMA cache_size = -8192; PRAGMA foreign_keys = ON;",
+			 "PRAGMA cache_size = -8192; PRAGMA foreign_keys = ON;"
+			 "PRAGMA wal_autocheckpoint = 0;",
 			 NULL, NULL, NULL) ||
 	    sqlite3_prepare_v2(db, "BEGIN IMMEDIATE", -1, &begin, NULL) ||
 	    sqlite3_prepare_v2(db, "COMMIT", -1, &commit, NULL)) {
@@ -91,7 +92,6 @@ int main(int argc, char **argv)
 				sqlite3_errmsg(db));
 			return 1;
 		}
-	sqlite3_exec(db, "PRAGMA wal_autocheckpoint = 0", NULL, NULL, NULL);
 	sqlite3_wal_hook(db, wal_hook, NULL);
 	for (i = 1; i <= n; i++) {
 		if (frames >= 1000) {
