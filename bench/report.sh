@@ -41,7 +41,9 @@ read-latest-warm~Read $BIG_MIB MiB, warm (cmfs: artifacts/, the latest)~s~-~~
 many-cp~$N small JARs: cp -R~s~-~~
 many-label~$N small JARs: 2 labels each, setfattr --restore~s~-~~
 many-label-sql~  the labels' SQL alone: SQLite without cmfs (bench/txn.c)~s~-~~
+many-upload-sql~  the uploads' SQL alone, each a new artifact (bench/txn.c)~s~-~~
 many~$N small JARs with labels (cp + labels)~s~pt~1.3~<= 1.3x passthrough
+many-floor~  floor: passthrough's cp + labels, plus both SQL rows~s~-~~
 ls-cold~ls -l of $N artifacts, cold~s~pt~1.3~<= 1.3x passthrough
 ls-warm~ls -l of $N artifacts, warm~s~pt~1.3~<= 1.3x passthrough
 getfattr~getfattr -d -R of $N artifacts~s~-~~
@@ -95,6 +97,14 @@ awk '$1 == "res-small-warm-p50" && $2 == "cmfs" { s = $3 }
 	END { if (s > 0 && l > 0) print "flat cmfs", l / s }' "$W/medians" \
 	>"$W/flat"
 cat "$W/flat" >>"$W/medians"
+# The many row's floor with a commit before each reply: passthrough's own
+# cp + labels plus what the uploads' and labels' SQL alone take.
+awk '$1 == "many" && $2 == "pt" { p = $3 }
+	$1 == "many-upload-sql" && $2 == "cmfs" { u = $3 }
+	$1 == "many-label-sql" && $2 == "cmfs" { l = $3 }
+	END { if (p > 0 && u > 0 && l > 0) {
+		print "many-floor pt", p; print "many-floor cmfs", p + u + l } }' \
+	"$W/medians" >>"$W/medians"
 
 spec | awk -F'~' -v med="$W/medians" -v failed="$W/failed" '
 	BEGIN {

@@ -417,6 +417,56 @@ ON CONFLICT(artifact_id, key) DO UPDATE SET value = excluded.value" \
 	rm -f "$W/txn.db" "$W/txn.db-wal" "$W/txn.db-shm"
 }
 
+# upload_sql: the same for a new small upload's commit, the statements
+# cmfs's close runs (the artifact, its count and version number, the
+# inspection and its factory, the inline blob, the version, the loose
+# row, the events line), N of them on another copy, each artifact new.
+# Ids cmfs holds in memory are looked up here by name (a few index
+# seeks more: still a floor).  With label_sql and passthrough's own
+# many row, report.sh shows what a commit per request leaves for the
+# request path and inspection.
+upload_sql() {
+	_e="(SELECT id FROM envs WHERE name = 'm1')"
+	_n="printf('sql%07d.jar', ?1)"
+	_s="printf('%064x', ?1)"
+	_a="(SELECT id FROM artifacts WHERE env_id = $_e AND name = $_n)"
+	if "$W/txn" "$W/store/catalog.db" "$W/txn.db" "$N" \
+		"SELECT COALESCE((SELECT nart FROM envs WHERE id = $_e), 0)" \
+		"INSERT INTO artifacts(env_id, name) VALUES($_e, $_n)" \
+		"UPDATE envs SET nart = nart + 1 WHERE id = $_e" \
+		"SELECT next_n FROM retired WHERE name = $_n AND env = 'm1'" \
+		"INSERT INTO inspections(sha256, error, external, inspector, \
+options_read) VALUES($_s, NULL, 'java.lang.Object
+java.lang.String
+org.apache.flink.table.factories.DynamicTableSourceFactory
+', 3, 1)" \
+		"UPDATE versions SET insp = last_insert_rowid() WHERE sha256 = \
+$_s AND insp IS NOT last_insert_rowid()" \
+		"INSERT INTO insp_factories(insp, seq, kind, identifier, class, \
+unknown) VALUES(last_insert_rowid(), 0, 'connector', 'sql-' || ?1, \
+'com.example.bench.Factory', 'required,optional,validation')" \
+		"INSERT INTO inline_blobs(sha256, bytes) VALUES($_s, \
+zeroblob(2023))" \
+		"SELECT next_n FROM artifacts WHERE id = $_a" \
+		"UPDATE artifacts SET next_n = next_n + 1 WHERE id = $_a" \
+		"INSERT INTO versions(artifact_id, n, sha256, size, mtime, uid, \
+insp) VALUES($_a, 1, $_s, 2023, ?1, 0, (SELECT id FROM inspections WHERE \
+sha256 = $_s))" \
+		"DELETE FROM loose WHERE sha256 = $_s" \
+		"SELECT e.k << 40, COALESCE((SELECT off + len FROM events WHERE \
+id BETWEEN e.k << 40 AND (e.k << 40) + 1099511627775 ORDER BY id DESC \
+LIMIT 1), 0) FROM event_envs e WHERE e.name = 'm1'" \
+		"INSERT INTO events(id, env, off, len, line) VALUES((1001 << 40) \
++ ?1 * 185, 'm1', ?1 * 185, 185, zeroblob(185))" >"$W/txn.out"; then
+		_us=$(sed -n 's/.* us=\([0-9.]*\) .*/\1/p' "$W/txn.out")
+		record many-upload-sql cmfs "$(awk -v u="$_us" -v n="$N" \
+			'BEGIN { printf "%d", u * n }')"
+	else
+		say "warning: bench/txn.c on the catalog failed (uploads)"
+	fi
+	rm -f "$W/txn.db" "$W/txn.db-wal" "$W/txn.db-shm"
+}
+
 # ---- 3. many uploads, 4. listing, 6. table writes ----
 
 if has many || has tables; then
@@ -461,6 +511,7 @@ if has many || has tables; then
 	record hwm-after-many cmfs "$(rss VmHWM)"
 fi
 if has many; then
+	upload_sql
 	label_sql
 fi
 
