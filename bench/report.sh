@@ -104,7 +104,8 @@ awk '$1 == "many" && $2 == "pt" { p = $3 }
 	$1 == "many-label-sql" && $2 == "cmfs" { l = $3 }
 	END { if (p > 0 && u > 0 && l > 0) {
 		print "many-floor pt", p; print "many-floor cmfs", p + u + l } }' \
-	"$W/medians" >>"$W/medians"
+	"$W/medians" >"$W/floor"
+cat "$W/floor" >>"$W/medians"
 
 spec | awk -F'~' -v med="$W/medians" -v failed="$W/failed" '
 	BEGIN {
