@@ -384,18 +384,37 @@ if has read; then
 	done
 fi
 
+# sql_alone KEY COUNT SQL...: COUNT transactions of the statements on a
+# copy of the catalog after the rounds (bench/txn.c), recorded as KEY:
+# their whole time, as the rows beside them are.
+sql_alone() {
+	_key=$1
+	_count=$2
+	shift 2
+	if "$W/txn" "$W/store/catalog.db" "$W/txn.db" "$_count" "$@" \
+		>"$W/txn.out"; then
+		_us=$(sed -n 's/.* us=\([0-9.]*\) .*/\1/p' "$W/txn.out")
+		record "$_key" cmfs "$(awk -v u="$_us" -v n="$_count" \
+			'BEGIN { printf "%d", u * n }')"
+	else
+		say "warning: bench/txn.c on the catalog failed ($_key)"
+	fi
+	rm -f "$W/txn.db" "$W/txn.db-wal" "$W/txn.db-shm"
+}
+
 # label_sql: what the many-label row's SQL costs SQLite alone, on a copy
 # of the catalog after the rounds (bench/txn.c): per label the artifact's
 # look-up, its JAR's factories, the upsert and an events line, in one
 # transaction: the statements cmfs runs, written out here, less its
-# look-up of where the events line goes (a floor).  The rest of cmfs's labels row is the
+# reads of the inspection row and the labels and its look-up of where
+# the events line goes (a floor).  The rest of cmfs's labels row is the
 # request's way through the kernel (what passthrough_ll pays too) and
 # cmfs's own work around the statements.
 label_sql() {
 	_a="(SELECT id FROM artifacts WHERE env_id = (SELECT id FROM envs"
 	_a="$_a WHERE name = 'm1') AND name = printf('bench%07d.jar',"
 	_a="$_a (?1 - 1) / 2 % $N + 1))"
-	if "$W/txn" "$W/store/catalog.db" "$W/txn.db" $((2 * N)) \
+	sql_alone many-label-sql $((2 * N)) \
 		"SELECT a.id FROM artifacts a JOIN versions v ON \
 v.artifact_id = a.id WHERE a.id = $_a ORDER BY v.n DESC LIMIT 1" \
 		"SELECT kind, identifier, class, unknown FROM insp_factories \
@@ -407,14 +426,7 @@ CASE ?1 % 2 WHEN 1 THEN 'cmf.confluent.io/sql-artifact-type' \
 ELSE 'cmf.confluent.io/sql-artifact-identifier' END, 'v' || ?1) \
 ON CONFLICT(artifact_id, key) DO UPDATE SET value = excluded.value" \
 		"INSERT INTO events(id, env, off, len, line) VALUES((1000 << 40) \
-+ ?1 * 160, 'm1', ?1 * 160, 160, randomblob(160))" >"$W/txn.out"; then
-		_us=$(sed -n 's/.* us=\([0-9.]*\) .*/\1/p' "$W/txn.out")
-		record many-label-sql cmfs "$(awk -v u="$_us" -v n="$N" \
-			'BEGIN { printf "%d", u * 2 * n }')"
-	else
-		say "warning: bench/txn.c on the catalog failed"
-	fi
-	rm -f "$W/txn.db" "$W/txn.db-wal" "$W/txn.db-shm"
++ ?1 * 160, 'm1', ?1 * 160, 160, randomblob(160))"
 }
 
 # upload_sql: the same for a new small upload's commit, the statements
@@ -430,7 +442,7 @@ upload_sql() {
 	_n="printf('sql%07d.jar', ?1)"
 	_s="printf('%064x', ?1)"
 	_a="(SELECT id FROM artifacts WHERE env_id = $_e AND name = $_n)"
-	if "$W/txn" "$W/store/catalog.db" "$W/txn.db" "$N" \
+	sql_alone many-upload-sql "$N" \
 		"SELECT COALESCE((SELECT nart FROM envs WHERE id = $_e), 0)" \
 		"INSERT INTO artifacts(env_id, name) VALUES($_e, $_n)" \
 		"UPDATE envs SET nart = nart + 1 WHERE id = $_e" \
@@ -457,14 +469,7 @@ sha256 = $_s))" \
 id BETWEEN e.k << 40 AND (e.k << 40) + 1099511627775 ORDER BY id DESC \
 LIMIT 1), 0) FROM event_envs e WHERE e.name = 'm1'" \
 		"INSERT INTO events(id, env, off, len, line) VALUES((1001 << 40) \
-+ ?1 * 185, 'm1', ?1 * 185, 185, zeroblob(185))" >"$W/txn.out"; then
-		_us=$(sed -n 's/.* us=\([0-9.]*\) .*/\1/p' "$W/txn.out")
-		record many-upload-sql cmfs "$(awk -v u="$_us" -v n="$N" \
-			'BEGIN { printf "%d", u * n }')"
-	else
-		say "warning: bench/txn.c on the catalog failed (uploads)"
-	fi
-	rm -f "$W/txn.db" "$W/txn.db-wal" "$W/txn.db-shm"
++ ?1 * 185, 'm1', ?1 * 185, 185, zeroblob(185))"
 }
 
 # ---- 3. many uploads, 4. listing, 6. table writes ----
