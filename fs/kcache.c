@@ -164,6 +164,31 @@ void inval_artifact(struct cmfs *c, const char *env, const char *name,
 		inval_queue(c, path_ino(arts), 0, name);
 }
 
+/*
+ * Artifact `name` of `env` is gone (removed, or moved away or onto): its
+ * versions/<name> and the versions under it, whose numbers never name
+ * anything again, may still be in the kernel's cache, which drops such
+ * entries only when it looks the name up or lists it again, or runs short
+ * of memory.  The node leaves the name (path_detach()), so that the next
+ * look-up or listing of versions/<name> answers with a new inode: the
+ * kernel then drops the old one and all under it, and forgets them.
+ * Without that, a mount whose artifacts come and go holds every version
+ * name it ever showed.  No entry invalidation: see inval_artifact().
+ */
+void forget_versions(struct cmfs *c, const char *env, const char *name)
+{
+	struct node *vers = env_dir(c, env, "versions");
+	struct node *n;
+
+	if (!vers)
+		return;
+	path_lock(c->paths);
+	n = path_find_locked(c->paths, vers, name);
+	if (n && n->kind == N_VDIR)
+		path_detach(c->paths, n);
+	path_unlock(c->paths);
+}
+
 /* A name the kernel holds, forgotten: its entry and its inode. */
 static void forget_node(void *arg, struct node *n)
 {

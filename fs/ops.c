@@ -865,8 +865,10 @@ void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	switch (k) {
 	case N_ART:
 		rc = repo_art_remove(c->repo, &w, p->env, name, &err);
-		if (!rc)
+		if (!rc) {
 			inval_artifact(c, p->env, name, 1);
+			forget_versions(c, p->env, name);
+		}
 		break;
 	case N_VER:
 		rc = repo_ver_remove(c->repo, &w, p->env, p->obj, ver, &err);
@@ -914,10 +916,14 @@ static int rename_artifacts(fuse_req_t req, struct node *p, enum node_kind kf,
 	rc = repo_art_move(c->repo, &w, p->env, from, to, &err);
 	if (rc || (kf == N_ASCRATCH && kt == N_ASCRATCH))
 		return rc;
-	if (kf != N_ASCRATCH)
+	if (kf != N_ASCRATCH) {
 		/* The bytes move with the name: its node goes on standing
-		 * for them (path_rename()). */
+		 * for them (path_rename()).  Both names' versions are
+		 * others now. */
 		inval_artifact(c, p->env, from, 0);
+		forget_versions(c, p->env, from);
+		forget_versions(c, p->env, to);
+	}
 	inval_artifact(c, p->env, to, 1);
 	return 0;
 }

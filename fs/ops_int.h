@@ -260,6 +260,13 @@ void inval_artifact(struct cmfs *c, const char *env, const char *name,
 			   int replaced);
 
 /*
+ * Artifact `name` of `env` is gone: versions/<name> leaves its node, so
+ * that the kernel's next look-up of it drops what it keeps under the old
+ * one.  Any thread; takes the paths lock.
+ */
+void forget_versions(struct cmfs *c, const char *env, const char *name);
+
+/*
  * catalog_watch()'s callback (its thread): `name` of kind `kind` in `env`
  * changed on another host; its entry and inode are invalidated.  `env`
  * NULL: changes were missed, every such name the kernel holds.

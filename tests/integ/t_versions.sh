@@ -75,6 +75,56 @@ eq "and its labels" v "$(getfattr --only-values -n user.k "$A/new.txt")"
 check_not "the old name is gone" test -e "$A/old.txt"
 errno_is "renaming to a .jar name needs zip archives" EINVAL rename "$A/new.txt" "$A/new.jar"
 
+# A removed artifact's version names never name anything again: the
+# new artifact of that name has a new versions/<name> (a new inode once
+# the kernel's second for the old entry is up), under which the old
+# numbers are gone.
+printf 'p\n' >"$A/gone.txt"
+printf 'q\n' >"$A/gone.txt"
+i1=$(stat -c %i "$V/gone.txt")
+stat "$V/gone.txt/1.txt" >/dev/null
+rm "$A/gone.txt"
+printf 'r\n' >"$A/gone.txt"
+sleep 1.2
+i2=$(stat -c %i "$V/gone.txt")
+check "versions/<name> of a new artifact of that name is a new directory ($i1, $i2)" \
+	test "$i1" != "$i2"
+eq "numbered after the removed ones" 3.txt "$(ls "$V/gone.txt")"
+check_not "the old numbers are gone" stat "$V/gone.txt/1.txt"
+
+# So a mount whose artifacts come and go does not keep every version
+# name it ever showed: once a listing shows versions/<name> with its new
+# inode, the kernel drops the old one with what it held under it, and
+# forgets them (counted in the kernel's cache of FUSE inodes, where
+# /proc/slabinfo shows it; mv goes the same way as rm).
+slab() { awk '$1 == "fuse_inode" { print $2 }' /proc/slabinfo 2>/dev/null; }
+churn() {
+	for a in 0 1 2 3 4 5 6 7 8 9; do
+		printf '%s %s\n' "$1" $a >"$A/c$a.txt"
+		printf '%s %s b\n' "$1" $a >"$A/c$a.txt"
+	done
+	find "$V" >/dev/null
+	for a in 0 1 2 3 4; do rm "$A/c$a.txt"; done
+	for a in 5 6 7 8 9; do mv "$A/c$a.txt" "$A/m$a.txt"; rm "$A/m$a.txt"; done
+}
+if [ -n "$(slab)" ]; then
+	churn 1
+	sleep 0.5
+	before=$(slab)
+	r=2
+	while [ $r -le 41 ]; do
+		churn $r
+		r=$((r + 1))
+	done
+	find "$V" >/dev/null
+	sleep 0.5
+	after=$(slab)
+	check "10 artifacts that come and go 40 times leave no version names \
+in the kernel ($before -> $after FUSE inodes)" test $((after - before)) -lt 300
+else
+	skip "the kernel's FUSE inodes: /proc/slabinfo lists no fuse_inode"
+fi
+
 remount_cmfs
 eq "versions survive a remount" "1.txt 2.txt" "$(ls "$V/new.txt" | tr '\n' ' ' | sed 's/ $//')"
 finish
